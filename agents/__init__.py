@@ -1,0 +1,1 @@
+"""Agents that play Rook from their own observation (see agents/base.py)."""

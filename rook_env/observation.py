@@ -1,0 +1,357 @@
+"""Seat-relative observation vectors: layout, incremental encoder, and decoder.
+
+Every position is relative to the observing seat: ``0 = me, 1 = left, 2 = partner,
+3 = right`` (``rel = (seat - me) % 4``), and teams are "mine" then "theirs", so one
+policy can play every seat. Values are 0/1 except the few scaled numbers noted.
+
+Default layout (tournament deck: N = 41 cards, B = 11 bid levels), 583 floats::
+
+    name            size          meaning
+    phase           5             one-hot: bid, discard, trump, play, over
+    hand            N   = 41      cards I hold (the bidder's 14 while discarding)
+    bids            4*B = 44      [rel][level] = 1: that seat made that bid
+    passes          4*(B+1) = 48  [rel][k]: that seat passed when the high bid was level k-1 (k=0: no bid yet)
+    bidder          4             rel seat of the (current) high bidder
+    contract        B   = 11      level of the (current) high bid
+    trump           4             trump colour, once named
+    leader          4             rel seat that led the current trick
+    trick           4*N = 164     [rel][card]: cards in the current trick, by who played them
+    played          4*N = 164     [rel][card]: every card played this hand, by who played it
+    nest            N   = 41      the nest as picked up (bidder only; zeros for others)
+    discards        N   = 41      the bidder's discards, the new nest (bidder only)
+    nest_counters   1             announced that the nest holds counters (nest_discard=no_counters_unless_forced)
+    counters        2             counters taken: my team, their team (/ points per deck)
+    tricks_won      2             tricks taken: my team, their team (/ tricks per hand)
+    tricks_left     1             tricks still to play (/ tricks per hand)
+    scores          2             game scores: my team, their team (/ target_score; may be < 0 or > 1)
+    dealer          4             rel seat of the dealer
+    ------------------------------------------------------------------
+    5+41+44+48+4+11+4+4+164+164+41+41+1+2+2+1+2+4 = 583 (OBS_SIZE)
+
+The exact size for a configuration is ``ObsLayout(config).size`` (default: see
+``DEFAULT_OBS_LAYOUT.size``); ``ObsLayout.sections`` lists ``(name, start, stop)``.
+:func:`decode` turns a vector back into a readable :class:`PlayerView`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+
+from .cards import N_SEATS, Layout, bits, layout_for
+from .config import RookConfig
+from .rules import BID, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
+
+
+class ObsLayout:
+    """Offsets of every observation section for one configuration."""
+
+    def __init__(self, config: RookConfig) -> None:
+        L = layout_for(config)
+        n, b = L.n_cards, L.n_bids
+        self.L = L
+        self.config = config
+        sizes = [
+            ("phase", 5),
+            ("hand", n),
+            ("bids", 4 * b),
+            ("passes", 4 * (b + 1)),
+            ("bidder", 4),
+            ("contract", b),
+            ("trump", 4),
+            ("leader", 4),
+            ("trick", 4 * n),
+            ("played", 4 * n),
+            ("nest", n),
+            ("discards", n),
+            ("nest_counters", 1),
+            ("counters", 2),
+            ("tricks_won", 2),
+            ("tricks_left", 1),
+            ("scores", 2),
+            ("dealer", 4),
+        ]
+        self.sections: list[tuple[str, int, int]] = []
+        start = 0
+        for name, size in sizes:
+            self.sections.append((name, start, start + size))
+            setattr(self, name.upper(), start)
+            start += size
+        self.size = start
+        self.slices = {name: slice(a, z) for name, a, z in self.sections}
+        # Box bounds: [0, 1] everywhere but the scores, which are unbounded.
+        self.low = np.zeros(self.size, np.float32)
+        self.high = np.ones(self.size, np.float32)
+        self.low[self.slices["scores"]] = -np.inf
+        self.high[self.slices["scores"]] = np.inf
+
+    def table(self) -> list[tuple[str, int, int, int]]:
+        """(name, start, stop, size) for every section."""
+        return [(name, a, z, z - a) for name, a, z in self.sections]
+
+
+@lru_cache(maxsize=None)
+def obs_layout(config: RookConfig) -> ObsLayout:
+    return ObsLayout(config)
+
+
+DEFAULT_OBS_LAYOUT = obs_layout(RookConfig())
+OBS_SIZE = DEFAULT_OBS_LAYOUT.size
+
+# REL[me][seat] = (seat - me) % 4
+REL = tuple(tuple((s - me) % N_SEATS for s in range(N_SEATS)) for me in range(N_SEATS))
+
+
+class ObservationEncoder:
+    """Keeps the four seats' observation vectors of one :class:`RookState` up to date.
+
+    ``rebuild()`` writes them from scratch; ``update(...)`` applies one action's effect
+    incrementally (the hot path). Both give the same result: tests check it step by step.
+    """
+
+    def __init__(self, state: RookState) -> None:
+        self.state = state
+        self.ol = obs_layout(state.config)
+        self.obs = np.zeros((N_SEATS, self.ol.size), np.float32)
+        self.flat = self.obs.reshape(-1)  # a view: flat[seat * size + i]
+
+    # ---------------------------------------------------------------- rebuild
+    def rebuild(self) -> None:
+        for seat in range(N_SEATS):
+            encode(self.state, seat, self.obs[seat], self.ol)
+
+    # ----------------------------------------------------------------- update
+    def update(self, seat: int, action: int, phase: int, high_bid: int, deals: int, hands_played: int) -> None:
+        """Apply the effect of ``seat`` having played ``action`` in ``phase``.
+
+        ``high_bid``, ``deals`` and ``hands_played`` are the state's values *before* the
+        action; a new deal (redeal, next hand of a game) or a finished hand rebuilds.
+        """
+        st = self.state
+        if st.deals != deals or st.hands_played != hands_played:
+            self.rebuild()
+            return
+        ol, L, f, D = self.ol, st.L, self.flat, self.ol.size
+        if phase == PLAY:
+            # The card leaves the hand and joins the trick and the played record.
+            f[seat * D + ol.HAND + action] = 0.0
+            n = L.n_cards
+            trick_base = ol.TRICK + action
+            played_base = ol.PLAYED + action
+            rel = REL
+            for me in range(N_SEATS):
+                r = rel[me][seat] * n
+                f[me * D + trick_base + r] = 1.0
+                f[me * D + played_base + r] = 1.0
+            if not st.trick:  # the trick is complete: clear it, count it
+                self.obs[:, ol.TRICK:ol.TRICK + 4 * n] = 0.0
+                self._write_trick_totals()
+            return
+        if phase == BID:
+            if action == L.PASS:
+                k = high_bid + 1
+                base = ol.PASSES + k
+                for me in range(N_SEATS):
+                    f[me * D + base + REL[me][seat] * (L.n_bids + 1)] = 1.0
+            else:
+                lvl = action - L.BID0
+                obs = self.obs
+                obs[:, ol.BIDDER:ol.BIDDER + 4] = 0.0
+                obs[:, ol.CONTRACT:ol.CONTRACT + L.n_bids] = 0.0
+                for me in range(N_SEATS):
+                    r = REL[me][seat]
+                    row = me * D
+                    f[row + ol.BIDS + r * L.n_bids + lvl] = 1.0
+                    f[row + ol.BIDDER + r] = 1.0
+                    f[row + ol.CONTRACT + lvl] = 1.0
+            if st.phase != BID:  # the auction ended: the bidder takes the nest
+                b = st.bidder
+                for c in bits(st.nest):
+                    f[b * D + ol.HAND + c] = 1.0
+                    f[b * D + ol.NEST + c] = 1.0
+                self._write_phase(BID)
+            return
+        if phase == DISCARD:
+            f[seat * D + ol.HAND + action] = 0.0
+            f[seat * D + ol.DISCARDS + action] = 1.0
+            if st.phase != DISCARD:
+                if st.nest_has_counters:
+                    self.obs[:, ol.NEST_COUNTERS] = 1.0
+                self._after_setup_phase(DISCARD)
+            return
+        # TRUMP
+        self.obs[:, ol.TRUMP + st.trump] = 1.0
+        self._after_setup_phase(TRUMP)
+
+    def _after_setup_phase(self, old: int) -> None:
+        self._write_phase(old)
+        st = self.state
+        if st.phase == PLAY:
+            for me in range(N_SEATS):
+                self.flat[me * self.ol.size + self.ol.LEADER + REL[me][st.leader]] = 1.0
+
+    def _write_phase(self, old: int) -> None:
+        obs, P = self.obs, self.ol.PHASE
+        obs[:, P + old] = 0.0
+        obs[:, P + self.state.phase] = 1.0
+
+    def _write_trick_totals(self) -> None:
+        st, ol, obs = self.state, self.ol, self.obs
+        L = st.L
+        tot, nt = float(L.total_points), float(L.n_tricks)
+        left = (L.n_tricks - len(st.tricks)) / nt
+        for me in range(N_SEATS):
+            t = me & 1
+            row = obs[me]
+            row[ol.COUNTERS] = st.points[t] / tot
+            row[ol.COUNTERS + 1] = st.points[1 - t] / tot
+            row[ol.TRICKS_WON] = st.tricks_won[t] / nt
+            row[ol.TRICKS_WON + 1] = st.tricks_won[1 - t] / nt
+            row[ol.TRICKS_LEFT] = left
+            row[ol.LEADER:ol.LEADER + 4] = 0.0
+            row[ol.LEADER + REL[me][st.leader]] = 1.0
+
+
+def encode(state: RookState, me: int, out: np.ndarray | None = None, ol: ObsLayout | None = None) -> np.ndarray:
+    """Write seat ``me``'s observation of ``state`` from scratch (the reference encoder)."""
+    ol = ol or obs_layout(state.config)
+    if out is None:
+        out = np.zeros(ol.size, np.float32)
+    else:
+        out[:] = 0.0
+    L: Layout = state.L
+    n, nb = L.n_cards, L.n_bids
+    rel = REL[me]
+    out[ol.PHASE + state.phase] = 1.0
+    for c in bits(state.hands[me]):
+        out[ol.HAND + c] = 1.0
+    high = -1
+    for seat, a in state.bid_history:
+        if a == L.PASS:
+            out[ol.PASSES + rel[seat] * (nb + 1) + high + 1] = 1.0
+        elif a != L.REDEAL:
+            high = a - L.BID0
+            out[ol.BIDS + rel[seat] * nb + high] = 1.0
+    if state.bidder >= 0:
+        out[ol.BIDDER + rel[state.bidder]] = 1.0
+        out[ol.CONTRACT + state.high_bid] = 1.0
+    if state.trump >= 0:
+        out[ol.TRUMP + state.trump] = 1.0
+    if state.leader >= 0:
+        out[ol.LEADER + rel[state.leader]] = 1.0
+    for i, c in enumerate(state.trick):
+        out[ol.TRICK + rel[(state.leader + i) % N_SEATS] * n + c] = 1.0
+    for c in bits(state.played):
+        out[ol.PLAYED + rel[state.played_by[c]] * n + c] = 1.0
+    if me == state.bidder and state.phase != BID:
+        for c in bits(state.nest):
+            out[ol.NEST + c] = 1.0
+        for c in bits(state.discards):
+            out[ol.DISCARDS + c] = 1.0
+    if state.nest_has_counters:
+        out[ol.NEST_COUNTERS] = 1.0
+    t = me & 1
+    out[ol.COUNTERS] = state.points[t] / L.total_points
+    out[ol.COUNTERS + 1] = state.points[1 - t] / L.total_points
+    out[ol.TRICKS_WON] = state.tricks_won[t] / L.n_tricks
+    out[ol.TRICKS_WON + 1] = state.tricks_won[1 - t] / L.n_tricks
+    out[ol.TRICKS_LEFT] = (L.n_tricks - len(state.tricks)) / L.n_tricks
+    out[ol.SCORES] = state.scores[t] / state.config.target_score
+    out[ol.SCORES + 1] = state.scores[1 - t] / state.config.target_score
+    out[ol.DEALER + rel[state.dealer]] = 1.0
+    return out
+
+
+# ---------------------------------------------------------------------- decoding
+@dataclass
+class PlayerView:
+    """What one seat knows, decoded from its observation. Seats are relative (0 = me,
+    1 = left, 2 = partner, 3 = right); cards are card ids; bids are point values."""
+
+    phase: str
+    hand: list[int]
+    bids: list[tuple[int, int]]  # (rel seat, bid value), in auction order
+    passes: list[tuple[int, int | None]]  # (rel seat, high bid when passing or None)
+    bidder: int | None
+    contract: int | None
+    trump: int | None
+    leader: int | None
+    trick: list[tuple[int, int]]  # (rel seat, card) in play order
+    played: dict[int, int]  # card -> rel seat that played it (current trick included)
+    nest: list[int]
+    discards: list[int]
+    nest_has_counters: bool
+    counters: tuple[int, int]  # my team, their team
+    tricks_won: tuple[int, int]
+    tricks_left: int
+    scores: tuple[int, int]
+    dealer: int
+    layout: Layout = field(repr=False, default=None)  # type: ignore[assignment]
+
+    @property
+    def passed(self) -> set[int]:
+        return {s for s, _ in self.passes}
+
+    def unseen(self) -> int:
+        """Bitmask of cards this seat has not seen: not in hand, not played, not in its own nest/discards."""
+        known = sum(1 << c for c in self.hand) | sum(1 << c for c in self.played)
+        known |= sum(1 << c for c in self.nest) | sum(1 << c for c in self.discards)
+        return self.layout.all_cards & ~known
+
+
+def decode(vec: np.ndarray | Sequence[float], config: RookConfig | None = None) -> PlayerView:
+    """Turn an observation vector (or the PettingZoo dict's ``"observation"``) into a :class:`PlayerView`."""
+    config = config or RookConfig()
+    ol = obs_layout(config)
+    L = ol.L
+    v = np.asarray(vec)
+    if v.shape != (ol.size,):
+        raise ValueError(f"observation has shape {v.shape}, expected ({ol.size},) for this configuration")
+    n, nb = L.n_cards, L.n_bids
+
+    def ones(start: int, size: int) -> list[int]:
+        return [int(i) for i in np.flatnonzero(v[start:start + size] > 0.5)]
+
+    def one(start: int, size: int) -> int | None:
+        idx = ones(start, size)
+        return idx[0] if idx else None
+
+    bids = sorted(((i // nb, L.bids[i % nb]) for i in ones(ol.BIDS, 4 * nb)), key=lambda x: x[1])
+    passes = [
+        (i // (nb + 1), None if i % (nb + 1) == 0 else L.bids[i % (nb + 1) - 1])
+        for i in ones(ol.PASSES, 4 * (nb + 1))
+    ]
+    contract = one(ol.CONTRACT, nb)
+    leader = one(ol.LEADER, 4)
+    trick_cards = {i // n: i % n for i in ones(ol.TRICK, 4 * n)}
+    trick = []
+    if leader is not None:
+        for k in range(4):
+            r = (leader + k) % 4
+            if r in trick_cards:
+                trick.append((r, trick_cards[r]))
+    tot, nt, target = L.total_points, L.n_tricks, config.target_score
+    return PlayerView(
+        phase=PHASE_NAMES[one(ol.PHASE, 5) or 0],
+        hand=ones(ol.HAND, n),
+        bids=bids,
+        passes=passes,
+        bidder=one(ol.BIDDER, 4),
+        contract=None if contract is None else L.bids[contract],
+        trump=one(ol.TRUMP, 4),
+        leader=leader,
+        trick=trick,
+        played={i % n: i // n for i in ones(ol.PLAYED, 4 * n)},
+        nest=ones(ol.NEST, n),
+        discards=ones(ol.DISCARDS, n),
+        nest_has_counters=bool(v[ol.NEST_COUNTERS] > 0.5),
+        counters=(round(float(v[ol.COUNTERS]) * tot), round(float(v[ol.COUNTERS + 1]) * tot)),
+        tricks_won=(round(float(v[ol.TRICKS_WON]) * nt), round(float(v[ol.TRICKS_WON + 1]) * nt)),
+        tricks_left=round(float(v[ol.TRICKS_LEFT]) * nt),
+        scores=(round(float(v[ol.SCORES]) * target), round(float(v[ol.SCORES + 1]) * target)),
+        dealer=one(ol.DEALER, 4) or 0,
+        layout=L,
+    )

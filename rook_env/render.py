@@ -1,0 +1,66 @@
+"""Text rendering of a table: hands, auction, trump, trick, counters, scores.
+
+``render_text(state)`` is the omniscient table view (every hand and the nest), for
+spectators and debugging. ``render_text(state, seat=s)`` shows only what seat ``s``
+may know (its own hand, the nest only if it is the bidder), for human play and logs.
+"""
+
+from __future__ import annotations
+
+from .cards import COLOUR_NAMES, N_SEATS, Layout, bits
+from .rules import BID, PHASE_NAMES, RookState
+
+
+def sorted_hand(L: Layout, mask: int) -> list[int]:
+    """Cards of a hand sorted by colour, then rank (high first); the Rook Bird last."""
+    from .cards import rank_power
+
+    return sorted(bits(mask), key=lambda c: (L.card_colour[c] if c != L.rook else 9, -rank_power(L.card_rank[c])))
+
+
+def hand_text(L: Layout, mask: int) -> str:
+    """A hand grouped by colour: ``R: 14 10 5 | Y: 12 | ... | Rook``."""
+    groups: dict[str, list[str]] = {}
+    for c in sorted_hand(L, mask):
+        if c == L.rook:
+            groups.setdefault("Rook", [])
+        else:
+            groups.setdefault("RYGB"[L.card_colour[c]], []).append(str(L.card_rank[c]))
+    return " | ".join(k if k == "Rook" else f"{k}: {' '.join(v)}" for k, v in groups.items()) or "-"
+
+
+def auction_text(state: RookState) -> str:
+    L = state.L
+    return ", ".join(f"P{s} {L.action_name(a)}" for s, a in state.bid_history) or "-"
+
+
+def render_text(state: RookState, seat: int | None = None) -> str:
+    L = state.L
+    lines = [
+        f"phase: {PHASE_NAMES[state.phase]}   dealer: P{state.dealer}   to act: "
+        + (f"P{state.current}" if PHASE_NAMES[state.phase] != "over" else "-")
+    ]
+    for s in range(N_SEATS):
+        if seat is None or s == seat:
+            lines.append(f"P{s} (team {s & 1}) hand: {hand_text(L, state.hands[s])}")
+    lines.append(f"auction: {auction_text(state)}")
+    if state.bidder >= 0:
+        bid = L.bids[state.high_bid]
+        lines.append(f"{'high bid' if state.phase == BID else 'contract'}: P{state.bidder} {bid}")
+    if state.phase != BID and (seat is None or seat == state.bidder):
+        lines.append(f"nest (as dealt): {hand_text(L, state.nest)}   discards: {hand_text(L, state.discards)}")
+    if state.nest_has_counters:
+        lines.append("announced: the nest holds counters")
+    if state.trump >= 0:
+        lines.append(f"trump: {COLOUR_NAMES[state.trump]}")
+    if state.leader >= 0:
+        trick = " ".join(
+            f"P{(state.leader + i) % N_SEATS}:{L.card_name(c)}" for i, c in enumerate(state.trick)
+        )
+        lines.append(f"trick {len(state.tricks) + 1 if state.trick or len(state.tricks) < L.n_tricks else len(state.tricks)}"
+                     f" led by P{state.leader}: {trick or '-'}")
+    lines.append(
+        f"counters: team0 {state.points[0]}  team1 {state.points[1]}   tricks: {state.tricks_won[0]}-{state.tricks_won[1]}"
+    )
+    lines.append(f"scores: team0 {state.scores[0]}  team1 {state.scores[1]}")
+    return "\n".join(lines)

@@ -1,0 +1,432 @@
+"""The pure rules of four-player partnership Rook (RULES.md): no gymnasium, no numpy.
+
+:class:`RookState` holds one table: the deal, the auction, the nest, trump, the tricks,
+and the game score. It answers ``legal_mask()`` / ``legal_actions()`` and takes
+``apply(action)``, one legal/apply pair per phase, and ``clone()``s cheaply for search.
+Card sets are ``int`` bitmasks over card ids (see :mod:`rook_env.cards`).
+
+Phases, in order: ``BID`` -> ``DISCARD`` -> ``TRUMP`` -> ``PLAY`` -> ``OVER``
+(with ``nest_discard="no_counters_unless_forced"`` the bidder names trump before
+discarding: ``BID`` -> ``TRUMP`` -> ``DISCARD`` -> ``PLAY``). In ``episode="game"`` a
+finished hand that does not end the game deals the next hand (dealer rotated) and
+returns to ``BID``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Sequence
+
+from .cards import N_SEATS, Layout, bits, layout_for, rank_power
+from .config import RookConfig
+
+BID, DISCARD, TRUMP, PLAY, OVER = range(5)
+PHASE_NAMES = ("bid", "discard", "trump", "play", "over")
+
+
+def team_of(seat: int) -> int:
+    """Team 0 = seats {0, 2}, team 1 = seats {1, 3}."""
+    return seat & 1
+
+
+class RookState:
+    """One table of Rook. Create it, then :meth:`deal` (or :meth:`new_game`)."""
+
+    __slots__ = (
+        "config", "L", "rng", "_rook_high", "_rook_power",
+        # game
+        "scores", "dealer", "hands_played", "deals", "winner",
+        # hand
+        "hands", "nest", "discards", "phase", "current",
+        "bid_history", "high_bid", "bidder", "passed", "n_passed",
+        "trump", "leader", "trick", "tricks", "played", "played_by",
+        "tricks_won", "points", "last_trick_team", "nest_has_counters", "hand_result",
+    )
+
+    def __init__(self, config: RookConfig | None = None, seed: int | None = None) -> None:
+        self.config = config or RookConfig()
+        self.L: Layout = layout_for(self.config)
+        self.rng = random.Random(seed)
+        self._rook_high = self.config.rook_rank == "high"
+        self._rook_power = {"high": 1000.0, "low": 100.0, "ten_and_half": 110.5}[self.config.rook_rank]
+        self.scores = [0, 0]
+        self.dealer = 0
+        self.hands_played = 0
+        self.deals = 0
+        self.winner = -1
+        self.phase = OVER
+        self.hand_result: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ setup
+    def new_game(
+        self,
+        dealer: int | None = None,
+        scores: Sequence[int] | None = None,
+        hands: Sequence[Sequence[int]] | None = None,
+        nest: Sequence[int] | None = None,
+    ) -> None:
+        """Start a game (or a single hand): scores, first dealer (drawn when None), deal."""
+        if scores is not None:
+            if len(scores) != 2 or not all(isinstance(s, int) and not isinstance(s, bool) for s in scores):
+                raise ValueError(f"scores must be two integers (team 0, team 1), got {scores!r}")
+            self.scores = list(scores)
+        else:
+            self.scores = [0, 0]
+        if dealer is None:
+            dealer = self.rng.randrange(N_SEATS)
+        elif not isinstance(dealer, int) or isinstance(dealer, bool) or not 0 <= dealer < N_SEATS:
+            raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
+        self.dealer = dealer
+        self.hands_played = 0
+        self.deals = 0
+        self.winner = -1
+        self.hand_result = None
+        self.deal(hands, nest)
+
+    def deal(self, hands: Sequence[Sequence[int]] | None = None, nest: Sequence[int] | None = None) -> None:
+        """Deal a hand by the current dealer: given cards, or shuffled from ``self.rng``."""
+        L = self.L
+        if hands is None and nest is None:
+            deck = list(range(L.n_cards))
+            self.rng.shuffle(deck)
+            # Deal one at a time clockwise from the dealer's left; after each of the
+            # first five rounds one card goes to the nest (RULES.md "Deal").
+            hand_lists: list[list[int]] = [[], [], [], []]
+            nest_list: list[int] = []
+            it = iter(deck)
+            for rnd in range(L.hand_size):
+                for i in range(1, N_SEATS + 1):
+                    hand_lists[(self.dealer + i) % N_SEATS].append(next(it))
+                if rnd < 5:
+                    nest_list.append(next(it))
+            masks = [sum(1 << c for c in h) for h in hand_lists]
+            nest_mask = sum(1 << c for c in nest_list)
+        else:
+            masks, nest_mask = self._check_deal(hands, nest)
+        self.hands = masks
+        self.nest = nest_mask
+        self.discards = 0
+        self.phase = BID
+        self.current = (self.dealer + 1) % N_SEATS
+        self.bid_history: list[tuple[int, int]] = []
+        self.high_bid = -1  # index into L.bids
+        self.bidder = -1
+        self.passed = [False] * N_SEATS
+        self.n_passed = 0
+        self.trump = -1
+        self.leader = -1
+        self.trick: list[int] = []  # cards of the current trick, in play order from the leader
+        self.tricks: list[tuple[int, tuple[int, ...]]] = []  # finished tricks: (leader, cards)
+        self.played = 0
+        self.played_by = [-1] * L.n_cards
+        self.tricks_won = [0, 0]
+        self.points = [0, 0]
+        self.last_trick_team = -1
+        self.nest_has_counters = False
+        self.deals += 1
+
+    def _check_deal(self, hands: Any, nest: Any) -> tuple[list[int], int]:
+        L = self.L
+        if hands is None or nest is None:
+            raise ValueError("a fixed deal needs both 'hands' (four lists) and 'nest'")
+        if len(hands) != N_SEATS:
+            raise ValueError(f"'hands' must hold {N_SEATS} lists, got {len(hands)}")
+        seen: dict[int, str] = {}
+        masks = []
+        for where, cards, size in [(f"hands[{i}]", h, L.hand_size) for i, h in enumerate(hands)] + [
+            ("nest", nest, 5)
+        ]:
+            cards = list(cards)
+            if len(cards) != size:
+                raise ValueError(f"{where} must hold {size} cards, got {len(cards)}")
+            mask = 0
+            for c in cards:
+                if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < L.n_cards:
+                    raise ValueError(f"{where} holds unknown card id {c!r}; card ids are 0..{L.n_cards - 1}")
+                if c in seen:
+                    raise ValueError(f"card {c} ({L.card_name(c)}) is dealt twice: in {seen[c]} and {where}")
+                seen[c] = where
+                mask |= 1 << c
+            masks.append(mask)
+        return masks[:N_SEATS], masks[N_SEATS]
+
+    # ------------------------------------------------------------ legal moves
+    def legal_mask(self) -> int:
+        """Legal actions of the seat to act, as a bitmask over action ids (0 when over)."""
+        phase = self.phase
+        if phase == PLAY:
+            return self._play_mask()
+        if phase == BID:
+            return self._bid_mask()
+        if phase == DISCARD:
+            return self._discard_mask()
+        if phase == TRUMP:
+            return self.L.trump_mask
+        return 0
+
+    def legal_actions(self) -> list[int]:
+        return bits(self.legal_mask())
+
+    def _bid_mask(self) -> int:
+        L, cfg = self.L, self.config
+        s = self.current
+        redeal = (1 << L.REDEAL) if cfg.no_counter_redeal == "on" and not self.hands[s] & L.counter_mask else 0
+        if self.n_passed == 3 and self.high_bid < 0:
+            # all_pass=dealer_forced: the dealer's only bid is the minimum.
+            return (1 << L.BID0) | redeal
+        above = self.high_bid + 1
+        bids = (L.bid_mask >> (L.BID0 + above)) << (L.BID0 + above)
+        return (1 << L.PASS) | bids | redeal
+
+    def _discard_mask(self) -> int:
+        L = self.L
+        hand = self.hands[self.bidder]
+        if self.config.nest_discard == "any":
+            return hand
+        # German rule: counters only when every card left is a counter or a trump.
+        free = hand & ~L.counter_mask
+        if free & ~L.colour_mask[self.trump]:
+            return free
+        return hand
+
+    def _play_mask(self) -> int:
+        L = self.L
+        hand = self.hands[self.current]
+        trick = self.trick
+        if not trick:
+            return hand
+        led = L.card_colour[trick[0]]
+        trump = self.trump
+        if led < 0 or led == trump:  # a led Rook Bird is a trump lead
+            follow = hand & (L.colour_mask[trump] | L.rook_bit)
+            return follow or hand
+        follow = hand & L.colour_mask[led]
+        if follow:
+            return follow | (hand & L.rook_bit) if self._rook_high else follow
+        return hand
+
+    # ------------------------------------------------------------------ apply
+    def apply(self, action: int) -> None:
+        """Apply a legal action of the seat to act; an illegal one raises ``ValueError``."""
+        legal = self.legal_mask()
+        if not isinstance(action, int) or action < 0 or not (legal >> action) & 1:
+            raise ValueError(self.illegal_message(action, legal))
+        phase = self.phase
+        if phase == PLAY:
+            self._apply_play(action)
+        elif phase == BID:
+            self._apply_bid(action)
+        elif phase == DISCARD:
+            self._apply_discard(action)
+        else:
+            self._apply_trump(action)
+
+    def illegal_message(self, action: Any, legal: int | None = None) -> str:
+        L = self.L
+        if legal is None:
+            legal = self.legal_mask()
+        name = L.action_name(action) if isinstance(action, int) and 0 <= action < L.n_actions else "out of range"
+        legal_txt = ", ".join(f"{a} ({L.action_name(a)})" for a in bits(legal))
+        return (
+            f"illegal action {action!r} ({name}) for player_{self.current} in phase "
+            f"{PHASE_NAMES[self.phase]!r}; legal actions: {legal_txt or 'none (the hand is over)'}"
+        )
+
+    def _apply_bid(self, action: int) -> None:
+        L = self.L
+        s = self.current
+        self.bid_history.append((s, action))
+        if action == L.REDEAL:
+            self.deal()
+            return
+        if action == L.PASS:
+            self.passed[s] = True
+            self.n_passed += 1
+            if self.n_passed == 3:
+                if self.high_bid >= 0:
+                    self._end_auction()
+                    return
+                if self.config.all_pass == "redeal":
+                    self.deal()
+                    return
+        else:
+            self.high_bid = action - L.BID0
+            self.bidder = s
+            if self.high_bid == L.n_bids - 1 or self.n_passed == 3:
+                self._end_auction()
+                return
+        nxt = (s + 1) % N_SEATS
+        while self.passed[nxt]:
+            nxt = (nxt + 1) % N_SEATS
+        self.current = nxt
+
+    def _end_auction(self) -> None:
+        b = self.bidder
+        self.current = b
+        self.hands[b] |= self.nest  # the bidder takes the nest, unseen by others
+        self.phase = TRUMP if self.config.nest_discard == "no_counters_unless_forced" else DISCARD
+
+    def _apply_discard(self, card: int) -> None:
+        bit = 1 << card
+        self.hands[self.bidder] ^= bit
+        self.discards |= bit
+        if self.discards.bit_count() == 5:
+            if self.config.nest_discard == "no_counters_unless_forced":
+                self.nest_has_counters = bool(self.discards & self.L.counter_mask)
+                self._start_play()
+            else:
+                self.phase = TRUMP
+
+    def _apply_trump(self, action: int) -> None:
+        self.trump = action - self.L.TRUMP0
+        if self.config.nest_discard == "no_counters_unless_forced":
+            self.phase = DISCARD
+        else:
+            self._start_play()
+
+    def _start_play(self) -> None:
+        fl = self.config.first_lead
+        if fl == "left_of_dealer":
+            self.leader = (self.dealer + 1) % N_SEATS
+        elif fl == "left_of_bidder":
+            self.leader = (self.bidder + 1) % N_SEATS
+        else:
+            self.leader = self.bidder
+        self.current = self.leader
+        self.phase = PLAY
+
+    def _apply_play(self, card: int) -> None:
+        s = self.current
+        self.hands[s] ^= 1 << card
+        self.played |= 1 << card
+        self.played_by[card] = s
+        trick = self.trick
+        trick.append(card)
+        if len(trick) < N_SEATS:
+            self.current = (s + 1) % N_SEATS
+            return
+        winner = (self.leader + self.trick_winner_index(trick)) % N_SEATS
+        team = winner & 1
+        pts = self.L.card_points
+        self.points[team] += pts[trick[0]] + pts[trick[1]] + pts[trick[2]] + pts[trick[3]]
+        self.tricks_won[team] += 1
+        self.tricks.append((self.leader, tuple(trick)))
+        self.trick = []
+        self.leader = self.current = winner
+        if len(self.tricks) == self.L.n_tricks:
+            # The last trick also takes the nest.
+            self.last_trick_team = team
+            self.points[team] += sum(pts[c] for c in bits(self.discards))
+            self._finish_hand()
+
+    def trick_winner_index(self, cards: Sequence[int]) -> int:
+        """Index (in play order) of the card that wins a trick under the current trump."""
+        L = self.L
+        trump = self.trump
+        led = L.card_colour[cards[0]]
+        if led < 0:
+            led = trump
+        best, best_power = 0, -1.0
+        for i, c in enumerate(cards):
+            if c == L.rook:
+                power = self._rook_power
+            else:
+                col = L.card_colour[c]
+                if col == trump:
+                    power = 100 + rank_power(L.card_rank[c])
+                elif col == led:
+                    power = rank_power(L.card_rank[c])
+                else:
+                    continue
+            if power > best_power:
+                best, best_power = i, power
+        return best
+
+    # ---------------------------------------------------------------- scoring
+    def _finish_hand(self) -> None:
+        cfg = self.config
+        captured = list(self.points)  # counters, nest included
+        bonus = [0, 0]
+        if cfg.majority_tricks_bonus and self.tricks_won[0] != self.tricks_won[1]:
+            bonus[0 if self.tricks_won[0] > self.tricks_won[1] else 1] += cfg.majority_tricks_bonus
+        if cfg.last_trick_bonus:
+            bonus[self.last_trick_team] += cfg.last_trick_bonus
+        bid_team = team_of(self.bidder)
+        bid = self.L.bids[self.high_bid]
+        total = [captured[0] + bonus[0], captured[1] + bonus[1]]
+        made = total[bid_team] >= bid
+        delta = [0, 0]
+        delta[bid_team] = total[bid_team] if made else -bid
+        delta[1 - bid_team] = total[1 - bid_team]
+        self.scores[0] += delta[0]
+        self.scores[1] += delta[1]
+        self.hands_played += 1
+        target = cfg.target_score
+        if max(self.scores) >= target and self.scores[0] != self.scores[1]:
+            self.winner = 0 if self.scores[0] > self.scores[1] else 1
+        self.hand_result = {
+            "bidder": self.bidder,
+            "bid": bid,
+            "trump": self.trump,
+            "counters": captured,
+            "bonus": bonus,
+            "hand_scores": delta,
+            "made": made,
+            "scores": list(self.scores),
+            "last_trick_team": self.last_trick_team,
+            "tricks_won": list(self.tricks_won),
+            "game_winner": self.winner,
+        }
+        if cfg.episode == "game" and self.winner < 0:
+            self.dealer = (self.dealer + 1) % N_SEATS
+            self.deal()
+        else:
+            self.phase = OVER
+
+    # ------------------------------------------------------------------ misc
+    @property
+    def is_over(self) -> bool:
+        return self.phase == OVER
+
+    def clone(self) -> "RookState":
+        """An independent copy (the RNG state included)."""
+        new = RookState.__new__(RookState)
+        for name in RookState.__slots__:
+            if hasattr(self, name):
+                setattr(new, name, getattr(self, name))
+        new.rng = random.Random()
+        new.rng.setstate(self.rng.getstate())
+        new.scores = list(self.scores)
+        new.hands = list(self.hands)
+        new.bid_history = list(self.bid_history)
+        new.passed = list(self.passed)
+        new.trick = list(self.trick)
+        new.tricks = list(self.tricks)
+        new.played_by = list(self.played_by)
+        new.tricks_won = list(self.tricks_won)
+        new.points = list(self.points)
+        new.hand_result = dict(self.hand_result) if self.hand_result else None
+        return new
+
+    def to_dict(self) -> dict[str, Any]:
+        """The global state (all hands, nest, discards): for centralized critics and logs."""
+        L = self.L
+        return {
+            "phase": PHASE_NAMES[self.phase],
+            "current_player": self.current,
+            "dealer": self.dealer,
+            "hands": [bits(h) for h in self.hands],
+            "nest": bits(self.nest),
+            "discards": bits(self.discards),
+            "bid_history": [(s, L.action_name(a)) for s, a in self.bid_history],
+            "bidder": self.bidder,
+            "bid": L.bids[self.high_bid] if self.high_bid >= 0 else None,
+            "trump": self.trump,
+            "leader": self.leader,
+            "trick": list(self.trick),
+            "tricks": [(lead, list(cards)) for lead, cards in self.tricks],
+            "points": list(self.points),
+            "tricks_won": list(self.tricks_won),
+            "scores": list(self.scores),
+            "winner": self.winner,
+        }
