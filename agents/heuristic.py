@@ -1,0 +1,864 @@
+"""A rule-based Rook player that acts only on its own observation.
+
+``HeuristicAgent(seed=None, **flags)`` reads the seat's observation vector (the same
+content as :func:`rook_env.decode`, parsed by a faster equivalent, :func:`parse_view`) and
+the action mask, and always returns a legal action: when its preferred action is not in
+the mask it falls back to the best legal one (and, last of all, to the lowest legal id).
+It never looks at the environment, other seats' observations or hidden state. Between
+calls it remembers only what it saw itself (the cards played and who failed to follow),
+keyed by its own hand, so one instance may serve several seats.
+
+Rules it plays by
+-----------------
+Bidding
+  * Estimate, for each possible trump, the points the side can take as bidder: trump length and
+    top trumps (the Rook Bird, 14, 13, ... of trump), side 14s (side 1s and 14s in the full
+    deck), short suits it can void with the discard, counters it holds, and the expected value
+    of the unseen nest (points and better cards); the estimate is a linear model fitted to
+    simulated hands and scaled to the deck's total points.
+  * Bid the cheapest legal bid while it is at most ``estimate - margin``; jump straight to its
+    limit only to pre-empt two active opponents with a strong hand; otherwise pass.
+  * Against a partner who already holds the bid: pass unless its own estimate beats the
+    partner's bid by a wide margin; after a partner's earlier bid, add a little support.
+  * Dealer forced to bid the minimum: bids it (or calls a redeal when that is legal).
+  * Call a redeal only when the hand holds no counter (the only time it is legal) and the
+    estimate is weak.
+Discarding and naming trump
+  * Plan the discard and trump together over the 14 cards (hand plus nest): for each trump and
+    each set of side suits to void, keep trumps, the Rook Bird and side masters, void short
+    side suits, discard the lowest side cards; unguarded counters go to the nest only when the
+    hand is strong enough in trump to expect the last trick, or when forced.
+  * ``nest_discard=no_counters_unless_forced``: name the trump of the best plan first, then
+    discard within the mask, counters last (and only when forced).
+Card play (with card counting)
+  * Counts the cards played and infers voids from failures to follow; the probability that a
+    seat still to play holds a card that beats the current winner is computed
+    hypergeometrically from the unseen cards that seat can hold.
+  * Chooses the card with the best value: (2 p - 1) * (trick points + card points) minus the
+    future value of the card (top trumps, masters, the last-trick guard), where p is the
+    chance that its side takes the trick. This yields: second hand low, third hand high,
+    no overtaking of a partner who is winning, counters fed to a trick the partner is sure to
+    win, the lowest winning card when last to play, non-counters thrown to the opponents'
+    tricks, and voids made by shedding short suits.
+  * Leading: the bidding side pulls trumps while the opponents may hold some and it is long in
+    them (sure trumps first, then low trumps); everyone cashes sure winners (the highest
+    remaining card of a colour) when they are unlikely to be trumped; otherwise lead low from
+    a suit the opponents are not known to be void in.
+  * Plans for the last trick when the nest holds counters (the bidder knows its discard; the
+    others know the announced "nest holds counters" flag, or expect an average nest): the top
+    trump is held back and the nest is counted into the last trick's value.
+"""
+
+from __future__ import annotations
+
+import random
+from bisect import bisect_left
+from functools import lru_cache
+from typing import Any, Mapping
+
+import numpy as np
+
+from rook_env.cards import N_COLOURS, layout_for, rank_power
+from rook_env.config import RookConfig, make_config
+from rook_env.observation import obs_layout
+
+__all__ = ["HeuristicAgent", "View", "parse_view"]
+
+BID, DISCARD, TRUMP, PLAY, OVER = range(5)
+
+
+def _pc(x: int) -> int:
+    return x.bit_count()
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+# ============================================================================ observation
+class View:
+    """One seat's observation, seat-relative (0 me, 1 left, 2 partner, 3 right), as masks."""
+
+    __slots__ = (
+        "phase", "hand", "bids", "passed", "bidder", "contract", "trump", "leader", "trick",
+        "played", "played_all", "nest", "discards", "nest_counters", "counters", "tricks_won",
+        "tricks_left", "scores", "dealer",
+    )
+
+    def __init__(self) -> None:
+        self.phase = BID
+        self.hand = 0
+        self.bids: list[tuple[int, int]] = []  # (rel, level index) in auction order
+        self.passed: list[tuple[int, int]] = []  # (rel, high level index when passing, -1 = none)
+        self.bidder = -1
+        self.contract = -1  # level index
+        self.trump = -1
+        self.leader = -1
+        self.trick: list[tuple[int, int]] = []  # (rel, card) in play order
+        self.played = [0, 0, 0, 0]  # card masks by rel seat
+        self.played_all = 0
+        self.nest = 0
+        self.discards = 0
+        self.nest_counters = False
+        self.counters = (0, 0)
+        self.tricks_won = (0, 0)
+        self.tricks_left = 0
+        self.scores = (0, 0)
+        self.dealer = 0
+
+
+def parse_view(vec: Any, config: RookConfig) -> View:
+    """Parse an observation vector into a :class:`View` (same content as ``rook_env.decode``)."""
+    ol = obs_layout(config)
+    L = ol.L
+    n, nb = L.n_cards, L.n_bids
+    v = np.asarray(vec)
+    if v.shape != (ol.size,):
+        raise ValueError(f"observation has shape {v.shape}, expected ({ol.size},) for this configuration")
+    idx = np.flatnonzero(v > 0.5).tolist()
+    out = View()
+    b = _bounds(config)
+    pos = [bisect_left(idx, x) for x in b]
+    # phase
+    seg = idx[pos[0]:pos[1]]
+    out.phase = seg[0] - ol.PHASE if seg else BID
+    hand = 0
+    for i in idx[pos[1]:pos[2]]:
+        hand |= 1 << (i - ol.HAND)
+    out.hand = hand
+    bids = [((i - ol.BIDS) // nb, (i - ol.BIDS) % nb) for i in idx[pos[2]:pos[3]]]
+    bids.sort(key=lambda x: x[1])
+    out.bids = bids
+    out.passed = [((i - ol.PASSES) // (nb + 1), (i - ol.PASSES) % (nb + 1) - 1) for i in idx[pos[3]:pos[4]]]
+    seg = idx[pos[4]:pos[5]]
+    out.bidder = seg[0] - ol.BIDDER if seg else -1
+    seg = idx[pos[5]:pos[6]]
+    out.contract = seg[0] - ol.CONTRACT if seg else -1
+    seg = idx[pos[6]:pos[7]]
+    out.trump = seg[0] - ol.TRUMP if seg else -1
+    seg = idx[pos[7]:pos[8]]
+    out.leader = seg[0] - ol.LEADER if seg else -1
+    tc = {}
+    for i in idx[pos[8]:pos[9]]:
+        j = i - ol.TRICK
+        tc[j // n] = j % n
+    if tc and out.leader >= 0:
+        out.trick = [((out.leader + k) & 3, tc[(out.leader + k) & 3]) for k in range(4) if (out.leader + k) & 3 in tc]
+    played = [0, 0, 0, 0]
+    for i in idx[pos[9]:pos[10]]:
+        j = i - ol.PLAYED
+        played[j // n] |= 1 << (j % n)
+    out.played = played
+    out.played_all = played[0] | played[1] | played[2] | played[3]
+    m = 0
+    for i in idx[pos[10]:pos[11]]:
+        m |= 1 << (i - ol.NEST)
+    out.nest = m
+    m = 0
+    for i in idx[pos[11]:pos[12]]:
+        m |= 1 << (i - ol.DISCARDS)
+    out.discards = m
+    out.nest_counters = pos[13] > pos[12]
+    seg = idx[pos[17]:]
+    out.dealer = seg[0] - ol.DEALER if seg else 0
+    tot, nt = L.total_points, L.n_tricks
+    out.counters = (round(float(v[ol.COUNTERS]) * tot), round(float(v[ol.COUNTERS + 1]) * tot))
+    out.tricks_won = (round(float(v[ol.TRICKS_WON]) * nt), round(float(v[ol.TRICKS_WON + 1]) * nt))
+    out.tricks_left = round(float(v[ol.TRICKS_LEFT]) * nt)
+    ts = config.target_score
+    out.scores = (round(float(v[ol.SCORES]) * ts), round(float(v[ol.SCORES + 1]) * ts))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _bounds(config: RookConfig) -> tuple[int, ...]:
+    ol = obs_layout(config)
+    names = ("phase", "hand", "bids", "passes", "bidder", "contract", "trump", "leader", "trick", "played",
+             "nest", "discards", "nest_counters", "counters", "tricks_won", "tricks_left", "scores", "dealer")
+    starts = {name: a for name, a, _ in ol.sections}
+    return tuple(starts[nm] for nm in names)
+
+
+# ============================================================================ tables
+class _Tables:
+    """Everything about cards that does not change during a hand, per trump colour."""
+
+    def __init__(self, config: RookConfig) -> None:
+        L = layout_for(config)
+        self.L = L
+        self.config = config
+        n = L.n_cards
+        self.n = n
+        self.rook = R = L.rook
+        self.rbit = L.rook_bit
+        self.mode = config.rook_rank
+        self.rook_high = config.rook_rank == "high"
+        rook_pow = {"high": 1000.0, "low": 100.0, "ten_and_half": 110.5}[config.rook_rank]
+        self.pts = L.card_points
+        self.colour = L.card_colour
+        self.rp = tuple([rank_power(r) for r in L.card_rank[:-1]] + [0])
+        self.cmask = L.colour_mask
+        self.counter_mask = L.counter_mask
+        self.total = L.total_points
+        self.scale = L.total_points / 120.0
+        self.hand_size = L.hand_size
+        self.n_tricks = L.n_tricks
+        # Per trump colour T: effective suit masks (the Rook Bird joins trump), the effective
+        # suit of each card, its power as a trump (-1 if not a trump), and the mask of the
+        # cards of its own effective suit that beat it.
+        self.suit: list[tuple[int, ...]] = []
+        self.esuit: list[tuple[int, ...]] = []
+        self.tpow: list[tuple[float, ...]] = []
+        self.higher: list[tuple[int, ...]] = []
+        self.order: list[tuple[tuple[int, ...], ...]] = []  # cards of each effective suit, strongest first
+        for T in range(N_COLOURS):
+            suit = tuple(self.cmask[c] | (self.rbit if c == T else 0) for c in range(N_COLOURS))
+            es = tuple([self.colour[c] for c in range(n - 1)] + [T])
+            tp = tuple(
+                (rook_pow if c == R else (100.0 + self.rp[c] if self.colour[c] == T else -1.0)) for c in range(n)
+            )
+            power = [tp[c] if tp[c] >= 0 else float(self.rp[c]) for c in range(n)]
+            hi = []
+            for c in range(n):
+                m = 0
+                for d in _bits(suit[es[c]]):
+                    if power[d] > power[c]:
+                        m |= 1 << d
+                hi.append(m)
+            order = tuple(tuple(sorted(_bits(suit[s]), key=lambda c: -power[c])) for s in range(N_COLOURS))
+            self.suit.append(suit)
+            self.esuit.append(es)
+            self.tpow.append(tp)
+            self.higher.append(tuple(hi))
+            self.order.append(order)
+        self._pnone: dict[tuple[int, int, int], float] = {}
+
+    def p_none(self, N: int, h: int, k: int) -> float:
+        """Chance that ``h`` cards drawn from ``N`` miss ``k`` given ones."""
+        if k <= 0 or h <= 0:
+            return 1.0
+        if N - k < h:
+            return 0.0
+        key = (N, h, k)
+        p = self._pnone.get(key)
+        if p is None:
+            p = 1.0
+            for i in range(h):
+                p *= (N - k - i) / (N - i)
+            self._pnone[key] = p
+        return p
+
+    def key(self, card: int, T: int, led: int) -> float:
+        """Strength of ``card`` in a trick whose led effective suit is ``led``."""
+        tp = self.tpow[T][card]
+        if tp >= 0:
+            return tp
+        if self.colour[card] == led:
+            return float(self.rp[card])
+        return -1.0
+
+
+@lru_cache(maxsize=None)
+def _tables(config: RookConfig) -> _Tables:
+    return _Tables(config)
+
+
+# ============================================================================ play context
+class _Ctx:
+    """Per-decision card-play context: unseen cards, voids, hand sizes, probabilities."""
+
+    __slots__ = ("tab", "T", "U", "pool", "N", "h", "void", "suit", "higher", "rook_high", "rbit", "trumps")
+
+    def __init__(self, tab: _Tables, T: int, unseen: int, voids: list[int], sizes: list[int]) -> None:
+        self.tab = tab
+        self.T = T
+        self.U = unseen
+        self.void = voids
+        self.suit = suit = tab.suit[T]
+        self.higher = tab.higher[T]
+        self.rook_high = tab.rook_high
+        self.rbit = tab.rbit
+        self.trumps = suit[T]
+        pool = [0, 0, 0, 0]
+        N = [0, 0, 0, 0]
+        for r in (1, 2, 3):
+            m = unseen
+            vd = voids[r]
+            if vd:
+                for s in range(N_COLOURS):
+                    if vd >> s & 1:
+                        m &= ~suit[s]
+            pool[r] = m
+            N[r] = _pc(m)
+        self.pool = pool
+        self.N = N
+        self.h = sizes
+
+    def holds_any(self, r: int, A: int) -> float:
+        k = _pc(A & self.pool[r])
+        if not k:
+            return 0.0
+        return 1.0 - self.tab.p_none(self.N[r], self.h[r], k)
+
+    def p_void(self, r: int, s: int) -> float:
+        if self.void[r] >> s & 1:
+            return 1.0
+        return self.tab.p_none(self.N[r], self.h[r], _pc(self.pool[r] & self.suit[s]))
+
+    def p_beat(self, r: int, w: int, led: int) -> float:
+        """Chance that seat ``r`` (still to play) can beat the winning card ``w``."""
+        if self.h[r] <= 0:
+            return 0.0
+        T = self.T
+        rb = self.rbit
+        if self.rook_high and w == self.tab.rook:
+            return 0.0
+        hi = self.higher[w] & self.pool[r]
+        if self.tab.esuit[T][w] == T:
+            if led == T:
+                return self.holds_any(r, hi)
+            pr = self.holds_any(r, hi & rb) if self.rook_high else 0.0
+            return pr + (1.0 - pr) * self.p_void(r, led) * self.holds_any(r, hi & ~rb)
+        # w is the best card of the led side suit
+        pr = self.holds_any(r, rb) if self.rook_high else 0.0
+        pf = self.holds_any(r, hi)
+        tr = self.trumps & ~rb if self.rook_high else self.trumps
+        pt = self.p_void(r, led) * self.holds_any(r, tr)
+        return 1.0 - (1.0 - pr) * (1.0 - pf) * (1.0 - pt)
+
+
+class _Memory:
+    __slots__ = ("played", "lead", "voids")
+
+    def __init__(self, played: list[int], lead: int, voids: list[int]) -> None:
+        self.played = played
+        self.lead = lead
+        self.voids = voids
+
+
+# ============================================================================ the agent
+class HeuristicAgent:
+    """Rule-based player (see the module docstring for its rules)."""
+
+    # Tunable weights (points on the 120-point tournament scale).
+    BID_MARGIN = 0.0
+    strict = False  # tests set this to re-raise internal errors instead of falling back
+    REDEAL_BELOW = 60.0
+
+    def __init__(self, seed: int | None = None, **flags: Any) -> None:
+        self.config = make_config(**flags)
+        self.tab = _tables(self.config)
+        self.L = self.tab.L
+        self.rng = random.Random(seed)
+        self._mem: dict[int, _Memory] = {}
+        self._plans: dict[tuple[int, int], tuple[float, int, int]] = {}
+        self._est: dict[int, tuple[float, int]] = {}
+
+    def reset(self) -> None:
+        self._mem.clear()
+        self._plans.clear()
+        self._est.clear()
+
+    # ------------------------------------------------------------------ entry
+    def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int:
+        mask_arr = np.asarray(observation["action_mask"])
+        legal_ids = np.flatnonzero(mask_arr).tolist()
+        if not legal_ids:
+            raise ValueError("the action mask is empty: this seat has no legal action (not its turn, or the hand is over)")
+        legal = 0
+        for a in legal_ids:
+            legal |= 1 << a
+        try:
+            view = parse_view(observation["observation"], self.config)
+            a = self._decide(view, legal, legal_ids)
+        except Exception:  # never crash: fall back to a safe legal action
+            if self.strict:
+                raise
+            a = -1
+        if a < 0 or not (legal >> a) & 1:
+            a = self._fallback(legal_ids)
+        return int(a)
+
+    def _fallback(self, legal_ids: list[int]) -> int:
+        L = self.L
+        cards = [a for a in legal_ids if a < L.n_cards]
+        if cards:
+            tab = self.tab
+            return min(cards, key=lambda c: (tab.pts[c], tab.rp[c]))
+        if L.PASS in legal_ids:
+            return L.PASS
+        return legal_ids[0]
+
+    def _decide(self, v: View, legal: int, legal_ids: list[int]) -> int:
+        L = self.L
+        if len(legal_ids) == 1 and v.phase != PLAY:
+            return legal_ids[0]
+        if v.phase == PLAY:
+            return self._play(v, legal & L.card_mask)
+        if v.phase == BID:
+            return self._bid(v, legal)
+        if v.phase == DISCARD:
+            return self._discard(v, legal & L.card_mask)
+        if v.phase == TRUMP:
+            return self._trump(v, legal)
+        return legal_ids[0]
+
+    # ================================================================= evaluation
+    def _eval(self, hand: int, T: int, nest_pts: float) -> float:
+        """Expected points of the bidding side with ``hand`` (after the discard) and trump ``T``."""
+        tab = self.tab
+        suit = tab.suit[T]
+        tmask = hand & suit[T]
+        t = _pc(tmask)
+        rb = tab.rbit
+        # top trumps held in sequence from the highest
+        sure = 0
+        for c in tab.order[T][T]:
+            if hand >> c & 1:
+                sure += 1
+            else:
+                break
+        top2 = tab.order[T][T][:3]
+        honours = sum(1 for c in top2 if hand >> c & 1)
+        masters = 0.0
+        voids = 0
+        short = 0
+        side_len = 0
+        unguarded = 0
+        for s in range(N_COLOURS):
+            if s == T:
+                continue
+            m = hand & suit[s]
+            k = _pc(m)
+            side_len += k
+            if k == 0:
+                voids += 1
+                continue
+            if k == 1:
+                short += 1
+            order = tab.order[T][s]
+            if m >> order[0] & 1:
+                masters += 1.0
+                if m >> order[1] & 1:
+                    masters += 0.5
+            # counters not protected by the suit's top cards
+            for c in _bits(m & tab.counter_mask):
+                if tab.higher[T][c] & ~m:
+                    unguarded += tab.pts[c]
+        rook = 1 if hand & rb else 0
+        sc = tab.scale
+        n9 = tab.hand_size
+        # trump length relative to the hand size (9 in tournament, 13 in full)
+        tl = t * 9.0 / n9
+        est = (
+            22.0
+            + 6.0 * tl
+            + 4.0 * sure
+            + 3.0 * honours
+            + (6.0 * rook if tab.rook_high else 2.0 * rook)
+            + 7.0 * masters
+            + (2.5 * voids + 1.0 * short) * (1.0 if tl >= 4 else 0.5)
+            - 0.15 * unguarded / sc
+        ) * sc
+        p_last = min(0.95, 0.3 + 0.1 * tl + 0.1 * sure)
+        return est + p_last * nest_pts
+
+    def _discard_options(self, H: int, T: int) -> list[int]:
+        tab = self.tab
+        suit = tab.suit[T]
+        forced_mode = self.config.nest_discard == "no_counters_unless_forced"
+        trumps = H & suit[T]
+        side = H & ~trumps
+        cm = tab.counter_mask
+        masters = 0
+        for s in range(N_COLOURS):
+            if s == T:
+                continue
+            order = tab.order[T][s]
+            m = H & suit[s]
+            for c in order:  # masters: top cards held in sequence
+                if m >> c & 1:
+                    masters |= 1 << c
+                else:
+                    break
+        hi = tab.higher[T]
+
+        def side_keep(c: int) -> float:
+            # lower = discard first
+            if masters >> c & 1:
+                return 100.0 + tab.rp[c]
+            v = float(tab.rp[c])
+            if tab.pts[c] and not forced_mode:
+                # unguarded counters are better off in the nest than lost in play
+                v -= 8.0 if hi[c] & ~H else 0.0
+            return v
+
+        def trump_keep(c: int) -> float:
+            return (50.0 if c == tab.rook else 0.0) + tab.tpow[T][c] + (20.0 if tab.pts[c] else 0.0)
+
+        side_sorted = sorted(_bits(side), key=side_keep)
+        trump_sorted = sorted(_bits(trumps), key=trump_keep)
+        opts = []
+        for sub in range(8):
+            cols = [s for s in range(N_COLOURS) if s != T]
+            V = 0
+            for j, s in enumerate(cols):
+                if sub >> j & 1:
+                    V |= suit[s] & side & ~masters
+            if _pc(V) > 5:
+                continue
+            D = V
+            for c in side_sorted:
+                if _pc(D) >= 5:
+                    break
+                D |= 1 << c
+            for c in trump_sorted:
+                if _pc(D) >= 5:
+                    break
+                D |= 1 << c
+            if forced_mode and D & cm:
+                # counters only when every non-counter side card is discarded too
+                free_side = side & ~cm
+                if free_side & ~D:
+                    continue
+            if D not in opts:
+                opts.append(D)
+        if forced_mode:
+            # greedy legal option: non-counter side cards first, then non-counter trumps, then the rest
+            D = 0
+            order = ([c for c in side_sorted if not tab.pts[c]] + [c for c in trump_sorted if not tab.pts[c]]
+                     + [c for c in side_sorted if tab.pts[c]] + [c for c in trump_sorted if tab.pts[c]])
+            for c in order:
+                if _pc(D) >= 5:
+                    break
+                D |= 1 << c
+            if D not in opts:
+                opts.append(D)
+        return opts
+
+    def _plan(self, H: int, trump: int = -1) -> tuple[float, int, int]:
+        """Best (value, trump, discard mask) for the 14-card hand ``H``."""
+        key = (H, trump)
+        p = self._plans.get(key)
+        if p is not None:
+            return p
+        tab = self.tab
+        best = None
+        for T in ([trump] if trump >= 0 else range(N_COLOURS)):
+            for D in self._discard_options(H, T):
+                val = self._eval(H & ~D, T, sum(tab.pts[c] for c in _bits(D)))
+                if best is None or val > best[0]:
+                    best = (val, T, D)
+        if len(self._plans) > 64:
+            self._plans.clear()
+        self._plans[key] = best
+        return best
+
+    def _estimate(self, hand: int) -> tuple[float, int]:
+        """Bidding estimate (points for the side, best trump) of a pre-nest hand."""
+        e = self._est.get(hand)
+        if e is not None:
+            return e
+        tab = self.tab
+        best = None
+        nest_pts = 0.0
+        for T in range(N_COLOURS):
+            # the nest: expected points and a simple discard of the weakest cards
+            val = self._eval(hand, T, 0.0)
+            if best is None or val > best[0]:
+                best = (val, T)
+        unseen_pts = tab.total - sum(tab.pts[c] for c in _bits(hand))
+        nest_pts = 5.0 * unseen_pts / (tab.L.n_cards - tab.hand_size)
+        e = (best[0] + 6.0 * tab.scale + 0.5 * nest_pts, best[1])
+        if len(self._est) > 64:
+            self._est.clear()
+        self._est[hand] = e
+        return e
+
+    # ================================================================= bidding
+    def _bid(self, v: View, legal: int) -> int:
+        L, tab = self.L, self.tab
+        bids = L.bids
+        est, _ = self._estimate(v.hand)
+        step = self.config.bid_step
+        can_redeal = bool(legal >> L.REDEAL & 1)
+        bid_levels = [i for i in range(L.n_bids) if legal >> (L.BID0 + i) & 1]
+        can_pass = bool(legal >> L.PASS & 1)
+        if can_redeal and est < self.REDEAL_BELOW * tab.scale:
+            return L.REDEAL
+        if not bid_levels:
+            return L.PASS
+        if not can_pass:  # dealer forced
+            return L.BID0 + bid_levels[0]
+        limit = est - self.BID_MARGIN * tab.scale
+        partner_bid = max((lvl for r, lvl in v.bids if r == 2), default=-1)
+        if v.bidder == 2:
+            # partner holds the bid: take it over only with a much better hand
+            if limit < bids[v.contract] + 15 * tab.scale:
+                return L.PASS
+        elif partner_bid >= 0:
+            limit += 5 * tab.scale
+        nxt = bid_levels[0]
+        if bids[nxt] > limit:
+            return L.PASS
+        # pre-empt: both opponents still active and a strong hand -> jump to a level below the limit
+        passed = {r for r, _ in v.passed}
+        target = nxt
+        if 1 not in passed and 3 not in passed and v.bidder not in (1, 3):
+            jump = max((i for i in bid_levels if bids[i] <= limit - 2 * step), default=nxt)
+            if bids[jump] - bids[nxt] >= 3 * step:
+                target = jump - 2 if jump - 2 > nxt else nxt
+        return L.BID0 + target
+
+    # ================================================================= discard / trump
+    def _discard(self, v: View, legal_cards: int) -> int:
+        tab = self.tab
+        H = v.hand | v.discards
+        trump = v.trump if self.config.nest_discard == "no_counters_unless_forced" else -1
+        _, T, D = self._plan(H, trump)
+        todo = D & ~v.discards & legal_cards
+        if todo:
+            # non-counters first (keeps the German rule's order legal)
+            cards = sorted(_bits(todo), key=lambda c: (tab.pts[c] > 0, tab.rp[c]))
+            return cards[0]
+        # fallback: the legal card cheapest to lose
+        T = T if T >= 0 else 0
+        suit = tab.suit[T]
+
+        def cost(c: int) -> float:
+            x = float(tab.rp[c]) + 3.0 * tab.pts[c]
+            if c == tab.rook:
+                x += 200
+            elif tab.esuit[T][c] == T:
+                x += 50
+            return x
+
+        return min(_bits(legal_cards), key=cost) if legal_cards else -1
+
+    def _trump(self, v: View, legal: int) -> int:
+        L, tab = self.L, self.tab
+        if self.config.nest_discard == "no_counters_unless_forced":
+            _, T, _ = self._plan(v.hand)
+        else:
+            nest_pts = sum(tab.pts[c] for c in _bits(v.discards))
+            T = max(range(N_COLOURS), key=lambda t: self._eval(v.hand, t, nest_pts))
+        a = L.TRUMP0 + T
+        if legal >> a & 1:
+            return a
+        return -1
+
+    # ================================================================= card play
+    def _voids(self, v: View, T: int) -> list[int]:
+        """Known voids (effective-suit bitmasks by rel seat), from memory and the current trick."""
+        tab = self.tab
+        es = tab.esuit[T]
+        rook, rh = tab.rook, tab.rook_high
+        mem = self._mem.pop(v.hand, None)
+        trick_cards = 0
+        for _, c in v.trick:
+            trick_cards |= 1 << c
+        voids = [0, 0, 0, 0]
+        if mem is not None and not (mem.played[0] | mem.played[1] | mem.played[2] | mem.played[3]) & ~v.played_all:
+            voids = list(mem.voids)
+            mine = v.played[0] & ~mem.played[0]
+            if _pc(mine) == 1:
+                lead = mem.lead if mem.lead >= 0 else mine.bit_length() - 1
+                s = es[lead]
+                for r in (1, 2, 3):
+                    for c in _bits(v.played[r] & ~mem.played[r] & ~trick_cards):
+                        if es[c] != s and not (rh and c == rook):
+                            voids[r] |= 1 << s
+        if v.trick:
+            s = es[v.trick[0][1]]
+            for r, c in v.trick[1:]:
+                if es[c] != s and not (rh and c == rook):
+                    voids[r] |= 1 << s
+        return voids
+
+    def _remember(self, v: View, card: int, voids: list[int]) -> None:
+        if len(self._mem) > 32:
+            self._mem.clear()
+        played = list(v.played)
+        played[0] |= 1 << card
+        lead = v.trick[0][1] if v.trick else -1
+        self._mem[v.hand & ~(1 << card)] = _Memory(played, lead, voids)
+
+    def _play(self, v: View, legal: int) -> int:
+        tab = self.tab
+        T = v.trump if v.trump >= 0 else 0
+        voids = self._voids(v, T)
+        cards = _bits(legal)
+        if not cards:
+            return -1
+        if len(cards) == 1:
+            c = cards[0]
+        else:
+            c = self._choose_card(v, T, cards, voids)
+        self._remember(v, c, voids)
+        return c
+
+    def _choose_card(self, v: View, T: int, cards: list[int], voids: list[int]) -> int:
+        tab = self.tab
+        pts = tab.pts
+        es = tab.esuit[T]
+        rb = tab.rbit
+        hand = v.hand
+        we_bid = v.bidder in (0, 2)
+        i_bid = v.bidder == 0
+        unseen = tab.L.all_cards & ~hand & ~v.played_all & ~v.nest & ~v.discards
+        pos = len(v.trick)
+        tl = v.tricks_left
+        sizes = [0, tl, tl, tl]
+        for r, _ in v.trick:
+            if r:
+                sizes[r] = tl - 1
+        ctx = _Ctx(tab, T, unseen, voids, sizes)
+        suitT = tab.suit[T]
+        my_trumps = hand & suitT[T]
+        last_trick = tl <= 1
+        # the nest's value to whoever takes the last trick
+        if i_bid:
+            nest_val = float(sum(pts[c] for c in _bits(v.discards)))
+        elif self.config.nest_discard == "no_counters_unless_forced":
+            nest_val = 12.0 * tab.scale if v.nest_counters else 0.0
+        else:
+            n_unseen = _pc(unseen)
+            up = sum(pts[c] for c in _bits(unseen & tab.counter_mask))
+            nest_val = 5.0 * up / n_unseen if n_unseen else 0.0
+        # trick so far
+        trick_pts = sum(pts[c] for _, c in v.trick)
+        if last_trick:
+            trick_pts += nest_val
+        if pos:
+            led = es[v.trick[0][1]]
+            wr, wc = v.trick[0]
+            wk = tab.key(wc, T, led)
+            for r, c in v.trick[1:]:
+                k = tab.key(c, T, led)
+                if k > wk:
+                    wr, wc, wk = r, c, k
+        else:
+            led = -1
+            wr, wc, wk = -1, -1, -2.0
+        n_unseen = _pc(unseen)
+        avg = (sum(pts[c] for c in _bits(unseen & tab.counter_mask)) / n_unseen) if n_unseen else 0.0
+        rest = 3 - pos
+        extra = 0.6 * avg * rest
+        opp_trumps = unseen & suitT[T] & (ctx.pool[1] | ctx.pool[3])
+        # keep values
+        keep = self._keep_values(v, T, cards, unseen, ctx, nest_val)
+        best_c, best_s = cards[0], -1e9
+        cache: dict[tuple[int, int], float] = {}
+        for c in cards:
+            if pos == 0:
+                lead_s = es[c]
+                p = self._p_lead(ctx, c, lead_s)
+            else:
+                k = tab.key(c, T, led)
+                if k > wk:
+                    p = self._p_after(ctx, pos, 0, c, led)
+                else:
+                    ck = (wr, wc)
+                    p = cache.get(ck)
+                    if p is None:
+                        p = self._p_after(ctx, pos, wr, wc, led)
+                        cache[ck] = p
+            val = trick_pts + pts[c] + extra
+            s = (2.0 * p - 1.0) * val - keep[c]
+            if pos == 0:
+                s += self._lead_bonus(v, T, c, p, ctx, we_bid, i_bid, my_trumps, opp_trumps, voids)
+            # tie-breaks: lower cards first
+            s -= 0.01 * tab.rp[c]
+            if s > best_s:
+                best_c, best_s = c, s
+        return best_c
+
+    def _p_lead(self, ctx: _Ctx, c: int, s: int) -> float:
+        pb1 = ctx.p_beat(1, c, s)
+        pb3 = ctx.p_beat(3, c, s)
+        p_me = (1.0 - pb1) * (1.0 - pb3)
+        pp = ctx.p_beat(2, c, s)
+        return p_me + (1.0 - p_me) * pp * 0.5
+
+    def _p_after(self, ctx: _Ctx, pos: int, wr: int, wc: int, led: int) -> float:
+        """Chance that my side takes the trick when ``wc`` (by rel ``wr``) is winning after my play."""
+        ours = wr in (0, 2)
+        if pos == 3:
+            return 1.0 if ours else 0.0
+        if pos == 2:  # only left to play
+            return 1.0 - ctx.p_beat(1, wc, led) if ours else 0.0
+        # pos == 1: left, then partner
+        pb1 = ctx.p_beat(1, wc, led)
+        pp = ctx.p_beat(2, wc, led)
+        if ours:
+            return 1.0 - pb1 * (1.0 - 0.5 * pp)
+        return pp * (1.0 - 0.3 * pb1)
+
+    def _keep_values(self, v: View, T: int, cards: list[int], unseen: int, ctx: _Ctx, nest_val: float) -> dict[int, float]:
+        tab = self.tab
+        es = tab.esuit[T]
+        suit = tab.suit[T]
+        hand = v.hand
+        tl = v.tricks_left
+        out = {}
+        if tl <= 1:
+            for c in cards:
+                out[c] = 0.0
+            return out
+        sc = tab.scale
+        my_trumps = hand & suit[T]
+        opp_trumps = unseen & suit[T] & (ctx.pool[1] | ctx.pool[3])
+        top_trump = -1
+        if my_trumps:
+            top_trump = max(_bits(my_trumps), key=lambda c: tab.tpow[T][c])
+        for c in cards:
+            nh = _pc(tab.higher[T][c] & unseen)
+            if es[c] == T:
+                if tab.rook_high and c == tab.rook:
+                    k = 14.0
+                elif nh == 0:
+                    k = 10.0
+                elif nh == 1:
+                    k = 6.0
+                else:
+                    k = 3.0
+                if c == top_trump and nest_val > 0 and tl >= 2:
+                    k += 0.5 * nest_val
+            else:
+                s = es[c]
+                if nh == 0:
+                    k = 5.0 if (opp_trumps or not my_trumps) else 3.0
+                elif nh == 1:
+                    k = 1.5
+                else:
+                    k = 0.0
+                if my_trumps and _pc(hand & suit[s]) == 1:
+                    k -= 1.5  # shedding it makes a void
+            out[c] = k * sc
+        return out
+
+    def _lead_bonus(self, v: View, T: int, c: int, p: float, ctx: _Ctx, we_bid: bool, i_bid: bool,
+                    my_trumps: int, opp_trumps: int, voids: list[int]) -> float:
+        tab = self.tab
+        sc = tab.scale
+        if tab.esuit[T][c] != T:
+            return 0.0
+        if not opp_trumps:
+            return 0.0
+        n_my = _pc(my_trumps)
+        n_opp = _pc(opp_trumps)
+        if i_bid:
+            if p > 0.8:
+                return 12.0 * sc
+            if n_my >= 3 and n_my >= n_opp / 2:
+                return (6.0 - 0.3 * tab.pts[c]) * sc
+            return 0.0
+        if we_bid:
+            return 4.0 * sc if p > 0.8 else 0.0
+        # defenders rarely lead trump
+        return -3.0 * sc if p < 0.8 else 0.0
