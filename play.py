@@ -1,0 +1,424 @@
+"""Play Rook in the terminal: you take a seat, agents play your partner and the opponents.
+
+    python play.py                                   # a game to 300, seat 0, heuristic agents
+    python play.py --seat 2 --partner heuristic --opponents random --hands 3 --seed 7
+    python play.py --opponents heuristic+random      # left opponent heuristic, right opponent random
+
+At your turn the screen shows only what your seat may know (your hand sorted by colour, the
+auction, the contract, trump, the current trick and who led it, counters and scores; the nest
+only if you won the auction) and numbers your legal choices. Answer with a number or a name
+(``R14``, ``Rook``, ``bid 85``, ``85``, ``pass``, ``trump green``, ``green``, ``redeal``);
+``help`` lists the choices again, ``show`` redraws the table, ``quit`` (or end of input) leaves.
+Input is read line by line from stdin, so the program can be driven by a script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Sequence, TextIO
+
+QUIT_WORDS = {"q", "quit", "exit", "bye"}
+HELP_WORDS = {"h", "help", "?"}
+SHOW_WORDS = {"s", "show", "table"}
+
+
+class _Quit(Exception):
+    pass
+
+
+class Session:
+    """One person at the table (``seat``) with agents in the other seats."""
+
+    def __init__(self, seat: int, agents: dict[int, Any], labels: dict[int, str], flags: dict[str, Any],
+                 seed: int | None, inp: TextIO, out: TextIO) -> None:
+        import rook_env
+
+        self.env = rook_env.raw_env(**flags)
+        self.L = self.env.layout
+        self.seat = seat
+        self.agents = agents
+        self.labels = labels
+        self.seed = seed
+        self.inp = inp
+        self.out = out
+        self.hand_no = 0
+        self.scores = [0, 0]
+        isatty = getattr(inp, "isatty", None)
+        self.echo = not (isatty() if callable(isatty) else False)
+
+    # ------------------------------------------------------------------ text
+    def say(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def who(self, s: int) -> str:
+        if s == self.seat:
+            return f"You (P{s})"
+        role = {1: "left opponent", 2: "partner", 3: "right opponent"}[(s - self.seat) % 4]
+        return f"P{s} ({role}, {self.labels[s]})"
+
+    def verb(self, s: int, verb: str) -> str:
+        """``who(s)`` with a verb agreeing with it: "You (P0) lead", "P1 (...) leads"."""
+        return f"{self.who(s)} {verb if s == self.seat else verb + 's'}"
+
+    def team_name(self, team: int) -> str:
+        mine = self.seat & 1
+        seats = "P0+P2" if team == 0 else "P1+P3"
+        return f"your team ({seats})" if team == mine else f"opponents ({seats})"
+
+    def score_line(self, values: Sequence[int]) -> str:
+        mine = self.seat & 1
+        return f"your team {values[mine]}, opponents {values[1 - mine]}"
+
+    def cards(self, cards: Sequence[int]) -> str:
+        return " ".join(self.L.card_name(c) for c in cards)
+
+    # ----------------------------------------------------------------- input
+    def read(self, prompt: str) -> str:
+        self.out.write(prompt)
+        self.out.flush()
+        line = self.inp.readline()
+        if not line:
+            self.say()
+            raise _Quit("end of input")
+        if self.echo:  # input from a script or a pipe: echo it so the transcript reads like a session
+            self.out.write(line if line.endswith("\n") else line + "\n")
+            self.out.flush()
+        return line.strip()
+
+    def ordered_choices(self, legal: list[int]) -> list[int]:
+        from rook_env.render import sorted_hand
+
+        cards = [a for a in legal if a < self.L.n_cards]
+        if cards:
+            order = sorted_hand(self.L, sum(1 << c for c in cards))
+            return order + [a for a in legal if a >= self.L.n_cards]
+        return legal
+
+    def choices_text(self, choices: list[int]) -> str:
+        items = [f"{i}) {self.L.action_name(a)}" for i, a in enumerate(choices, 1)]
+        width = max(len(x) for x in items) + 2
+        per_line = max(1, 72 // width)
+        rows = [items[i:i + per_line] for i in range(0, len(items), per_line)]
+        return "\n".join("  " + "".join(x.ljust(width) for x in row).rstrip() for row in rows)
+
+    def parse_choice(self, text: str, choices: list[int]) -> tuple[int | None, str]:
+        """(action, "") for a valid answer, else (None, message)."""
+        from rook_env.cards import COLOUR_NAMES
+        from rook_env.rules import BID, TRUMP
+
+        L, game = self.L, self.env.game
+        t = " ".join(text.lower().split())
+        if t.isdigit():
+            k = int(t)
+            if 1 <= k <= len(choices):
+                return choices[k - 1], ""
+            if game.phase == BID and k in L.bids:
+                a = L.bid_action(k)
+                if a in choices:
+                    return a, ""
+                return None, f"bid {k} is not allowed now; choose one of the listed bids"
+            return None, f"there is no choice {k}: type a number from 1 to {len(choices)} or a name"
+        if game.phase == TRUMP and t in COLOUR_NAMES:
+            t = "trump " + t
+        try:
+            a = L.parse_action(t)
+        except ValueError as exc:
+            if game.phase == TRUMP:
+                return None, f"name a colour: {', '.join(COLOUR_NAMES)} (or a number from 1 to {len(choices)})"
+            return None, f"I don't understand {text!r} ({exc}); type a number from 1 to {len(choices)} or a name"
+        if a not in choices:
+            return None, self.why_illegal(a)
+        return a, ""
+
+    def why_illegal(self, a: int) -> str:
+        """A short reason why action ``a`` is not legal now."""
+        from rook_env.cards import COLOUR_NAMES
+        from rook_env.rules import BID, DISCARD, PLAY, TRUMP
+
+        L, game = self.L, self.env.game
+        name, kind = L.action_name(a), L.action_kind(a)
+        phase_kind = {BID: "bid", DISCARD: "card", TRUMP: "trump", PLAY: "card"}.get(game.phase)
+        doing = {BID: "bidding", DISCARD: "discarding", TRUMP: "naming trump", PLAY: "playing cards"}.get(game.phase, "")
+        if kind == "card" and phase_kind == "card" and not (game.hands[self.seat] >> a) & 1:
+            return f"you do not hold {name}; pick one of the listed choices"
+        if kind == "card" and game.phase == PLAY and game.trick:
+            led = L.card_colour[game.trick[0]]
+            led = game.trump if led < 0 else led
+            what = "trump" if led == game.trump else COLOUR_NAMES[led]
+            return f"{name} is not allowed: {what} was led and you must follow with {what} (or play the Rook)"
+        if kind == "bid" and game.phase == BID:
+            high = L.bids[game.high_bid] if game.high_bid >= 0 else None
+            if high is not None and L.bids[a - L.BID0] <= high:
+                return f"{name} is too low: the high bid is {high}"
+            return f"{name} is not allowed now; choose one of the listed bids"
+        if kind == "redeal" and game.phase == BID:
+            return "a redeal may only be called by a player holding no counters"
+        if (kind in ("bid", "pass", "redeal") or kind == "card") and phase_kind not in (kind, None) or (
+            kind == "trump" and game.phase != TRUMP
+        ):
+            return f"{name} is not possible now: it is time for {doing}"
+        return f"{name} is not a legal choice now; pick one of the listed choices"
+
+    # ----------------------------------------------------------------- turns
+    def human_turn(self) -> int:
+        from rook_env.render import render_text
+
+        game = self.env.game
+        choices = self.ordered_choices(game.legal_actions())
+        self.say()
+        self.say(render_text(game, seat=self.seat))
+        self.say(f"Your choices ({self.phase_hint()}):")
+        self.say(self.choices_text(choices))
+        while True:
+            text = self.read(f"P{self.seat}> ")
+            low = text.lower()
+            if not low:
+                self.say(f"Type a number from 1 to {len(choices)}, a name such as {self.L.action_name(choices[0])}, "
+                         f"'help' or 'quit'.")
+                continue
+            if low in QUIT_WORDS:
+                raise _Quit("quit")
+            if low in HELP_WORDS:
+                self.say("Answer with a choice number or its name (R14, Rook, bid 85, pass, trump green, redeal);"
+                         " 'show' redraws the table, 'quit' leaves.")
+                self.say(self.choices_text(choices))
+                continue
+            if low in SHOW_WORDS:
+                self.say(render_text(game, seat=self.seat))
+                self.say(self.choices_text(choices))
+                continue
+            action, msg = self.parse_choice(text, choices)
+            if action is not None:
+                return action
+            self.say(msg)
+
+    def phase_hint(self) -> str:
+        from rook_env.rules import BID, DISCARD, PLAY, TRUMP
+
+        game = self.env.game
+        if game.phase == BID:
+            return "bid, pass" + (" or call a redeal" if self.L.REDEAL in game.legal_actions() else "")
+        if game.phase == DISCARD:
+            return f"lay a card down into the nest, {5 - game.discards.bit_count()} to go"
+        if game.phase == TRUMP:
+            return "name trump"
+        if game.phase == PLAY:
+            return "lead a card" if not game.trick else "play a card"
+        return ""
+
+    def agent_turn(self, seat: int) -> int:
+        name = f"player_{seat}"
+        return self.agents[seat].act(self.env.observe(name), self.env.infos[name])
+
+    def step(self, seat: int, action: Any) -> int:
+        """Step the env; an agent's illegal action is reported and replaced by the lowest legal one."""
+        try:
+            self.env.step(action)
+            return int(action)
+        except ValueError as exc:
+            if seat == self.seat:
+                raise
+            fallback = self.env.game.legal_actions()[0]
+            self.say(f"  [{self.who(seat)} chose an illegal action ({exc}); playing {self.L.action_name(fallback)}]")
+            self.env.step(fallback)
+            return fallback
+
+    # ------------------------------------------------------------------ hand
+    def announce_deal(self) -> None:
+        from rook_env.render import hand_text
+
+        game = self.env.game
+        self.say(f"Dealer: {self.who(game.dealer)}. Bidding starts with {self.who((game.dealer + 1) % 4)}.")
+        self.say(f"Your hand: {hand_text(self.L, game.hands[self.seat])}")
+
+    def play_hand(self) -> dict[str, Any]:
+        from rook_env.rules import BID, DISCARD, OVER, PLAY, TRUMP
+
+        env, L = self.env, self.L
+        game = env.game
+        self.announce_deal()
+        while game.phase != OVER:
+            seat, phase = game.current, game.phase
+            deals, n_tricks = game.deals, len(game.tricks)
+            action = self.human_turn() if seat == self.seat else self.agent_turn(seat)
+            action = self.step(seat, action)
+            name = L.action_name(action)
+            if phase == BID:
+                if action == L.REDEAL:
+                    self.say(f"{self.who(seat)}: redeal (no counters in hand). The same dealer deals again.")
+                else:
+                    self.say(f"{self.who(seat)}: {name}")
+                if game.deals != deals and action != L.REDEAL:
+                    self.say("Everyone passed: the same dealer deals again.")
+                if game.deals != deals:
+                    self.announce_deal()
+                elif game.phase != BID:
+                    self.say(f"{self.who(game.bidder)} won the auction at {L.bids[game.high_bid]}; "
+                             f"the nest goes to the bidder.")
+            elif phase == DISCARD:
+                if seat == self.seat:
+                    self.say(f"You lay down {name}.")
+                if game.phase != DISCARD:
+                    if seat != self.seat:
+                        self.say(f"{self.verb(seat, 'lay')} 5 cards down as the new nest.")
+                    if game.nest_has_counters:
+                        self.say("Announced: the nest holds counters.")
+            elif phase == TRUMP:
+                self.say(f"{self.verb(seat, 'name')} trump: {name.split()[1]}.")
+            elif phase == PLAY:
+                led = n_tricks == len(game.tricks) and len(game.trick) == 1
+                self.say(f"{self.verb(seat, 'lead' if led else 'play')} {name}")
+                if len(game.tricks) != n_tricks:
+                    self.trick_done(len(game.tricks))
+        return env.infos[f"player_{self.seat}"]["hand"]
+
+    def trick_done(self, k: int) -> None:
+        game, L = self.env.game, self.L
+        leader, cards = game.tricks[k - 1]
+        winner = (leader + game.trick_winner_index(cards)) % 4
+        pts = sum(L.card_points[c] for c in cards)
+        played = ", ".join(f"P{(leader + i) % 4} {L.card_name(c)}" for i, c in enumerate(cards))
+        self.say(f"Trick {k}: {played} -> won by {self.who(winner)}, {pts} counter points.")
+        if k < L.n_tricks:
+            counts = game.points
+            self.say(f"  Counters so far: {self.score_line(counts)}.")
+
+    def hand_done(self, res: dict[str, Any]) -> None:
+        from rook_env.cards import COLOUR_NAMES
+
+        game, L = self.env.game, self.L
+        bt = res["bidder"] & 1
+        trick_pts = [0, 0]
+        for leader, cards in game.tricks:
+            w = (leader + game.trick_winner_index(cards)) % 4
+            trick_pts[w & 1] += sum(L.card_points[c] for c in cards)
+        nest_pts = sum(res["counters"]) - sum(trick_pts)
+        last = res["last_trick_team"]
+        counters = res["counters"]
+        self.say()
+        self.say(f"=== Hand {self.hand_no} over ===")
+        self.say(f"The nest held {nest_pts} counter points, taken with the last trick by {self.team_name(last)}.")
+        self.say(f"Counters: {self.score_line(counters)}"
+                 + (f"; bonuses: {self.score_line(res['bonus'])}" if any(res["bonus"]) else "") + ".")
+        verdict = "MADE it" if res["made"] else "were SET"
+        self.say(f"{self.who(res['bidder'])} bid {res['bid']} in {COLOUR_NAMES[res['trump']]}: "
+                 f"{self.team_name(bt)} took {counters[bt] + res['bonus'][bt]} and {verdict}.")
+        hs = res["hand_scores"]
+        mine = self.seat & 1
+        self.say(f"This hand: your team {hs[mine]:+d}, opponents {hs[1 - mine]:+d}. "
+                 f"Score: {self.score_line(res['scores'])}.")
+
+    # ------------------------------------------------------------------ game
+    def run(self, hands: int | None) -> int:
+        """Play ``hands`` hands, or a game to target_score when ``hands`` is None."""
+        target = self.env.config.target_score
+        dealer: int | None = None
+        try:
+            while True:
+                self.hand_no += 1
+                options: dict[str, Any] = {"scores": list(self.scores)}
+                if dealer is not None:
+                    options["dealer"] = dealer
+                self.env.reset(seed=self.seed if self.hand_no == 1 else None, options=options)
+                for ag in self.agents.values():
+                    if hasattr(ag, "reset"):
+                        ag.reset()
+                title = f"Hand {self.hand_no}" + (f" (game to {target})" if hands is None else f" of {hands}")
+                self.say()
+                self.say(f"=== {title} ===")
+                res = self.play_hand()
+                self.hand_done(res)
+                self.scores = list(res["scores"])
+                dealer = (self.env.game.dealer + 1) % 4
+                if hands is None and res["game_winner"] >= 0:
+                    won = res["game_winner"] == (self.seat & 1)
+                    self.say()
+                    self.say(f"*** Game over: {self.team_name(res['game_winner'])} win "
+                             f"{max(self.scores)} to {min(self.scores)}. {'You win!' if won else 'You lose.'} ***")
+                    return 0
+                if hands is not None and self.hand_no >= hands:
+                    self.say()
+                    self.say(f"Played {hands} hand(s). Final score: {self.score_line(self.scores)}.")
+                    return 0
+        except _Quit as q:
+            why = "End of input" if str(q) == "end of input" else "You quit"
+            self.say(f"{why} during hand {self.hand_no}. Score before this hand: {self.score_line(self.scores)}. Bye.")
+            return 0
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="play.py",
+        description="Play Rook in the terminal against agents (specs: random, heuristic, ppo, path.pt).",
+    )
+    p.add_argument("--seat", type=int, default=0, choices=range(4), metavar="{0,1,2,3}",
+                   help="your seat (default 0); partners sit opposite (0+2, 1+3)")
+    p.add_argument("--partner", default=None, help="agent spec for your partner (default heuristic, else random)")
+    p.add_argument("--opponents", default=None,
+                   help="agent spec for the opponents; 'x+y' gives your left opponent x and your right y "
+                        "(default heuristic, else random)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--game", action="store_true", help="play a whole game to target_score (the default)")
+    mode.add_argument("--hands", type=int, metavar="N", help="play N hands instead of a game")
+    p.add_argument("--seed", type=int, default=None, help="seed of the deals and agents")
+    p.add_argument("--flag", action="append", default=[], metavar="NAME=VALUE", help="rule flag (repeatable)")
+    return p
+
+
+def _default_spec() -> str:
+    try:
+        import agents.heuristic  # noqa: F401
+
+        return "heuristic"
+    except ImportError:
+        return "random"
+
+
+def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    from evaluate import check_team, parse_flags, parse_team, build_agent
+
+    inp = stdin if stdin is not None else sys.stdin
+    out = stdout if stdout is not None else sys.stdout
+    p = _build_parser()
+    args = p.parse_args(argv)
+    if args.hands is not None and args.hands < 1:
+        p.error(f"--hands must be >= 1, got {args.hands}")
+    try:
+        flags = parse_flags(args.flag)
+        if flags.get("episode", "hand") != "hand":
+            raise ValueError("play.py deals hand by hand itself; do not set the episode flag")
+        default = None
+        if args.partner is None or args.opponents is None:
+            default = _default_spec()
+            if default != "heuristic":
+                out.write("(the heuristic agent is not available; the other seats play 'random')\n")
+        partner = parse_team(args.partner or default)
+        opponents = parse_team(args.opponents or default)
+        if partner.members[0] != partner.members[1]:
+            raise ValueError(f"--partner {args.partner!r}: your partner is one seat, give one agent spec")
+        check_team(partner, flags)
+        check_team(opponents, flags)
+    except ValueError as exc:
+        p.error(str(exc))
+    seat = args.seat
+    seed = args.seed
+    agents, labels = {}, {}
+    for rel, spec in ((2, partner.members[0]), (1, opponents.members[0]), (3, opponents.members[1])):
+        s = (seat + rel) % 4
+        agents[s] = build_agent(spec, None if seed is None else seed * 4 + s, flags)
+        labels[s] = str(spec)
+    session = Session(seat, agents, labels, flags, seed, inp, out)
+    session.say(f"Rook: you are P{seat}, partner {session.who((seat + 2) % 4)}; opponents "
+                f"{session.who((seat + 1) % 4)} and {session.who((seat + 3) % 4)}.")
+    session.say("Answer with a choice number or a name (R14, Rook, bid 85, pass, trump green); 'help', 'quit'.")
+    try:
+        return session.run(None if args.hands is None else args.hands)
+    except KeyboardInterrupt:
+        session.say("\nInterrupted. Bye.")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
