@@ -120,10 +120,9 @@ class Session:
                     return a, ""
                 return None, f"bid {k} is not allowed now; choose one of the listed bids"
             return None, f"there is no choice {k}: type a number from 1 to {len(choices)} or a name"
-        if game.phase == TRUMP and t in COLOUR_NAMES:
-            t = "trump " + t
+        query = "trump " + t if game.phase == TRUMP and t in COLOUR_NAMES else text.strip()
         try:
-            a = L.parse_action(t)
+            a = L.parse_action(query)
         except ValueError as exc:
             if game.phase == TRUMP:
                 return None, f"name a colour: {', '.join(COLOUR_NAMES)} (or a number from 1 to {len(choices)})"
