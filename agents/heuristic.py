@@ -356,6 +356,7 @@ class HeuristicAgent:
         self.L = self.tab.L
         self.rng = random.Random(seed)
         self._mem: dict[int, _Memory] = {}
+        self.n_fallbacks = 0  # times the preferred action was illegal (or an error occurred)
         self._plans: dict[tuple[int, int], tuple[float, int, int]] = {}
         self._est: dict[int, tuple[float, int]] = {}
 
@@ -381,6 +382,7 @@ class HeuristicAgent:
                 raise
             a = -1
         if a < 0 or not (legal >> a) & 1:
+            self.n_fallbacks += 1
             a = self._fallback(legal_ids)
         return int(a)
 
@@ -779,11 +781,14 @@ class HeuristicAgent:
         return best_c
 
     def _p_lead(self, ctx: _Ctx, c: int, s: int) -> float:
-        pb1 = ctx.p_beat(1, c, s)
-        pb3 = ctx.p_beat(3, c, s)
-        p_me = (1.0 - pb1) * (1.0 - pb3)
-        pp = ctx.p_beat(2, c, s)
-        return p_me + (1.0 - p_me) * pp * 0.5
+        q1 = ctx.p_beat(1, c, s)
+        q3 = ctx.p_beat(3, c, s)
+        p_me = (1.0 - q1) * (1.0 - q3)  # a partner who overtakes is no loss
+        if p_me > 0.999:
+            return p_me
+        q2 = ctx.p_beat(2, c, s)
+        # somebody beats my card: the partner is the highest of them in proportion to its chance
+        return p_me + (1.0 - p_me) * q2 / (q1 + q2 + q3 + 1e-9)
 
     def _p_after(self, ctx: _Ctx, pos: int, wr: int, wc: int, led: int) -> float:
         """Chance that my side takes the trick when ``wc`` (by rel ``wr``) is winning after my play."""
