@@ -203,7 +203,8 @@ def _spec_label(member: Any) -> str:
     name = getattr(member, "name", None)
     if isinstance(name, str) and name:
         return name
-    return getattr(member, "__name__", None) or type(member).__name__
+    label = getattr(member, "__name__", None) or type(member).__name__
+    return "callable" if label == "<lambda>" else label
 
 
 @dataclass(frozen=True)
@@ -338,6 +339,7 @@ class _Context:
     strict: bool
     block_size: int
     deals: int
+    common_seeds: bool = True
 
 
 _ENVS: dict[Any, Any] = {}
@@ -397,7 +399,8 @@ def _run_block(block: int, ctx: _Context) -> list[tuple[int, ...]]:
         row = []
         for seat in range(4):
             team, member = _seat_role(seating, seat)
-            row.append(build_agent(ctx.teams[team].members[member], _derive("agent", ctx.seed, block, seat), ctx.flags))
+            key = ("agent", ctx.seed, block, seat) if ctx.common_seeds else ("agent", ctx.seed, block, seating, seat)
+            row.append(build_agent(ctx.teams[team].members[member], _derive(*key), ctx.flags))
         agents[seating] = row
     out: list[tuple[int, ...]] = []
     for deal in range(start, stop):
@@ -521,6 +524,8 @@ class MatchResult:
     elapsed_s: float
     workers: int
     records: np.ndarray = field(repr=False)  # one row per hand, columns REC_FIELDS
+    common_seeds: bool = True
+    block_size: int = DEFAULT_BLOCK_SIZE
 
     @property
     def deals_per_s(self) -> float:
@@ -542,6 +547,8 @@ class MatchResult:
             "hands": self.hands,
             "seed": self.seed,
             "duplicate": self.duplicate,
+            "common_seeds": self.common_seeds,
+            "block_size": self.block_size,
             "flags": dict(self.flags),
             "confidence": self.confidence,
             "mean_points_per_deal": self.mean,
@@ -607,6 +614,7 @@ def _summarise(records: np.ndarray, ctx: _Context, confidence: float, n_boot: in
         illegal={"A": int(records[:, _F["illegal_a"]].sum()), "B": int(records[:, _F["illegal_b"]].sum())},
         hands=int(records.shape[0]), redeals=int(records[:, _F["redeals"]].sum()),
         steps=int(records[:, _F["steps"]].sum()), elapsed_s=elapsed, workers=workers, records=records,
+        common_seeds=ctx.common_seeds, block_size=ctx.block_size,
     )
 
 
@@ -626,6 +634,7 @@ def play_match(
     strict: bool = False,
     block_size: int = DEFAULT_BLOCK_SIZE,
     check: bool = True,
+    common_seeds: bool = True,
 ) -> MatchResult:
     """Play team A against team B over ``deals`` seeded deals (each twice when ``duplicate``).
 
@@ -633,7 +642,10 @@ def play_match(
     rule flags; ``workers``: processes (results are identical for any value); ``strict``: raise
     :class:`IllegalActionError` on an illegal action instead of counting it; ``block_size``:
     deals per block (agents are rebuilt, freshly seeded, at each block; part of the seed's
-    definition); ``check``: build every member once up front to fail early on a bad spec.
+    definition); ``check``: build every member once up front to fail early on a bad spec;
+    ``common_seeds``: seed the agent at seat ``s`` identically in both seatings (common random
+    numbers: identical teams cancel exactly, swapping A and B negates every deal pair); False
+    seeds all eight seat-agents of a deal independently.
     """
     if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
         raise ValueError(f"deals must be a positive integer, got {deals!r}")
@@ -646,7 +658,7 @@ def play_match(
     if check:
         for t in teams:
             check_team(t, flags)
-    ctx = _Context(teams, flags, int(seed), bool(duplicate), bool(strict), int(block_size), deals)
+    ctx = _Context(teams, flags, int(seed), bool(duplicate), bool(strict), int(block_size), deals, bool(common_seeds))
     n_blocks = (deals + block_size - 1) // block_size
     blocks = range(n_blocks)
     workers = min(workers, n_blocks)
@@ -869,6 +881,11 @@ def plot_match(res: MatchResult, path: str) -> None:
                     label=f"running {res.confidence:.0%} interval (normal approx.)")
     ax.axhline(0.0, color="grey", lw=0.8)
     lo, hi = res.ci
+    skip = min(v.size - 1, max(10, v.size // 20))  # the first few deals would dominate the scale
+    if v.size > 20:
+        band = np.concatenate([(mean - half)[skip:], (mean + half)[skip:], [0.0]])
+        pad = 0.1 * (band.max() - band.min()) or 1.0
+        ax.set_ylim(band.min() - pad, band.max() + pad)
     if math.isfinite(lo):
         ax.errorbar([v.size], [res.mean], yerr=[[res.mean - lo], [hi - res.mean]], fmt="o", color="C3",
                     capsize=4, label=f"final mean, {res.confidence:.0%} bootstrap CI")
@@ -942,6 +959,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", type=int, default=2000, metavar="B", help="bootstrap resamples (default 2000)")
     p.add_argument("--block-size", type=int, default=DEFAULT_BLOCK_SIZE, help=argparse.SUPPRESS)
     p.add_argument("--prior", type=float, default=1.0, help="round robin: virtual games per pair in the rating fit")
+    p.add_argument("--independent-seeds", action="store_true",
+                   help="seed the agents of the two seatings independently (default: common random numbers, "
+                        "so identical teams cancel exactly)")
     p.add_argument("--strict", action="store_true", help="stop at the first illegal action")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
@@ -994,7 +1014,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console()
     common = dict(deals=args.deals, seed=args.seed, flags=flags, duplicate=not args.no_duplicate, workers=workers,
                   progress=not args.no_progress, confidence=args.confidence, n_boot=args.bootstrap,
-                  strict=args.strict, block_size=args.block_size, check=False)
+                  strict=args.strict, block_size=args.block_size, check=False,
+                  common_seeds=not args.independent_seeds)
     try:
         if args.round_robin:
             rr = round_robin(teams, prior=args.prior, **common)

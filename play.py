@@ -417,6 +417,12 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     except KeyboardInterrupt:
         session.say("\nInterrupted. Bye.")
         return 130
+    except BrokenPipeError:  # the screen went away (e.g. piped into `head`)
+        if stdout is None:
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -179,6 +179,13 @@ def test_independent_random_teams_are_near_zero():
     assert np.any(res.pair_values != 0)  # not trivially cancelled
 
 
+def test_independent_seeds_do_not_cancel():
+    res = evaluate.play_match("random", "random", deals=100, seed=1, common_seeds=False)
+    assert np.any(res.pair_values != 0)
+    lo, hi = res.ci
+    assert lo < 0 < hi and res.to_dict()["common_seeds"] is False
+
+
 def test_swapping_teams_negates_every_deal_pair():
     ab = evaluate.play_match(Greedy, "random", deals=30, seed=4)
     ba = evaluate.play_match("random", Greedy, deals=30, seed=4)
