@@ -53,7 +53,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -280,6 +280,7 @@ def check_team(team: TeamSpec, flags: Mapping[str, Any]) -> None:
 
 def _derive(*parts: Any) -> int:
     """A 63-bit seed from any parts (stable across processes and Python runs)."""
+    parts = tuple(int(p) if isinstance(p, (int, np.integer)) and not isinstance(p, bool) else p for p in parts)
     digest = hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little") >> 1
 
@@ -292,6 +293,7 @@ def make_deal(seed: int, index: int, flags: Mapping[str, Any] | None = None) -> 
     from rook_env.config import make_config
     from rook_env.rules import RookState
 
+    seed, index = int(seed), int(index)
     config = make_config(**dict(flags or {}))
     st = RookState(config)
     st.rng = random.Random(_derive("deal", seed, index))
@@ -653,6 +655,8 @@ def play_match(
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     if block_size < 1:
         raise ValueError(f"block_size must be >= 1, got {block_size}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an integer (results are reproducible per seed), got {seed!r}")
     flags = _check_flags(flags)
     teams = (parse_team(spec_a, names[0]), parse_team(spec_b, names[1]))
     if check:
