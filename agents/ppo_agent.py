@@ -1,0 +1,77 @@
+"""A PPO-trained policy as an agent (see agents/base.py for the protocol).
+
+``PPOAgent.load(None)`` loads the shipped checkpoint ``agents/checkpoints/ppo_default.pt``;
+``PPOAgent.load("runs/x/best.pt")`` any checkpoint written by train.py. It plays greedily
+(the most probable legal action) unless ``greedy=False`` (sampled from the masked policy).
+Only the actor is used; the critic (possibly centralized) is ignored at play time.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+
+from .base import legal_from
+from .ppo_model import ActorCritic, CheckpointError, load_checkpoint, model_from_checkpoint, MaskedCategorical
+
+DEFAULT_CHECKPOINT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkpoints", "ppo_default.pt")
+
+
+class PPOAgent:
+    def __init__(self, model: ActorCritic, greedy: bool = True, seed: int | None = None,
+                 device: str | torch.device = "cpu") -> None:
+        self.model = model.to(device).eval()
+        self.actor = self.model.actor
+        self.greedy = bool(greedy)
+        self.device = torch.device(device)
+        self.generator = torch.Generator(device=self.device)
+        self.generator.manual_seed(0 if seed is None else int(seed))
+        self.seed = seed
+
+    @classmethod
+    def load(cls, path: str | None = None, seed: int | None = None, greedy: bool = True,
+             device: str | torch.device = "cpu", **flags: Any) -> "PPOAgent":
+        """Load a checkpoint (None: the shipped one). ``flags`` are the table's rule flags: the
+        checkpoint must have been trained with the same observation and action sizes."""
+        from rook_env import make_config
+        from rook_env.cards import layout_for
+        from rook_env.observation import obs_layout
+
+        path = DEFAULT_CHECKPOINT if path is None else str(path)
+        if path == DEFAULT_CHECKPOINT and not os.path.isfile(path):
+            raise CheckpointError(
+                f"the shipped PPO checkpoint {path!r} is missing; train one with `python train.py --config "
+                f"configs/default.yaml` and copy runs/default/best.pt there, or pass a checkpoint path"
+            )
+        config = make_config(**flags)
+        ckpt = load_checkpoint(path, map_location=device)
+        model = model_from_checkpoint(
+            ckpt, path, obs_dim=obs_layout(config).size, n_actions=layout_for(config).n_actions
+        )
+        agent = cls(model, greedy=greedy, seed=seed, device=device)
+        agent.checkpoint_info = {k: ckpt.get(k) for k in ("env_flags", "config", "decisions", "iteration")}
+        return agent
+
+    def reset(self) -> None:
+        pass
+
+    @torch.no_grad()
+    def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int:
+        legal = legal_from(observation)
+        if legal.size == 1:
+            return int(legal[0])
+        obs = torch.as_tensor(np.asarray(observation["observation"], np.float32), device=self.device).unsqueeze(0)
+        mask = torch.as_tensor(np.asarray(observation["action_mask"]), device=self.device).bool().unsqueeze(0)
+        d = MaskedCategorical(self.actor(obs), mask)
+        a = d.mode() if self.greedy else d.sample(self.generator)
+        return int(a.item())
+
+    @torch.no_grad()
+    def action_probs(self, observation: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The policy's probabilities over all actions (0 for illegal ones)."""
+        obs = torch.as_tensor(np.asarray(observation["observation"], np.float32), device=self.device).unsqueeze(0)
+        mask = torch.as_tensor(np.asarray(observation["action_mask"]), device=self.device).bool().unsqueeze(0)
+        return MaskedCategorical(self.actor(obs), mask).probs[0].cpu().numpy()

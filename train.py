@@ -1,0 +1,1026 @@
+"""PPO self-play for four-player partnership Rook, in one file (in the spirit of CleanRL's ppo.py).
+
+    python train.py --config configs/default.yaml                 # the shipped agent's run
+    python train.py --config configs/smoke.yaml --set seed=3       # about a minute on 2 CPU cores
+    python train.py --config configs/default.yaml --lr 1e-4 --opponent_mix.heuristic 0.6
+    python train.py --resume runs/default/last.pt --total_decisions 30000000
+    tensorboard --logdir runs
+
+What happens, all of it in this file:
+
+1. **One network for every seat.** Observations are seat-relative, so a single masked-categorical
+   actor (agents/ppo_model.py) plays all four seats; partners are the same policy. Illegal logits are
+   set to -1e9, so illegal actions have probability exactly 0 and are never sampled.
+2. **Opponents per game** are drawn from ``opponent_mix`` (interpolated towards ``opponent_mix_end``
+   over training): ``self`` (all four seats are the current policy and all four learn), ``pool`` (the
+   other team is a past snapshot of the policy), ``heuristic`` / ``random`` (the other team is
+   ``agents.make_agent(...)``). Outside ``self`` the learning team is drawn at random each game.
+3. **Credit assignment in the AEC game.** Each learning seat's trajectory is *its own decisions only*,
+   in order. A reward the env pays to a seat (score_diff at the end of a hand, times ``reward_scale``)
+   is credited to that seat's latest decision; GAE then bootstraps from one decision of the seat to
+   the seat's next decision, and the trajectory ends (done) at the seat's last decision of the
+   episode. One seat's reward is never paired with another seat's observation
+   (:func:`episode_advantages`).
+4. **Batched collection.** ``num_envs`` tables are stepped in lock step: each tick, every table
+   whose seat to act is a learner goes into one forward pass; pool snapshots get one pass each;
+   scripted agents act one by one. A rollout collects at least ``rollout_decisions`` learner
+   decisions and then finishes the hands in progress (no truncated trajectories, so no truncation
+   bootstrapping and resumes start cleanly between hands). Forced moves (exactly one legal action)
+   are played without recording a decision (``skip_forced``): they carry no policy gradient, so
+   they are part of the environment's dynamics and the seat's trajectory skips them.
+5. **Centralized critic** (``central_critic: true``): the value network sees ``env.state_for(agent)``
+   (the seat's observation plus every hidden hand and the nest). Training only: the actor never sees it.
+6. **PPO update**: clipped surrogate, clipped value loss, entropy bonus (scheduled), advantage
+   normalisation per minibatch, global gradient clipping, linear learning-rate schedule
+   (:func:`ppo_loss`).
+7. **Behaviour-cloning warm start** (``bc_steps > 0``): the actor imitates the heuristic agent on
+   ``bc_hands`` heuristic-vs-heuristic hands, and the critic regresses their returns, before PPO.
+
+Outputs in ``runs/<name>/``: TensorBoard events, ``last.pt`` / ``best.pt`` (model, optimizer, config,
+counters, RNG states, snapshot pool), ``agent.pt`` (the best model only: what ships), ``curve.png``
+and ``summary.json``. Training is reproducible for a seed (same config, same machine, same
+``torch_threads``), resumes included; a ``max_minutes`` stop is the only wall-clock-dependent part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import json
+import math
+import os
+import platform
+import random
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+import yaml
+from torch import nn
+
+from agents.ppo_model import (
+    CHECKPOINT_FORMAT,
+    CHECKPOINT_VERSION,
+    ActorCritic,
+    CheckpointError,
+    MaskedCategorical,
+    load_checkpoint,
+    model_from_checkpoint,
+)
+from rook_env import make_config, raw_env
+from rook_env.env import AGENT_SEAT, AGENTS
+
+OPPONENT_KINDS = ("self", "pool", "heuristic", "random")
+# Deal seeds: evaluation uses small seeds (see eval_seed / final_eval_seed); training deals are drawn
+# from [2**40, 2**41) so that no training deal is an evaluation deal.
+TRAIN_SEED_LOW = 2**40
+
+
+# =============================================================================================== config
+@dataclass
+class Config:
+    """Every training option. YAML files and the command line override these defaults."""
+
+    name: str = "default"  # run directory runs/<name>/
+    run_dir: str = "runs"
+    seed: int = 1
+    device: str = "auto"  # auto (cuda when present), cpu, cuda, cuda:0 ...
+    torch_threads: int = 1
+    env_flags: dict = field(default_factory=dict)  # rule flags of rook_env (RULES.md); {} = default game
+    # --- budget
+    total_decisions: int = 20_000_000  # learner decisions to train on
+    max_minutes: float = 0.0  # stop after this wall time (0: no limit); the run still writes its outputs
+    # --- collection
+    num_envs: int = 64
+    rollout_decisions: int = 16384  # learner decisions per PPO update (at least; hands in progress finish)
+    reward_scale: float = 0.01  # score_diff 125 -> 1.25
+    skip_forced: bool = True  # moves with one legal action are played without recording a decision
+    # --- PPO
+    lr: float = 3e-4
+    lr_end: float = 3e-5  # linear schedule from lr to lr_end over total_decisions
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    update_epochs: int = 4
+    minibatch_size: int = 2048
+    clip_coef: float = 0.2
+    clip_vloss: bool = True
+    norm_adv: bool = True
+    vf_coef: float = 0.5
+    ent_coef: float = 0.01
+    ent_coef_end: float = 0.002  # linear schedule
+    max_grad_norm: float = 0.5
+    target_kl: float = 0.0  # > 0: stop an update's epochs early when approx_kl exceeds it
+    # --- network
+    hidden: list = field(default_factory=lambda: [256, 256, 256])
+    central_critic: bool = True
+    # --- opponents
+    opponent_mix: dict = field(default_factory=lambda: {"self": 0.4, "pool": 0.2, "heuristic": 0.3, "random": 0.1})
+    opponent_mix_end: dict = field(default_factory=dict)  # {} = constant mix; else linear interpolation
+    pool_size: int = 10  # past snapshots kept
+    pool_every: int = 10  # iterations between snapshots
+    # --- behaviour-cloning warm start from the heuristic agent
+    bc_steps: int = 0
+    bc_hands: int = 2000
+    bc_batch: int = 512
+    bc_lr: float = 1e-3
+    bc_label_smoothing: float = 0.05  # spread over the legal actions: keeps some entropy for PPO
+    # --- evaluation, checkpoints
+    eval_every: int = 10  # iterations; 0 = only at the end
+    eval_deals: int = 200  # duplicate deals per opponent (each played with both seatings)
+    eval_opponents: list = field(default_factory=lambda: ["random", "heuristic"])
+    eval_seed: int = 1_000  # deals eval_seed .. eval_seed + eval_deals - 1 (checkpoint selection)
+    eval_backend: str = "auto"  # auto: evaluate.play_match when it exists, else internal; or internal, evaluate
+    final_eval_deals: int = 0  # > 0: evaluate the best checkpoint at the end on held-out deals
+    final_eval_seed: int = 50_000_000
+    checkpoint_every: int = 10  # iterations
+    progress: bool = True  # tqdm bar
+
+    # ------------------------------------------------------------------ validation
+    def validate(self) -> "Config":
+        def bad(name: str, why: str) -> None:
+            raise ValueError(f"config field {name!r}: {why} (got {getattr(self, name)!r})")
+
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            want = {"int": int, "float": float, "bool": bool, "str": str, "dict": dict, "list": list}[f.type]
+            if want in (int, float) and isinstance(v, str):  # YAML reads 1e-4 as a string
+                try:
+                    v = float(v)
+                except ValueError:
+                    bad(f.name, f"must be of type {f.type}")
+            if want is int and isinstance(v, float) and v.is_integer():  # 1e6 -> 1000000
+                v = int(v)
+            setattr(self, f.name, v)
+            if want is float and isinstance(v, int) and not isinstance(v, bool):
+                v = float(v)
+                setattr(self, f.name, v)
+            if not isinstance(v, want) or (want is int and isinstance(v, bool)):
+                bad(f.name, f"must be of type {f.type}")
+        for name in ("total_decisions", "num_envs", "rollout_decisions", "update_epochs", "minibatch_size",
+                     "torch_threads", "pool_size", "pool_every", "eval_deals", "bc_hands", "bc_batch"):
+            if getattr(self, name) <= 0:
+                bad(name, "must be > 0")
+        for name in ("bc_steps", "eval_every", "final_eval_deals", "checkpoint_every", "max_minutes", "target_kl",
+                     "ent_coef", "ent_coef_end", "vf_coef", "lr_end", "max_grad_norm"):
+            if getattr(self, name) < 0:
+                bad(name, "must be >= 0")
+        if self.lr <= 0:
+            bad("lr", "must be > 0")
+        if not 0 <= self.gamma <= 1:
+            bad("gamma", "must be in [0, 1]")
+        if not 0 <= self.gae_lambda <= 1:
+            bad("gae_lambda", "must be in [0, 1]")
+        if not 0 <= self.bc_label_smoothing < 1:
+            bad("bc_label_smoothing", "must be in [0, 1)")
+        if not self.hidden or not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in self.hidden):
+            bad("hidden", "must be a non-empty list of positive integers")
+        for name in ("opponent_mix", "opponent_mix_end"):
+            mix = getattr(self, name)
+            if name == "opponent_mix_end" and not mix:
+                continue
+            unknown = sorted(set(mix) - set(OPPONENT_KINDS))
+            if unknown:
+                bad(name, f"unknown opponent kind(s) {', '.join(map(str, unknown))}; known: {', '.join(OPPONENT_KINDS)}")
+            if any(not isinstance(w, (int, float)) or isinstance(w, bool) or w < 0 for w in mix.values()):
+                bad(name, "weights must be numbers >= 0")
+            if sum(mix.values()) <= 0:
+                bad(name, "weights must not all be 0")
+        for opp in self.eval_opponents:
+            if opp not in ("random", "heuristic") and not str(opp).endswith(".pt"):
+                bad("eval_opponents", f"unknown opponent {opp!r}; use random, heuristic or a checkpoint path")
+        if self.eval_backend not in ("auto", "internal", "evaluate"):
+            bad("eval_backend", "must be auto, internal or evaluate")
+        if not (self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda")):
+            bad("device", "must be auto, cpu or cuda[:N]")
+        try:
+            make_config(**self.env_flags)  # unknown rule flags / bad values raise, naming them
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"config field 'env_flags': {exc}") from None
+        return self
+
+
+CONFIG_FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+
+
+def apply_overrides(cfg_dict: dict, overrides: dict, source: str) -> None:
+    """Apply {field or field.key: value}; an unknown field raises ValueError naming it."""
+    for key, value in overrides.items():
+        name, _, sub = str(key).partition(".")
+        if name not in CONFIG_FIELDS:
+            raise ValueError(
+                f"unknown config field {name!r} (from {source}); known fields: {', '.join(CONFIG_FIELDS)}"
+            )
+        if sub:
+            if CONFIG_FIELDS[name].type != "dict":
+                raise ValueError(f"config field {name!r} (from {source}) is not a mapping; {key!r} is not allowed")
+            cfg_dict[name] = dict(cfg_dict.get(name) or {})
+            cfg_dict[name][sub] = value
+        else:
+            cfg_dict[name] = value
+
+
+def make_train_config(config_path: str | None = None, overrides: Sequence[str] = (), base: dict | None = None) -> Config:
+    """Defaults <- ``base`` (e.g. a resumed checkpoint's config) <- YAML file <- ``key=value`` overrides."""
+    cfg = dataclasses.asdict(Config())
+    if base:
+        apply_overrides(cfg, base, "the checkpoint")
+    if config_path:
+        with open(config_path) as fh:
+            data = yaml.safe_load(fh) or {}
+        if not isinstance(data, dict):
+            raise ValueError(f"{config_path}: a config file must be a YAML mapping of field: value")
+        apply_overrides(cfg, data, config_path)
+    parsed = {}
+    for item in overrides:
+        if "=" not in item:
+            raise ValueError(f"override {item!r} must look like field=value")
+        k, v = item.split("=", 1)
+        parsed[k.strip()] = yaml.safe_load(v) if v.strip() else ""
+    apply_overrides(cfg, parsed, "the command line")
+    return Config(**cfg).validate()
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description="PPO self-play training for Rook. Any config field can be set with --set field=value "
+        "or --field value (mappings: --opponent_mix.heuristic 0.5).",
+    )
+    p.add_argument("--config", help="YAML config file (fields of train.Config)")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="override a config field")
+    p.add_argument("--resume", metavar="PATH", help="resume from a checkpoint written by this script")
+    args, rest = p.parse_known_args(argv)
+    i = 0
+    while i < len(rest):  # --field value / --field=value
+        tok = rest[i]
+        if not tok.startswith("--"):
+            p.error(f"unexpected argument {tok!r}")
+        key = tok[2:]
+        if "=" in key:
+            key, val = key.split("=", 1)
+            i += 1
+        else:
+            if i + 1 >= len(rest):
+                p.error(f"{tok} needs a value")
+            val = rest[i + 1]
+            i += 2
+        key = key.replace("-", "_")
+        if key.partition(".")[0] not in CONFIG_FIELDS:
+            p.error(f"unknown config field {key.partition('.')[0]!r}; known fields: {', '.join(CONFIG_FIELDS)}")
+        args.set.append(f"{key}={val}")
+    return args
+
+
+# ================================================================================ the algorithm (pure)
+def compute_gae(rewards: np.ndarray, values: np.ndarray, dones: np.ndarray, last_value: float,
+                gamma: float, gae_lambda: float) -> tuple[np.ndarray, np.ndarray]:
+    """GAE over ONE seat's decisions in order. ``dones[t] = 1``: the episode ended after decision t
+    (no bootstrap from t+1). ``last_value``: value after the final decision when it is not done.
+    Returns (advantages, returns = advantages + values)."""
+    T = len(rewards)
+    adv = np.zeros(T, np.float32)
+    lastgaelam = 0.0
+    for t in reversed(range(T)):
+        next_value = last_value if t == T - 1 else values[t + 1]
+        nonterminal = 1.0 - float(dones[t])
+        delta = rewards[t] + gamma * next_value * nonterminal - values[t]
+        lastgaelam = delta + gamma * gae_lambda * nonterminal * lastgaelam
+        adv[t] = lastgaelam
+    return adv, adv + np.asarray(values, np.float32)
+
+
+def episode_advantages(seats: Sequence[int], rewards: Sequence[float], values: Sequence[float],
+                       gamma: float, gae_lambda: float) -> tuple[np.ndarray, np.ndarray]:
+    """Advantages and returns for a finished episode's decisions (interleaved seats, in play order).
+
+    ``rewards[i]`` is the reward credited to decision i (the env's reward to that seat, credited to
+    the seat's latest decision). Each seat's decisions form their own trajectory: bootstrapping goes
+    from a seat's decision to the same seat's next decision, and ends at its last one.
+    """
+    seats = np.asarray(seats)
+    rewards = np.asarray(rewards, np.float32)
+    values = np.asarray(values, np.float32)
+    adv = np.zeros(len(seats), np.float32)
+    ret = np.zeros(len(seats), np.float32)
+    for s in np.unique(seats):
+        idx = np.flatnonzero(seats == s)
+        dones = np.zeros(len(idx), np.float32)
+        dones[-1] = 1.0
+        a, r = compute_gae(rewards[idx], values[idx], dones, 0.0, gamma, gae_lambda)
+        adv[idx], ret[idx] = a, r
+    return adv, ret
+
+
+def ppo_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, new_values: torch.Tensor,
+             old_values: torch.Tensor, returns: torch.Tensor, entropy: torch.Tensor, clip_coef: float,
+             vf_coef: float, ent_coef: float, clip_vloss: bool = True, norm_adv: bool = True) -> dict:
+    """The PPO loss of one minibatch (CleanRL's formulation). Returns the total ``loss`` and its parts."""
+    logratio = new_logp - old_logp
+    ratio = logratio.exp()
+    with torch.no_grad():
+        approx_kl = ((ratio - 1) - logratio).mean()  # the k3 estimator
+        clipfrac = ((ratio - 1.0).abs() > clip_coef).float().mean()
+    if norm_adv and advantages.numel() > 1:
+        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    pg_loss1 = -advantages * ratio
+    pg_loss2 = -advantages * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef)
+    pg_loss = torch.max(pg_loss1, pg_loss2).mean()
+    if clip_vloss:
+        v_unclipped = (new_values - returns) ** 2
+        v_clipped = old_values + torch.clamp(new_values - old_values, -clip_coef, clip_coef)
+        v_loss = 0.5 * torch.max(v_unclipped, (v_clipped - returns) ** 2).mean()
+    else:
+        v_loss = 0.5 * ((new_values - returns) ** 2).mean()
+    entropy_loss = entropy.mean()
+    loss = pg_loss - ent_coef * entropy_loss + vf_coef * v_loss
+    return {"loss": loss, "pg_loss": pg_loss, "v_loss": v_loss, "entropy": entropy_loss,
+            "approx_kl": approx_kl, "clipfrac": clipfrac}
+
+
+def linear(start: float, end: float, progress: float) -> float:
+    return start + (end - start) * min(max(progress, 0.0), 1.0)
+
+
+def mix_at(cfg: Config, progress: float) -> dict:
+    """The opponent mix (normalised) at a training progress in [0, 1]."""
+    end = cfg.opponent_mix_end or cfg.opponent_mix
+    w = {k: linear(float(cfg.opponent_mix.get(k, 0.0)), float(end.get(k, 0.0)), progress) for k in OPPONENT_KINDS}
+    tot = sum(w.values())
+    return {k: v / tot for k, v in w.items()}
+
+
+# =========================================================================================== opponents
+_warned_heuristic = False
+
+
+def heuristic_available() -> bool:
+    try:
+        import agents.heuristic  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def make_scripted(spec: str, seed: int, env_flags: dict):
+    """``agents.make_agent(spec)``; the heuristic falls back to random (with a warning) while
+    agents/heuristic.py does not exist yet."""
+    global _warned_heuristic
+    from agents import make_agent
+
+    if spec == "heuristic" and not heuristic_available():
+        if not _warned_heuristic:
+            warnings.warn("agents/heuristic.py is not available yet: 'heuristic' opponents fall back to random")
+            _warned_heuristic = True
+        spec = "random"
+    return make_agent(spec, seed=seed, **env_flags)
+
+
+# ========================================================================================== collection
+class Table:
+    """One env and the bookkeeping of its current episode."""
+
+    def __init__(self, env_flags: dict) -> None:
+        self.env = raw_env(**env_flags)
+        self.active = False
+
+    def start(self, seed: int, mode: str, learner_seats: tuple[int, ...], opponents: dict) -> None:
+        self.env.reset(seed=seed)
+        self.mode, self.learner_seats, self.opponents = mode, learner_seats, opponents
+        for agent in opponents.values():
+            if hasattr(agent, "reset"):
+                agent.reset()
+        self.active = True
+        self.ep_return = 0.0  # raw points of the learning team (seat learner_seats[0])
+        # this episode's learner decisions
+        self.seat, self.obs, self.mask, self.cin, self.act, self.logp, self.val, self.rew = ([] for _ in range(8))
+        self.last = {}  # seat -> index of its latest decision
+
+
+class Collector:
+    """Steps ``num_envs`` tables in lock step with batched inference; see the module docstring."""
+
+    def __init__(self, cfg: Config, device: torch.device, rng: np.random.Generator) -> None:
+        self.cfg, self.device, self.rng = cfg, device, rng
+        self.tables = [Table(cfg.env_flags) for _ in range(cfg.num_envs)]
+        self.pool: list[nn.Module] = []  # actors of past snapshots
+
+    def _new_episode(self, t: Table, progress: float) -> None:
+        mix = mix_at(self.cfg, progress)
+        kinds = list(mix)
+        mode = kinds[self.rng.choice(len(kinds), p=[mix[k] for k in kinds])]
+        if mode == "pool" and not self.pool:
+            mode = "self"
+        seed = int(self.rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW))
+        if mode == "self":
+            t.start(seed, mode, (0, 1, 2, 3), {})
+            return
+        team = int(self.rng.integers(2))
+        learners = (team, team + 2)
+        if mode == "pool":
+            snap = int(self.rng.integers(len(self.pool)))
+            opps = {s: snap for s in (1 - team, 3 - team)}
+        else:
+            opps = {s: make_scripted(mode, int(self.rng.integers(2**31)), self.cfg.env_flags) for s in (1 - team, 3 - team)}
+        t.start(seed, mode, learners, opps)
+
+    @torch.no_grad()
+    def collect(self, model: ActorCritic, progress: float) -> tuple[dict, dict]:
+        cfg, device = self.cfg, self.device
+        buf = {k: [] for k in ("obs", "mask", "cin", "act", "logp", "val", "adv", "ret")}
+        stats = {"returns": {k: [] for k in OPPONENT_KINDS}, "hands": 0}
+        n_learner = 0
+        for t in self.tables:
+            self._new_episode(t, progress)
+        t_env = t_net = 0.0
+        while True:
+            active = [t for t in self.tables if t.active]
+            if not active:
+                break
+            # ---- 1. who acts where
+            t0 = time.perf_counter()
+            learn, snaps, actions = [], {}, {}
+            for i, t in enumerate(active):
+                agent = t.env.agent_selection
+                seat = AGENT_SEAT[agent]
+                ob = t.env.observe(agent)
+                if cfg.skip_forced and (seat in t.learner_seats or t.mode == "pool"):
+                    legal = np.flatnonzero(ob["action_mask"])
+                    if legal.size == 1:  # a forced move is part of the env's dynamics, not a decision
+                        actions[i] = int(legal[0])
+                        continue
+                if seat in t.learner_seats:
+                    cin = t.env.state_for(agent) if cfg.central_critic else None
+                    learn.append((t, seat, ob, cin, i))
+                elif t.mode == "pool":
+                    snaps.setdefault(t.opponents[seat], []).append((i, ob))
+                else:
+                    actions[i] = t.opponents[seat].act(ob)
+            t1 = time.perf_counter()
+            # ---- 2. one forward pass for all learner seats, one per snapshot
+            if learn:
+                obs = torch.as_tensor(np.stack([x[2]["observation"] for x in learn]), device=device)
+                mask = torch.as_tensor(np.stack([x[2]["action_mask"] for x in learn]), device=device).bool()
+                cin = torch.as_tensor(np.stack([x[3] for x in learn]), device=device) if cfg.central_critic else obs
+                dist = model.dist(obs, mask)
+                a = dist.sample()
+                logp = dist.log_prob(a).cpu().numpy()
+                val = model.value(cin).cpu().numpy()
+                a = a.cpu().numpy()
+                for k, (t, seat, ob, c, i) in enumerate(learn):
+                    assert ob["action_mask"][a[k]], "sampled an illegal action"  # cannot happen: p == 0
+                    t.last[seat] = len(t.seat)
+                    t.seat.append(seat)
+                    t.obs.append(ob["observation"])
+                    t.mask.append(ob["action_mask"])
+                    t.cin.append(c)
+                    t.act.append(int(a[k]))
+                    t.logp.append(float(logp[k]))
+                    t.val.append(float(val[k]))
+                    t.rew.append(0.0)
+                    actions[i] = int(a[k])
+            for snap, items in snaps.items():
+                obs = torch.as_tensor(np.stack([ob["observation"] for _, ob in items]), device=device)
+                mask = torch.as_tensor(np.stack([ob["action_mask"] for _, ob in items]), device=device).bool()
+                a = MaskedCategorical(self.pool[snap](obs), mask).sample().cpu().numpy()
+                for k, (i, _) in enumerate(items):
+                    actions[i] = int(a[k])
+            t2 = time.perf_counter()
+            # ---- 3. step every table; credit rewards to each learning seat's latest decision
+            for i, t in enumerate(active):
+                env = t.env
+                env.step(actions[i])
+                for agent, r in env.rewards.items():
+                    if r:
+                        seat = AGENT_SEAT[agent]
+                        if seat in t.last:  # a learning seat that has decided at least once
+                            t.rew[t.last[seat]] += cfg.reward_scale * r
+                        if seat == t.learner_seats[0]:
+                            t.ep_return += r
+                if all(env.terminations.values()) or all(env.truncations.values()):
+                    n_learner += self._finish(t, buf, stats)
+                    if n_learner < cfg.rollout_decisions:
+                        self._new_episode(t, progress)
+            t3 = time.perf_counter()
+            t_env += (t1 - t0) + (t3 - t2)
+            t_net += t2 - t1
+        batch = {
+            "obs": np.stack(buf["obs"]).astype(np.float32),
+            "mask": np.stack(buf["mask"]).astype(bool),
+            "cin": np.stack(buf["cin"]).astype(np.float32) if cfg.central_critic else None,
+            "act": np.asarray(buf["act"], np.int64),
+            "logp": np.asarray(buf["logp"], np.float32),
+            "val": np.asarray(buf["val"], np.float32),
+            "adv": np.concatenate(buf["adv"]).astype(np.float32),
+            "ret": np.concatenate(buf["ret"]).astype(np.float32),
+        }
+        stats.update(t_env=t_env, t_net=t_net)
+        return batch, stats
+
+    def _finish(self, t: Table, buf: dict, stats: dict) -> int:
+        """A finished episode: GAE per seat, then into the rollout buffer."""
+        adv, ret = episode_advantages(t.seat, t.rew, t.val, self.cfg.gamma, self.cfg.gae_lambda)
+        buf["obs"] += t.obs
+        buf["mask"] += t.mask
+        buf["cin"] += t.cin
+        buf["act"] += t.act
+        buf["logp"] += t.logp
+        buf["val"] += t.val
+        buf["adv"].append(adv)
+        buf["ret"].append(ret)
+        stats["returns"][t.mode].append(t.ep_return)
+        stats["hands"] += 1
+        t.active = False
+        return len(t.seat)
+
+
+# ==================================================================================== BC warm start
+def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: np.random.Generator,
+                    log: Callable[[str], None]) -> dict:
+    """Imitate the heuristic agent (actor: cross-entropy with legal-action label smoothing) and fit the
+    critic to the heuristic games' returns. Skipped, with a warning, when there is no heuristic yet."""
+    if not heuristic_available():
+        warnings.warn("bc_steps > 0 but agents/heuristic.py is not available: skipping the behaviour-cloning warm start")
+        return {"skipped": True}
+    t0 = time.time()
+    env = raw_env(**cfg.env_flags)
+    obs, masks, cins, acts, rets = [], [], [], [], []
+    for _ in range(cfg.bc_hands):
+        env.reset(seed=int(rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))
+        teachers = [make_scripted("heuristic", int(rng.integers(2**31)), cfg.env_flags) for _ in range(4)]
+        seats, start, ret = [], len(acts), [0.0] * 4
+        while not all(env.terminations.values()):
+            agent = env.agent_selection
+            seat = AGENT_SEAT[agent]
+            ob = env.observe(agent)
+            a = teachers[seat].act(ob)
+            obs.append(ob["observation"])
+            masks.append(ob["action_mask"])
+            cins.append(env.state_for(agent) if cfg.central_critic else ob["observation"])
+            acts.append(a)
+            seats.append(seat)
+            env.step(a)
+            for ag, r in env.rewards.items():
+                ret[AGENT_SEAT[ag]] += cfg.reward_scale * r
+        rets += [ret[s] for s in seats]  # gamma = 1 Monte Carlo return of each decision (reward at hand end)
+    O = torch.as_tensor(np.stack(obs), device=device)
+    M = torch.as_tensor(np.stack(masks), device=device).bool()
+    C = torch.as_tensor(np.stack(cins), device=device)
+    A = torch.as_tensor(np.asarray(acts), device=device)
+    R = torch.as_tensor(np.asarray(rets, np.float32), device=device)
+    t_data = time.time() - t0
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.bc_lr)
+    n, eps = len(A), cfg.bc_label_smoothing
+    for step in range(cfg.bc_steps):
+        mb = torch.randint(0, n, (min(cfg.bc_batch, n),), device=device)
+        d = model.dist(O[mb], M[mb])
+        nll = -d.log_prob(A[mb])
+        smooth = -(torch.where(M[mb], d.log_probs, torch.zeros_like(d.log_probs)).sum(-1) / M[mb].sum(-1))
+        pi_loss = ((1 - eps) * nll + eps * smooth).mean()
+        v_loss = 0.5 * ((model.value(C[mb]) - R[mb]) ** 2).mean()
+        opt.zero_grad()
+        (pi_loss + cfg.vf_coef * v_loss).backward()
+        nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+        opt.step()
+    with torch.no_grad():
+        idx = torch.randperm(n, device=device)[:5000]
+        acc = (model.dist(O[idx], M[idx]).mode() == A[idx]).float().mean().item()
+    out = {"decisions": n, "hands": cfg.bc_hands, "steps": cfg.bc_steps, "accuracy": acc,
+           "pi_loss": pi_loss.item(), "v_loss": v_loss.item(), "seconds_data": t_data, "seconds": time.time() - t0}
+    log(f"behaviour cloning: {n} heuristic decisions, {cfg.bc_steps} steps, accuracy {acc:.3f}, "
+        f"{out['seconds']:.0f}s")
+    return out
+
+
+# ========================================================================================= evaluation
+def duplicate_eval(actor: nn.Module, opponent: str, deals: int, seed: int, env_flags: dict,
+                   device: torch.device | str = "cpu", num_envs: int = 64) -> dict:
+    """Internal duplicate match, batched: each deal ``seed + d`` is played twice, the greedy policy
+    holding seats {0, 2} and then {1, 3} against ``opponent``'s team. Points per deal: the policy team's
+    score_diff averaged over the two seatings. Returns mean, 95% interval (normal), n."""
+    games = [(d, team) for d in range(deals) for team in (0, 1)]
+    points = np.zeros((deals, 2))
+    tables: list[Table] = [Table(env_flags) for _ in range(min(num_envs, len(games)))]
+    nxt = 0
+
+    def start(t: Table) -> None:
+        nonlocal nxt
+        d, team = games[nxt]
+        nxt += 1
+        opps = {s: make_scripted(opponent, seed + d * 4 + s, env_flags) for s in (1 - team, 3 - team)}
+        t.start(seed + d, "eval", (team, team + 2), opps)
+        t.game = (d, team)
+
+    for t in tables:
+        start(t)
+    was_training = actor.training
+    actor.eval()
+    with torch.no_grad():
+        while any(t.active for t in tables):
+            active = [t for t in tables if t.active]
+            acts, pol = {}, []
+            for i, t in enumerate(active):
+                agent = t.env.agent_selection
+                seat = AGENT_SEAT[agent]
+                ob = t.env.observe(agent)
+                if seat in t.learner_seats:
+                    pol.append((i, ob))
+                else:
+                    acts[i] = t.opponents[seat].act(ob)
+            if pol:
+                o = torch.as_tensor(np.stack([ob["observation"] for _, ob in pol]), device=device)
+                m = torch.as_tensor(np.stack([ob["action_mask"] for _, ob in pol]), device=device).bool()
+                a = MaskedCategorical(actor(o), m).mode().cpu().numpy()
+                for k, (i, _) in enumerate(pol):
+                    acts[i] = int(a[k])
+            for i, t in enumerate(active):
+                t.env.step(acts[i])
+                t.ep_return += t.env.rewards[AGENTS[t.learner_seats[0]]]
+                if all(t.env.terminations.values()):
+                    d, team = t.game
+                    points[d, team] = t.ep_return
+                    t.active = False
+                    if nxt < len(games):
+                        start(t)
+    actor.train(was_training)
+    per_deal = points.mean(1)
+    mean = float(per_deal.mean())
+    half = float(1.96 * per_deal.std(ddof=1) / math.sqrt(deals)) if deals > 1 else float("nan")
+    return {"opponent": opponent, "mean": mean, "ci95": [mean - half, mean + half], "half_width": half,
+            "deals": deals, "backend": "internal"}
+
+
+def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cfg: Config, device) -> dict:
+    """Duplicate evaluation of the greedy policy: evaluate.play_match when available, else internal."""
+    backend = cfg.eval_backend
+    if backend in ("auto", "evaluate"):
+        try:
+            import evaluate  # noqa: F401
+
+            play_match = evaluate.play_match
+        except (ImportError, AttributeError):
+            if backend == "evaluate":
+                raise
+            backend = "internal"
+    if backend == "internal":
+        return duplicate_eval(model.actor, opponent, deals, seed, cfg.env_flags, device)
+    from agents.ppo_agent import PPOAgent
+
+    frozen = copy.deepcopy(model).cpu().eval()
+
+    def factory(seed: int) -> PPOAgent:  # evaluate.py's callable team spec: factory(seed) -> agent
+        return PPOAgent(frozen, greedy=True, seed=seed)
+
+    factory.name = "ppo(training)"
+    res = play_match(factory, opponent, deals=deals, seed=seed, flags=cfg.env_flags, duplicate=True, workers=1)
+    lo, hi = (float(x) for x in res.ci)
+    return {"opponent": opponent, "mean": float(res.mean), "ci95": [lo, hi], "half_width": (hi - lo) / 2,
+            "deals": deals, "backend": "evaluate.play_match"}
+
+
+# ======================================================================================== checkpoints
+def rng_state(rng: np.random.Generator) -> dict:
+    return {"python": random.getstate(), "numpy": rng.bit_generator.state,
+            "torch": torch.get_rng_state()}
+
+
+def save_checkpoint(path: str, model: ActorCritic, optimizer, cfg: Config, state: dict, rng: np.random.Generator,
+                    pool: list[nn.Module], full: bool = True) -> None:
+    """Write a checkpoint atomically. ``full=False``: the model only (what ships with the repo)."""
+    env = raw_env(**cfg.env_flags)
+    ckpt = {
+        "format": CHECKPOINT_FORMAT,
+        "format_version": CHECKPOINT_VERSION,
+        "model_kwargs": model.kwargs(),
+        "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "env_flags": dict(cfg.env_flags),
+        "obs_size": int(env.observation_space("player_0")["observation"].shape[0]),
+        "config": dataclasses.asdict(cfg),
+        "iteration": state["iteration"],
+        "decisions": state["decisions"],
+        "wall_seconds": state["wall_seconds"],
+        "best": state.get("best"),
+        "history": state.get("history", []),
+    }
+    if full:
+        ckpt.update(
+            optimizer=optimizer.state_dict(),
+            rng=rng_state(rng),
+            pool=[{k: v.detach().cpu() for k, v in a.state_dict().items()} for a in pool],
+            bc=state.get("bc"),
+        )
+    tmp = path + ".tmp"
+    torch.save(ckpt, tmp)
+    os.replace(tmp, path)
+
+
+# ============================================================================================ training
+def pick_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def seed_everything(seed: int) -> np.random.Generator:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    return np.random.default_rng(seed)
+
+
+def train(cfg: Config, resume: str | None = None, quiet: bool = False) -> dict:
+    """Train; returns the summary (also written to runs/<name>/summary.json)."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    torch.set_num_threads(cfg.torch_threads)
+    device = pick_device(cfg.device)
+    rng = seed_everything(cfg.seed)
+    out_dir = os.path.join(cfg.run_dir, cfg.name)
+    os.makedirs(out_dir, exist_ok=True)
+    log = (lambda s: None) if quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+
+    env = raw_env(**cfg.env_flags)
+    obs_dim = env.observation_space("player_0")["observation"].shape[0]
+    n_actions = env.action_space("player_0").n
+    critic_dim = env.state_space.shape[0] if cfg.central_critic else None
+    model = ActorCritic(obs_dim, n_actions, cfg.hidden, critic_dim).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
+    collector = Collector(cfg, device, rng)
+    state = {"iteration": 0, "decisions": 0, "wall_seconds": 0.0, "best": None, "history": [], "bc": None}
+
+    if resume:
+        ckpt = load_checkpoint(resume, map_location=device)
+        if "optimizer" not in ckpt or "rng" not in ckpt:
+            raise CheckpointError(f"{resume!r} holds a model only (no optimizer/RNG state): it cannot be resumed")
+        loaded = model_from_checkpoint(ckpt, resume, obs_dim=obs_dim, n_actions=n_actions)
+        if loaded.kwargs() != model.kwargs():
+            raise CheckpointError(f"{resume!r}: its network {loaded.kwargs()} differs from the config's {model.kwargs()}")
+        model.load_state_dict(loaded.state_dict())
+        optimizer.load_state_dict(ckpt["optimizer"])
+        random.setstate(ckpt["rng"]["python"])
+        rng.bit_generator.state = ckpt["rng"]["numpy"]
+        torch.set_rng_state(ckpt["rng"]["torch"])
+        for sd in ckpt["pool"]:
+            snap = copy.deepcopy(model.actor)
+            snap.load_state_dict(sd)
+            collector.pool.append(snap.eval())
+        for k in ("iteration", "decisions", "wall_seconds", "best", "history", "bc"):
+            state[k] = ckpt.get(k, state[k])
+        log(f"resumed {resume}: iteration {state['iteration']}, {state['decisions']:,} decisions")
+
+    writer = SummaryWriter(out_dir)
+    if not resume:
+        writer.add_text("config", "```\n" + yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False) + "\n```")
+        log(f"run {out_dir} on {device}: obs {obs_dim}, actions {n_actions}, critic input {critic_dim or obs_dim}, "
+            f"{sum(p.numel() for p in model.parameters()):,} parameters")
+        if cfg.bc_steps > 0:
+            state["bc"] = behaviour_clone(model, cfg, device, rng, log)
+    if not heuristic_available():
+        warnings.warn("agents/heuristic.py is not available yet: 'heuristic' opponents and evaluations use random")
+
+    def run_eval() -> dict:
+        res = {"iteration": state["iteration"], "decisions": state["decisions"]}
+        for opp in cfg.eval_opponents:
+            if opp == "heuristic" and not heuristic_available():
+                continue
+            r = evaluate_policy(model, opp, cfg.eval_deals, cfg.eval_seed, cfg, device)
+            res[opp] = r
+            writer.add_scalar(f"eval/{opp}", r["mean"], state["decisions"])
+        return res
+
+    def score_of(ev: dict) -> float:
+        for opp in ("heuristic", "random"):
+            if opp in ev:
+                return ev[opp]["mean"]
+        return float("-inf")
+
+    start_time = time.time() - state["wall_seconds"]
+    session_start = time.time()
+    bar = None
+    if cfg.progress and not quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(total=cfg.total_decisions, initial=min(state["decisions"], cfg.total_decisions), unit="dec",
+                   unit_scale=True, dynamic_ncols=True, smoothing=0.1)
+    last_ckpt = os.path.join(out_dir, "last.pt")
+    best_ckpt = os.path.join(out_dir, "best.pt")
+    stop_reason = "total_decisions"
+    while state["decisions"] < cfg.total_decisions:
+        if cfg.max_minutes and time.time() - session_start > cfg.max_minutes * 60:
+            stop_reason = "max_minutes"
+            break
+        progress = state["decisions"] / cfg.total_decisions
+        lr = linear(cfg.lr, cfg.lr_end, progress)
+        ent_coef = linear(cfg.ent_coef, cfg.ent_coef_end, progress)
+        for g in optimizer.param_groups:
+            g["lr"] = lr
+
+        # ---------------------------------------------------------------- collect
+        t0 = time.time()
+        model.eval()
+        batch, cstats = collector.collect(model, progress)
+        t_collect = time.time() - t0
+        n = len(batch["act"])
+
+        # ---------------------------------------------------------------- update
+        t1 = time.time()
+        model.train()
+        b = {k: torch.as_tensor(v, device=device) for k, v in batch.items() if v is not None}
+        b_cin = b["cin"] if cfg.central_critic else b["obs"]
+        logs = {k: [] for k in ("loss", "pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac")}
+        for epoch in range(cfg.update_epochs):
+            perm = torch.randperm(n, device=device)
+            for s in range(0, n, cfg.minibatch_size):
+                mb = perm[s:s + cfg.minibatch_size]
+                dist = model.dist(b["obs"][mb], b["mask"][mb])
+                out = ppo_loss(
+                    dist.log_prob(b["act"][mb]), b["logp"][mb], b["adv"][mb], model.value(b_cin[mb]), b["val"][mb],
+                    b["ret"][mb], dist.entropy(), cfg.clip_coef, cfg.vf_coef, ent_coef, cfg.clip_vloss, cfg.norm_adv,
+                )
+                optimizer.zero_grad()
+                out["loss"].backward()
+                nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+                optimizer.step()
+                for k in logs:
+                    logs[k].append(out[k].item())
+            if cfg.target_kl and np.mean(logs["approx_kl"][-max(1, n // cfg.minibatch_size):]) > cfg.target_kl:
+                break
+        t_update = time.time() - t1
+
+        # ---------------------------------------------------------------- bookkeeping
+        state["iteration"] += 1
+        state["decisions"] += n
+        state["wall_seconds"] = time.time() - start_time
+        it, dec = state["iteration"], state["decisions"]
+        if it % cfg.pool_every == 0:
+            collector.pool.append(copy.deepcopy(model.actor).eval())
+            collector.pool = collector.pool[-cfg.pool_size:]
+        var_y = np.var(batch["ret"])
+        explained_var = float("nan") if var_y == 0 else float(1 - np.var(batch["ret"] - batch["val"]) / var_y)
+        scalars = {f"losses/{k}": float(np.mean(v)) for k, v in logs.items()}
+        scalars.update({
+            "losses/explained_variance": explained_var, "charts/lr": lr, "charts/ent_coef": ent_coef,
+            "perf/collect_decisions_per_s": n / t_collect, "perf/update_decisions_per_s": n * cfg.update_epochs / t_update,
+            "perf/decisions_per_s": n / (t_collect + t_update), "charts/hands": cstats["hands"],
+            "charts/pool_size": len(collector.pool),
+        })
+        for mode, rets in cstats["returns"].items():
+            if rets:
+                scalars[f"train/points_{mode}"] = float(np.mean(rets))
+        for k, v in mix_at(cfg, progress).items():
+            scalars[f"mix/{k}"] = v
+        for k, v in scalars.items():
+            writer.add_scalar(k, v, dec)
+        rec = {"iteration": it, "decisions": dec, "wall_seconds": state["wall_seconds"],
+               **{k.split("/")[1]: v for k, v in scalars.items() if k.startswith(("losses", "train", "perf"))}}
+        evaluated = False
+        if cfg.eval_every and it % cfg.eval_every == 0:
+            rec["eval"] = run_eval()
+            evaluated = True
+            if state["best"] is None or score_of(rec["eval"]) > state["best"]["score"]:
+                state["best"] = {"score": score_of(rec["eval"]), "iteration": it, "decisions": dec, "eval": rec["eval"]}
+                save_checkpoint(best_ckpt, model, optimizer, cfg, state, rng, collector.pool)
+        state["history"].append(rec)
+        if it % cfg.checkpoint_every == 0:
+            save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool)
+        if bar is not None:
+            post = {"dps": f"{n / (t_collect + t_update):.0f}", "pg": f"{scalars['losses/pg_loss']:.3f}",
+                    "vf": f"{scalars['losses/v_loss']:.3f}", "ent": f"{scalars['losses/entropy']:.2f}"}
+            last_eval = next((h["eval"] for h in reversed(state["history"]) if "eval" in h), None)
+            for opp in ("random", "heuristic"):
+                if last_eval and opp in last_eval:
+                    post[f"vs_{opp[:4]}"] = f"{last_eval[opp]['mean']:+.0f}"
+            bar.set_postfix(post, refresh=False)
+            bar.update(min(n, cfg.total_decisions - bar.n))
+        elif evaluated:
+            log(f"it {it} dec {dec:,}: " + ", ".join(f"vs {o} {rec['eval'][o]['mean']:+.1f}"
+                                                     for o in cfg.eval_opponents if o in rec["eval"]))
+    if bar is not None:
+        bar.close()
+
+    # -------------------------------------------------------------------- the end
+    if not state["history"] or "eval" not in state["history"][-1]:
+        ev = run_eval()
+        if state["history"]:
+            state["history"][-1]["eval"] = ev
+        if state["best"] is None or score_of(ev) > state["best"]["score"]:
+            state["best"] = {"score": score_of(ev), "iteration": state["iteration"], "decisions": state["decisions"],
+                             "eval": ev}
+            save_checkpoint(best_ckpt, model, optimizer, cfg, state, rng, collector.pool)
+    state["wall_seconds"] = time.time() - start_time
+    save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool)
+    # The shipped form: the best model only.
+    best = load_checkpoint(best_ckpt)
+    best_model = model_from_checkpoint(best)
+    agent_path = os.path.join(out_dir, "agent.pt")
+    save_checkpoint(agent_path, best_model, None, cfg, {**state, "iteration": best["iteration"],
+                                                        "decisions": best["decisions"]}, rng, [], full=False)
+    final = {}
+    if cfg.final_eval_deals > 0:
+        for opp in cfg.eval_opponents:
+            if opp == "heuristic" and not heuristic_available():
+                continue
+            final[opp] = evaluate_policy(best_model.to(device), opp, cfg.final_eval_deals, cfg.final_eval_seed, cfg,
+                                         device)
+    writer.close()
+    curve = os.path.join(out_dir, "curve.png")
+    plot_curve(state["history"], curve, title=f"{cfg.name} (seed {cfg.seed})")
+    summary = {
+        "name": cfg.name, "seed": cfg.seed, "stop_reason": stop_reason, "iterations": state["iteration"],
+        "decisions": state["decisions"], "wall_seconds": round(state["wall_seconds"], 1),
+        "device": str(device), "machine": machine_info(), "heuristic_available": heuristic_available(),
+        "bc": state["bc"], "best": state["best"], "final_eval": final,
+        "paths": {"last": last_ckpt, "best": best_ckpt, "agent": agent_path, "curve": curve},
+        "config": dataclasses.asdict(cfg),
+    }
+    with open(os.path.join(out_dir, "summary.json"), "w") as fh:
+        json.dump(summary, fh, indent=2)
+    if not quiet:
+        print_summary(summary)
+    return summary
+
+
+def machine_info() -> dict:
+    return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__}
+
+
+def print_summary(s: dict) -> None:
+    print(f"\n== {s['name']}: {s['decisions']:,} decisions, {s['iterations']} iterations, "
+          f"{s['wall_seconds'] / 60:.1f} min ({s['stop_reason']})")
+    if s["best"]:
+        print(f"best at iteration {s['best']['iteration']} ({s['best']['decisions']:,} decisions):")
+        for opp, r in s["best"]["eval"].items():
+            if isinstance(r, dict):
+                print(f"  vs {opp:9s} {r['mean']:+7.1f} points/deal  95% [{r['ci95'][0]:+.1f}, {r['ci95'][1]:+.1f}]"
+                      f"  ({r['deals']} selection deals)")
+    for opp, r in s["final_eval"].items():
+        print(f"  held-out vs {opp:9s} {r['mean']:+7.1f} points/deal  95% [{r['ci95'][0]:+.1f}, {r['ci95'][1]:+.1f}]"
+              f"  ({r['deals']} deals)")
+    print(f"outputs: {s['paths']}")
+
+
+def plot_curve(history: list, path: str, title: str = "") -> None:
+    """Learning curve: evaluation points per deal (95% bars) and training points by opponent kind."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    evals = [h for h in history if "eval" in h]
+    for opp, colour in (("random", "tab:blue"), ("heuristic", "tab:red")):
+        pts = [(h["decisions"], h["eval"][opp]) for h in evals if opp in h["eval"]]
+        if pts:
+            x = [p[0] for p in pts]
+            y = [p[1]["mean"] for p in pts]
+            err = [p[1]["half_width"] for p in pts]
+            ax1.errorbar(x, y, yerr=err, label=f"vs {opp}", color=colour, marker="o", ms=3, capsize=2)
+    ax1.axhline(0, color="grey", lw=0.8)
+    ax1.set_xlabel("learner decisions")
+    ax1.set_ylabel("points per deal (duplicate, greedy)")
+    ax1.set_title("evaluation")
+    if ax1.lines:
+        ax1.legend()
+    for mode in OPPONENT_KINDS:
+        pts = [(h["decisions"], h[f"points_{mode}"]) for h in history if f"points_{mode}" in h]
+        if len(pts) > 1 and mode != "self":
+            x, y = zip(*pts)
+            k = max(1, len(y) // 30)
+            ys = np.convolve(y, np.ones(k) / k, mode="valid")
+            ax2.plot(x[k - 1:], ys, label=f"vs {mode}")
+    ax2.axhline(0, color="grey", lw=0.8)
+    ax2.set_xlabel("learner decisions")
+    ax2.set_ylabel("training points per hand (sampled policy)")
+    ax2.set_title("training games")
+    if ax2.lines:
+        ax2.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        base = None
+        if args.resume:
+            base = load_checkpoint(args.resume)["config"]
+        cfg = make_train_config(args.config, args.set, base=base)
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        train(cfg, resume=args.resume)
+    except CheckpointError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
