@@ -45,19 +45,13 @@ from pettingzoo import AECEnv
 
 from .cards import N_SEATS, bits, layout_for
 from .config import make_config
-from .observation import REL, ObservationEncoder, obs_layout
+from .observation import ObservationEncoder, obs_layout, unpack_mask
 from .render import render_text
 from .rules import OVER, RookState
 
 AGENTS = tuple(f"player_{i}" for i in range(N_SEATS))
 AGENT_SEAT = {a: i for i, a in enumerate(AGENTS)}
 OPTION_KEYS = ("hands", "nest", "dealer", "scores")
-
-
-def _mask_array(mask: int, n: int) -> np.ndarray:
-    """Bitmask over action ids -> fresh int8 array of length ``n``."""
-    raw = np.frombuffer(mask.to_bytes((n + 7) // 8, "little"), np.uint8)
-    return np.unpackbits(raw, count=n, bitorder="little").view(np.int8)
 
 
 class raw_env(AECEnv, EzPickle):
@@ -70,9 +64,14 @@ class raw_env(AECEnv, EzPickle):
         "render_fps": 1,
     }
 
-    def __init__(self, render_mode: str | None = None, **flags: Any) -> None:
-        EzPickle.__init__(self, render_mode=render_mode, **flags)
+    def __init__(self, render_mode: str | None = None, max_hands: int | None = None, **flags: Any) -> None:
+        EzPickle.__init__(self, render_mode=render_mode, max_hands=max_hands, **flags)
         super().__init__()
+        if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands <= 0):
+            raise ValueError(f"max_hands={max_hands!r} must be a positive integer or None")
+        # Game episodes between weak agents can last very long (sets keep both scores low):
+        # after max_hands hands the episode is truncated.
+        self.max_hands = max_hands
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not allowed; allowed values: None, human, ansi")
         self.render_mode = render_mode
@@ -141,7 +140,7 @@ class raw_env(AECEnv, EzPickle):
         if seat == game.current and game.phase != OVER:
             if self._mask is None:
                 self._mask = game.legal_mask()
-            mask = _mask_array(self._mask, self.layout.n_actions)
+            mask = unpack_mask(self._mask, self.layout.n_actions)
         else:
             mask = np.zeros(self.layout.n_actions, np.int8)
         return {"observation": self._enc.obs[seat].copy(), "action_mask": mask}
@@ -156,15 +155,17 @@ class raw_env(AECEnv, EzPickle):
         seat, phase, high_bid, deals, hands_played = (
             game.current, game.phase, game.high_bid, game.deals, game.hands_played
         )
-        game.apply(a)  # raises ValueError on an illegal action
+        game.apply(a, self._mask)  # raises ValueError on an illegal action
         self._mask = None
         self._cumulative_rewards[agent] = 0
         if self._rewards_dirty:
             self._clear_rewards()
             self._rewards_dirty = False
-        self._enc.update(seat, a, phase, high_bid, deals, hands_played)
+        self._enc.update(seat, a, phase, high_bid, deals)
         if game.hands_played != hands_played:
             self._hand_finished()
+            if game.phase != OVER and self.max_hands is not None and game.hands_played >= self.max_hands:
+                self.truncations = {a_: True for a_ in self.agents}
         self.agent_selection = AGENTS[game.current]
         if game.phase == OVER:
             self.terminations = {a_: True for a_ in self.agents}
@@ -273,9 +274,11 @@ class CheckedRookEnv(raw_env):
     order enforcement, action bounds, and illegal actions ending the episode with
     ``illegal_reward`` for the offender (TerminateIllegalWrapper semantics)."""
 
-    def __init__(self, render_mode: str | None = None, illegal_reward: float = -1.0, **flags: Any) -> None:
-        super().__init__(render_mode=render_mode, **flags)
-        EzPickle.__init__(self, render_mode=render_mode, illegal_reward=illegal_reward, **flags)
+    def __init__(
+        self, render_mode: str | None = None, illegal_reward: float = -1.0, max_hands: int | None = None, **flags: Any
+    ) -> None:
+        super().__init__(render_mode=render_mode, max_hands=max_hands, **flags)
+        EzPickle.__init__(self, render_mode=render_mode, illegal_reward=illegal_reward, max_hands=max_hands, **flags)
         self.illegal_reward = float(illegal_reward)
         self._has_reset = False
 
@@ -321,6 +324,8 @@ class CheckedRookEnv(raw_env):
         return super().render()
 
 
-def env(render_mode: str | None = None, illegal_reward: float = -1.0, **flags: Any) -> CheckedRookEnv:
+def env(
+    render_mode: str | None = None, illegal_reward: float = -1.0, max_hands: int | None = None, **flags: Any
+) -> CheckedRookEnv:
     """The Rook environment with PettingZoo's classic checks (see the module docstring)."""
-    return CheckedRookEnv(render_mode=render_mode, illegal_reward=illegal_reward, **flags)
+    return CheckedRookEnv(render_mode=render_mode, illegal_reward=illegal_reward, max_hands=max_hands, **flags)

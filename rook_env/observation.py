@@ -103,6 +103,17 @@ OBS_SIZE = DEFAULT_OBS_LAYOUT.size
 
 # REL[me][seat] = (seat - me) % 4
 REL = tuple(tuple((s - me) % N_SEATS for s in range(N_SEATS)) for me in range(N_SEATS))
+# REL_ONE_HOT[seat][me] = one-hot of REL[me][seat]: a (4, 4) block for a rel-seat section of all four rows.
+REL_ONE_HOT = np.array(
+    [[[1.0 if r == REL[me][seat] else 0.0 for r in range(N_SEATS)] for me in range(N_SEATS)] for seat in range(N_SEATS)],
+    np.float32,
+)
+
+
+def unpack_mask(mask: int, n: int) -> np.ndarray:
+    """Bitmask -> fresh int8 0/1 array of length ``n`` (bit i -> element i)."""
+    raw = np.frombuffer(mask.to_bytes((n + 7) // 8, "little"), np.uint8)
+    return np.unpackbits(raw, count=n, bitorder="little").view(np.int8)
 
 
 class ObservationEncoder:
@@ -120,18 +131,36 @@ class ObservationEncoder:
 
     # ---------------------------------------------------------------- rebuild
     def rebuild(self) -> None:
+        """Write all four vectors from the state (a fresh deal takes a fast path)."""
+        st = self.state
+        if st.phase == BID and not st.bid_history:
+            self._fresh_deal()
+        else:
+            for seat in range(N_SEATS):
+                encode(st, seat, self.obs[seat], self.ol)
+
+    def _fresh_deal(self) -> None:
+        # Right after a deal only the phase, own hand, scores, dealer and tricks left are set.
+        st, ol, obs = self.state, self.ol, self.obs
+        L = st.L
+        obs.fill(0.0)
+        obs[:, ol.PHASE + BID] = 1.0
+        obs[:, ol.TRICKS_LEFT] = 1.0
+        obs[:, ol.DEALER:ol.DEALER + 4] = REL_ONE_HOT[st.dealer]
+        self._write_scores()
+        n = L.n_cards
         for seat in range(N_SEATS):
-            encode(self.state, seat, self.obs[seat], self.ol)
+            obs[seat, ol.HAND:ol.HAND + n] = unpack_mask(st.hands[seat], n)
 
     # ----------------------------------------------------------------- update
-    def update(self, seat: int, action: int, phase: int, high_bid: int, deals: int, hands_played: int) -> None:
+    def update(self, seat: int, action: int, phase: int, high_bid: int, deals: int) -> None:
         """Apply the effect of ``seat`` having played ``action`` in ``phase``.
 
-        ``high_bid``, ``deals`` and ``hands_played`` are the state's values *before* the
-        action; a new deal (redeal, next hand of a game) or a finished hand rebuilds.
+        ``high_bid`` and ``deals`` are the state's values *before* the action; a new
+        deal (a redeal, the next hand of a game) rebuilds.
         """
         st = self.state
-        if st.deals != deals or st.hands_played != hands_played:
+        if st.deals != deals:
             self.rebuild()
             return
         ol, L, f, D = self.ol, st.L, self.flat, self.ol.size
@@ -147,8 +176,13 @@ class ObservationEncoder:
                 f[me * D + trick_base + r] = 1.0
                 f[me * D + played_base + r] = 1.0
             if not st.trick:  # the trick is complete: clear it, count it
-                self.obs[:, ol.TRICK:ol.TRICK + 4 * n] = 0.0
-                self._write_trick_totals()
+                obs = self.obs
+                obs[:, ol.TRICK:ol.TRICK + 4 * n] = 0.0
+                obs[:, ol.LEADER:ol.LEADER + 4] = REL_ONE_HOT[st.leader]
+                self._write_totals()
+                if st.phase == OVER:
+                    self._write_phase(PLAY)
+                    self._write_scores()
             return
         if phase == BID:
             if action == L.PASS:
@@ -159,14 +193,11 @@ class ObservationEncoder:
             else:
                 lvl = action - L.BID0
                 obs = self.obs
-                obs[:, ol.BIDDER:ol.BIDDER + 4] = 0.0
+                obs[:, ol.BIDDER:ol.BIDDER + 4] = REL_ONE_HOT[seat]
                 obs[:, ol.CONTRACT:ol.CONTRACT + L.n_bids] = 0.0
+                obs[:, ol.CONTRACT + lvl] = 1.0
                 for me in range(N_SEATS):
-                    r = REL[me][seat]
-                    row = me * D
-                    f[row + ol.BIDS + r * L.n_bids + lvl] = 1.0
-                    f[row + ol.BIDDER + r] = 1.0
-                    f[row + ol.CONTRACT + lvl] = 1.0
+                    f[me * D + ol.BIDS + REL[me][seat] * L.n_bids + lvl] = 1.0
             if st.phase != BID:  # the auction ended: the bidder takes the nest
                 b = st.bidder
                 for c in bits(st.nest):
@@ -190,29 +221,30 @@ class ObservationEncoder:
         self._write_phase(old)
         st = self.state
         if st.phase == PLAY:
-            for me in range(N_SEATS):
-                self.flat[me * self.ol.size + self.ol.LEADER + REL[me][st.leader]] = 1.0
+            self.obs[:, self.ol.LEADER:self.ol.LEADER + 4] = REL_ONE_HOT[st.leader]
 
     def _write_phase(self, old: int) -> None:
         obs, P = self.obs, self.ol.PHASE
         obs[:, P + old] = 0.0
         obs[:, P + self.state.phase] = 1.0
 
-    def _write_trick_totals(self) -> None:
-        st, ol, obs = self.state, self.ol, self.obs
+    def _write_scores(self) -> None:
+        st, S = self.state, self.ol.SCORES
+        target = st.config.target_score
+        s0, s1 = st.scores[0] / target, st.scores[1] / target
+        self.obs[0::2, S:S + 2] = (s0, s1)
+        self.obs[1::2, S:S + 2] = (s1, s0)
+
+    def _write_totals(self) -> None:
+        # counters (2), tricks_won (2) and tricks_left (1) are adjacent: one write per team.
+        st, C = self.state, self.ol.COUNTERS
         L = st.L
         tot, nt = float(L.total_points), float(L.n_tricks)
+        p0, p1 = st.points[0] / tot, st.points[1] / tot
+        w0, w1 = st.tricks_won[0] / nt, st.tricks_won[1] / nt
         left = (L.n_tricks - len(st.tricks)) / nt
-        for me in range(N_SEATS):
-            t = me & 1
-            row = obs[me]
-            row[ol.COUNTERS] = st.points[t] / tot
-            row[ol.COUNTERS + 1] = st.points[1 - t] / tot
-            row[ol.TRICKS_WON] = st.tricks_won[t] / nt
-            row[ol.TRICKS_WON + 1] = st.tricks_won[1 - t] / nt
-            row[ol.TRICKS_LEFT] = left
-            row[ol.LEADER:ol.LEADER + 4] = 0.0
-            row[ol.LEADER + REL[me][st.leader]] = 1.0
+        self.obs[0::2, C:C + 5] = (p0, p1, w0, w1, left)
+        self.obs[1::2, C:C + 5] = (p1, p0, w1, w0, left)
 
 
 def encode(state: RookState, me: int, out: np.ndarray | None = None, ol: ObsLayout | None = None) -> np.ndarray:

@@ -206,9 +206,13 @@ class RookState:
         return hand
 
     # ------------------------------------------------------------------ apply
-    def apply(self, action: int) -> None:
-        """Apply a legal action of the seat to act; an illegal one raises ``ValueError``."""
-        legal = self.legal_mask()
+    def apply(self, action: int, legal: int | None = None) -> None:
+        """Apply a legal action of the seat to act; an illegal one raises ``ValueError``.
+
+        ``legal``: the current ``legal_mask()`` when the caller already has it (saves recomputing).
+        """
+        if legal is None:
+            legal = self.legal_mask()
         if not isinstance(action, int) or action < 0 or not (legal >> action) & 1:
             raise ValueError(self.illegal_message(action, legal))
         phase = self.phase
