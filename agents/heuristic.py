@@ -341,14 +341,46 @@ class _Memory:
         self.voids = voids
 
 
+# Bidding model: expected points (120-point scale) that the bidding side takes, linear in
+# _features(); least-squares fits to simulated hands (every seat forced to bid the minimum in
+# turn, heuristic play all round; 2,500 deals for the default game, 1,200 for the others).
+_BID_FEATURES = ("1", "trumps", "rook", "top1", "top2", "top3", "masters", "seconds", "voids", "singletons",
+                 "points", "trump_points")
+_BID_WEIGHTS: dict[tuple[str, str], tuple[float, ...]] = {
+    ("tournament", "high"): (58.03, 3.37, 13.07, 7.00, 3.38, 1.79, 3.83, 1.04, 1.53, 0.49, 0.14, 0.03),
+    ("tournament", "low"): (62.78, 3.60, 3.24, 9.36, 4.70, 2.80, 5.65, 0.56, 1.88, 0.73, 0.04, 0.06),
+    ("tournament", "ten_and_half"): (62.13, 3.43, 5.51, 9.11, 4.90, 2.63, 5.85, 0.70, 2.04, 0.77, 0.01, 0.08),
+    ("full", "high"): (46.62, 4.70, 8.48, 3.98, 2.38, 0.76, 6.28, 1.71, 1.20, 0.82, 0.10, 0.18),
+    ("full", "low"): (50.68, 4.08, 0.00, 8.01, 3.24, 2.08, 7.25, 1.94, 2.24, 1.01, 0.03, 0.26),
+    ("full", "ten_and_half"): (50.68, 4.08, 1.50, 8.01, 3.24, 2.08, 7.25, 1.94, 2.24, 1.01, 0.03, 0.26),
+}
+
+
 # ============================================================================ the agent
 class HeuristicAgent:
     """Rule-based player (see the module docstring for its rules)."""
 
     # Tunable weights (points on the 120-point tournament scale).
     BID_MARGIN = 0.0
+    PARTNER_OVERCALL = 15.0  # overcall a partner's bid only with this much in hand
+    PARTNER_SUPPORT = 5.0  # a partner who bid is worth this much more
+    JUMP = True
+    K_ROOK = 14.0  # future value of the (high) Rook Bird
+    K_TOP_TRUMP = 10.0  # ... of a trump no unseen card beats
+    K_TRUMP1 = 6.0  # ... of a trump one unseen card beats
+    K_TRUMP = 3.0  # ... of any other trump
+    K_MASTER = 5.0  # ... of a side master while opponents may trump
+    K_MASTER_SAFE = 3.0  # ... of a side master once they cannot
+    K_SECOND = 1.5  # ... of a side card one unseen card beats
+    K_VOID = 1.5  # shedding the last card of a side suit while holding trumps
+    K_NEST = 0.5  # share of the nest's value added to the top trump's future value
+    EXTRA = 0.6  # share of the average unseen counter each seat still to play adds
+    DRAW_SURE = 12.0  # bidder leading a sure trump while opponents may hold trumps
+    DRAW_LONG = 6.0  # bidder leading a low trump when long in them
+    DRAW_PARTNER = 4.0  # bidder's partner leading a sure trump
+    DEF_TRUMP = -3.0  # defender leading a trump that is not sure
     strict = False  # tests set this to re-raise internal errors instead of falling back
-    REDEAL_BELOW = 60.0
+    REDEAL_BELOW = 80.0  # a hand without counters is below average: redeal unless its trumps are long
 
     def __init__(self, seed: int | None = None, **flags: Any) -> None:
         self.config = make_config(**flags)
@@ -359,6 +391,7 @@ class HeuristicAgent:
         self.n_fallbacks = 0  # times the preferred action was illegal (or an error occurred)
         self._plans: dict[tuple[int, int], tuple[float, int, int]] = {}
         self._est: dict[int, tuple[float, int]] = {}
+        self._bid_w = _BID_WEIGHTS[(self.config.deck, self.config.rook_rank)]
 
     def reset(self) -> None:
         self._mem.clear()
@@ -561,22 +594,48 @@ class HeuristicAgent:
         self._plans[key] = best
         return best
 
+    def _features(self, hand: int, T: int) -> tuple[float, ...]:
+        """Bidding features of a pre-nest hand for trump ``T`` (normalised to a 9-card hand)."""
+        tab = self.tab
+        suit = tab.suit[T]
+        norm = 9.0 / tab.hand_size
+        t = _pc(hand & suit[T]) * norm
+        rook = 1.0 if hand & tab.rbit else 0.0
+        tops = [c for c in tab.order[T][T] if c != tab.rook][:3]
+        top1, top2, top3 = (1.0 if hand >> c & 1 else 0.0 for c in tops)
+        masters = sec = voids = short = 0.0
+        for s in range(N_COLOURS):
+            if s == T:
+                continue
+            m = hand & suit[s]
+            k = _pc(m)
+            if k == 0:
+                voids += 1
+            elif k == 1:
+                short += 1
+            order = tab.order[T][s]
+            if m >> order[0] & 1:
+                masters += 1
+            if m >> order[1] & 1:
+                sec += 1
+        sc = tab.scale
+        pts = sum(tab.pts[c] for c in _bits(hand)) / sc
+        tpts = sum(tab.pts[c] for c in _bits(hand & suit[T])) / sc
+        return (1.0, t, rook, top1, top2, top3, masters, sec, voids, short, pts, tpts)
+
     def _estimate(self, hand: int) -> tuple[float, int]:
-        """Bidding estimate (points for the side, best trump) of a pre-nest hand."""
+        """Bidding estimate (points the side takes as bidder, best trump) of a pre-nest hand."""
         e = self._est.get(hand)
         if e is not None:
             return e
-        tab = self.tab
-        best = None
-        nest_pts = 0.0
+        w = self._bid_w
+        best_v, best_t = -1e9, 0
         for T in range(N_COLOURS):
-            # the nest: expected points and a simple discard of the weakest cards
-            val = self._eval(hand, T, 0.0)
-            if best is None or val > best[0]:
-                best = (val, T)
-        unseen_pts = tab.total - sum(tab.pts[c] for c in _bits(hand))
-        nest_pts = 5.0 * unseen_pts / (tab.L.n_cards - tab.hand_size)
-        e = (best[0] + 6.0 * tab.scale + 0.5 * nest_pts, best[1])
+            f = self._features(hand, T)
+            val = sum(a * b for a, b in zip(w, f))
+            if val > best_v:
+                best_v, best_t = val, T
+        e = (best_v * self.tab.scale, best_t)
         if len(self._est) > 64:
             self._est.clear()
         self._est[hand] = e
@@ -601,17 +660,17 @@ class HeuristicAgent:
         partner_bid = max((lvl for r, lvl in v.bids if r == 2), default=-1)
         if v.bidder == 2:
             # partner holds the bid: take it over only with a much better hand
-            if limit < bids[v.contract] + 15 * tab.scale:
+            if limit < bids[v.contract] + self.PARTNER_OVERCALL * tab.scale:
                 return L.PASS
         elif partner_bid >= 0:
-            limit += 5 * tab.scale
+            limit += self.PARTNER_SUPPORT * tab.scale
         nxt = bid_levels[0]
         if bids[nxt] > limit:
             return L.PASS
         # pre-empt: both opponents still active and a strong hand -> jump to a level below the limit
         passed = {r for r, _ in v.passed}
         target = nxt
-        if 1 not in passed and 3 not in passed and v.bidder not in (1, 3):
+        if self.JUMP and 1 not in passed and 3 not in passed and v.bidder not in (1, 3):
             jump = max((i for i in bid_levels if bids[i] <= limit - 2 * step), default=nxt)
             if bids[jump] - bids[nxt] >= 3 * step:
                 target = jump - 2 if jump - 2 > nxt else nxt
@@ -750,7 +809,7 @@ class HeuristicAgent:
         n_unseen = _pc(unseen)
         avg = (sum(pts[c] for c in _bits(unseen & tab.counter_mask)) / n_unseen) if n_unseen else 0.0
         rest = 3 - pos
-        extra = 0.6 * avg * rest
+        extra = self.EXTRA * avg * rest
         opp_trumps = unseen & suitT[T] & (ctx.pool[1] | ctx.pool[3])
         # keep values
         keep = self._keep_values(v, T, cards, unseen, ctx, nest_val)
@@ -825,25 +884,25 @@ class HeuristicAgent:
             nh = _pc(tab.higher[T][c] & unseen)
             if es[c] == T:
                 if tab.rook_high and c == tab.rook:
-                    k = 14.0
+                    k = self.K_ROOK
                 elif nh == 0:
-                    k = 10.0
+                    k = self.K_TOP_TRUMP
                 elif nh == 1:
-                    k = 6.0
+                    k = self.K_TRUMP1
                 else:
-                    k = 3.0
+                    k = self.K_TRUMP
                 if c == top_trump and nest_val > 0 and tl >= 2:
-                    k += 0.5 * nest_val
+                    k += self.K_NEST * nest_val
             else:
                 s = es[c]
                 if nh == 0:
-                    k = 5.0 if (opp_trumps or not my_trumps) else 3.0
+                    k = self.K_MASTER if (opp_trumps or not my_trumps) else self.K_MASTER_SAFE
                 elif nh == 1:
-                    k = 1.5
+                    k = self.K_SECOND
                 else:
                     k = 0.0
                 if my_trumps and _pc(hand & suit[s]) == 1:
-                    k -= 1.5  # shedding it makes a void
+                    k -= self.K_VOID  # shedding it makes a void
             out[c] = k * sc
         return out
 
@@ -859,11 +918,11 @@ class HeuristicAgent:
         n_opp = _pc(opp_trumps)
         if i_bid:
             if p > 0.8:
-                return 12.0 * sc
+                return self.DRAW_SURE * sc
             if n_my >= 3 and n_my >= n_opp / 2:
-                return (6.0 - 0.3 * tab.pts[c]) * sc
+                return (self.DRAW_LONG - 0.3 * tab.pts[c]) * sc
             return 0.0
         if we_bid:
-            return 4.0 * sc if p > 0.8 else 0.0
+            return self.DRAW_PARTNER * sc if p > 0.8 else 0.0
         # defenders rarely lead trump
-        return -3.0 * sc if p < 0.8 else 0.0
+        return self.DEF_TRUMP * sc if p < 0.8 else 0.0
