@@ -128,6 +128,13 @@ class ObservationEncoder:
         self.ol = obs_layout(state.config)
         self.obs = np.zeros((N_SEATS, self.ol.size), np.float32)
         self.flat = self.obs.reshape(-1)  # a view: flat[seat * size + i]
+        ol, n, D = self.ol, state.L.n_cards, self.ol.size
+        # _play_offsets[seat]: flat offsets (add the card id) of "seat played it" in every row.
+        self._play_offsets = tuple(
+            tuple(o for me in range(N_SEATS) for o in (me * D + ol.TRICK + REL[me][seat] * n,
+                                                       me * D + ol.PLAYED + REL[me][seat] * n))
+            for seat in range(N_SEATS)
+        )
 
     # ---------------------------------------------------------------- rebuild
     def rebuild(self) -> None:
@@ -167,17 +174,11 @@ class ObservationEncoder:
         if phase == PLAY:
             # The card leaves the hand and joins the trick and the played record.
             f[seat * D + ol.HAND + action] = 0.0
-            n = L.n_cards
-            trick_base = ol.TRICK + action
-            played_base = ol.PLAYED + action
-            rel = REL
-            for me in range(N_SEATS):
-                r = rel[me][seat] * n
-                f[me * D + trick_base + r] = 1.0
-                f[me * D + played_base + r] = 1.0
+            for off in self._play_offsets[seat]:
+                f[off + action] = 1.0
             if not st.trick:  # the trick is complete: clear it, count it
                 obs = self.obs
-                obs[:, ol.TRICK:ol.TRICK + 4 * n] = 0.0
+                obs[:, ol.TRICK:ol.TRICK + 4 * L.n_cards] = 0.0
                 obs[:, ol.LEADER:ol.LEADER + 4] = REL_ONE_HOT[st.leader]
                 self._write_totals()
                 if st.phase == OVER:
