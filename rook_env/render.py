@@ -8,7 +8,7 @@ may know (its own hand, the nest only if it is the bidder), for human play and l
 from __future__ import annotations
 
 from .cards import COLOUR_NAMES, N_SEATS, Layout, bits
-from .rules import BID, PHASE_NAMES, RookState
+from .rules import BID, PHASE_NAMES, PLAY, RookState
 
 
 def sorted_hand(L: Layout, mask: int) -> list[int]:
@@ -53,12 +53,14 @@ def render_text(state: RookState, seat: int | None = None) -> str:
         lines.append("announced: the nest holds counters")
     if state.trump >= 0:
         lines.append(f"trump: {COLOUR_NAMES[state.trump]}")
-    if state.leader >= 0:
-        trick = " ".join(
-            f"P{(state.leader + i) % N_SEATS}:{L.card_name(c)}" for i, c in enumerate(state.trick)
-        )
-        lines.append(f"trick {len(state.tricks) + 1 if state.trick or len(state.tricks) < L.n_tricks else len(state.tricks)}"
-                     f" led by P{state.leader}: {trick or '-'}")
+    if state.tricks:
+        lead, cards = state.tricks[-1]
+        shown = " ".join(f"P{(lead + i) % N_SEATS}:{L.card_name(c)}" for i, c in enumerate(cards))
+        won = (lead + state.trick_winner_index(cards)) % N_SEATS
+        lines.append(f"last trick ({len(state.tricks)}/{L.n_tricks}): {shown}  -> won by P{won}")
+    if state.leader >= 0 and state.phase == PLAY:
+        trick = " ".join(f"P{(state.leader + i) % N_SEATS}:{L.card_name(c)}" for i, c in enumerate(state.trick))
+        lines.append(f"trick {len(state.tricks) + 1} led by P{state.leader}: {trick or '-'}")
     lines.append(
         f"counters: team0 {state.points[0]}  team1 {state.points[1]}   tricks: {state.tricks_won[0]}-{state.tricks_won[1]}"
     )
