@@ -212,17 +212,15 @@ class Session:
         return self.agents[seat].act(self.env.observe(name), self.env.infos[name])
 
     def step(self, seat: int, action: Any) -> int:
-        """Step the env; an agent's illegal action is reported and replaced by the lowest legal one."""
+        """Step the env. An agent's illegal action is a bug in that agent: it is not replaced
+        by another move (nothing is silently remapped); the error names the agent and stops play."""
         try:
             self.env.step(action)
-            return int(action)
         except ValueError as exc:
             if seat == self.seat:
                 raise
-            fallback = self.env.game.legal_actions()[0]
-            self.say(f"  [{self.who(seat)} chose an illegal action ({exc}); playing {self.L.action_name(fallback)}]")
-            self.env.step(fallback)
-            return fallback
+            raise RuntimeError(f"{self.who(seat)} chose an illegal action: {exc}") from exc
+        return int(action)
 
     # ------------------------------------------------------------------ hand
     def announce_deal(self) -> None:
@@ -417,6 +415,9 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     except KeyboardInterrupt:
         session.say("\nInterrupted. Bye.")
         return 130
+    except RuntimeError as exc:  # an agent broke the rules: say which, stop
+        session.say(f"error: {exc}")
+        return 1
     except BrokenPipeError:  # the screen went away (e.g. piped into `head`)
         if stdout is None:
             import os

@@ -230,3 +230,31 @@ def test_game_mode_plays_to_the_target():
                     "--flag", "target_score=50"], ["1"] * 2000)
     assert rc == 0
     assert "(game to 50)" in text and "*** Game over:" in text
+
+
+def test_agent_illegal_action_stops_play_with_a_clear_error():
+    """An agent's illegal move is never replaced by another: play stops and names the agent."""
+    import io
+
+    import play
+
+    class Cheater:
+        def reset(self):
+            pass
+
+        def act(self, observation, info=None):
+            import numpy as np
+
+            return int(np.flatnonzero(observation["action_mask"] == 0)[0])
+
+    import evaluate
+
+    real_build = evaluate.build_agent
+    evaluate.build_agent = lambda spec, seed, flags: Cheater()
+    try:
+        out = io.StringIO()
+        code = play.main(["--seat", "0", "--hands", "1", "--seed", "3"], stdin=io.StringIO("pass\n" * 5), stdout=out)
+    finally:
+        evaluate.build_agent = real_build
+    assert code == 1
+    assert "chose an illegal action" in out.getvalue()
