@@ -94,7 +94,7 @@ class Config:
     env_flags: dict = field(default_factory=dict)  # rule flags of rook_env (RULES.md); {} = default game
     # --- budget
     total_decisions: int = 20_000_000  # learner decisions to train on
-    max_minutes: float = 0.0  # stop after this wall time (0: no limit); the run still writes its outputs
+    max_minutes: float = 0.0  # stop training after this wall time of this session, BC included (0: no limit)
     # --- collection
     num_envs: int = 64
     rollout_decisions: int = 16384  # learner decisions per PPO update (at least; hands in progress finish)
@@ -118,6 +118,7 @@ class Config:
     # --- network
     hidden: list = field(default_factory=lambda: [256, 256, 256])
     central_critic: bool = True
+    init_checkpoint: str = ""  # start from this checkpoint's weights (a fresh run otherwise: new optimizer, counters)
     # --- opponents
     opponent_mix: dict = field(default_factory=lambda: {"self": 0.4, "pool": 0.2, "heuristic": 0.3, "random": 0.1})
     opponent_mix_end: dict = field(default_factory=dict)  # {} = constant mix; else linear interpolation
@@ -541,27 +542,31 @@ class Collector:
 def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: np.random.Generator,
                     log: Callable[[str], None]) -> dict:
     """Imitate the heuristic agent (actor: cross-entropy with legal-action label smoothing) and fit the
-    critic to the heuristic games' returns. Skipped, with a warning, when there is no heuristic yet."""
+    critic to the heuristic games' returns. Skipped, with a warning, when there is no heuristic yet.
+    5% of the hands are held out to report the imitation accuracy on unseen decisions."""
     if not heuristic_available():
         warnings.warn("bc_steps > 0 but agents/heuristic.py is not available: skipping the behaviour-cloning warm start")
         return {"skipped": True}
     t0 = time.time()
     env = raw_env(**cfg.env_flags)
-    obs, masks, cins, acts, rets = [], [], [], [], []
-    for _ in range(cfg.bc_hands):
+    phase = slice(0, 5)  # the observation starts with the phase one-hot (bid, discard, trump, play, over)
+    obs, masks, cins, acts, rets, hand_ids = [], [], [], [], [], []
+    for h in range(cfg.bc_hands):
         env.reset(seed=int(rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))
         teachers = [make_scripted("heuristic", int(rng.integers(2**31)), cfg.env_flags) for _ in range(4)]
-        seats, start, ret = [], len(acts), [0.0] * 4
+        seats, ret = [], [0.0] * 4
         while not all(env.terminations.values()):
             agent = env.agent_selection
             seat = AGENT_SEAT[agent]
             ob = env.observe(agent)
-            a = teachers[seat].act(ob)
-            obs.append(ob["observation"])
-            masks.append(ob["action_mask"])
-            cins.append(env.state_for(agent) if cfg.central_critic else ob["observation"])
-            acts.append(a)
-            seats.append(seat)
+            a = teachers[seat].act(ob)  # the teacher sees every observation, forced moves included
+            if not (cfg.skip_forced and ob["action_mask"].sum() == 1):
+                obs.append(ob["observation"])
+                masks.append(ob["action_mask"])
+                cins.append(env.state_for(agent) if cfg.central_critic else ob["observation"])
+                acts.append(a)
+                seats.append(seat)
+                hand_ids.append(h)
             env.step(a)
             for ag, r in env.rewards.items():
                 ret[AGENT_SEAT[ag]] += cfg.reward_scale * r
@@ -571,11 +576,17 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
     C = torch.as_tensor(np.stack(cins), device=device)
     A = torch.as_tensor(np.asarray(acts), device=device)
     R = torch.as_tensor(np.asarray(rets, np.float32), device=device)
+    del obs, masks, cins
+    held_out = np.asarray(hand_ids) >= int(cfg.bc_hands * 0.95)
+    train_idx = torch.as_tensor(np.flatnonzero(~held_out), device=device)
+    val_idx = torch.as_tensor(np.flatnonzero(held_out), device=device)
     t_data = time.time() - t0
     opt = torch.optim.Adam(model.parameters(), lr=cfg.bc_lr)
-    n, eps = len(A), cfg.bc_label_smoothing
+    n, eps = len(train_idx), cfg.bc_label_smoothing
     for step in range(cfg.bc_steps):
-        mb = torch.randint(0, n, (min(cfg.bc_batch, n),), device=device)
+        for g in opt.param_groups:  # linear decay to a tenth
+            g["lr"] = cfg.bc_lr * (1 - 0.9 * step / cfg.bc_steps)
+        mb = train_idx[torch.randint(0, n, (min(cfg.bc_batch, n),), device=device)]
         d = model.dist(O[mb], M[mb])
         nll = -d.log_prob(A[mb])
         smooth = -(torch.where(M[mb], d.log_probs, torch.zeros_like(d.log_probs)).sum(-1) / M[mb].sum(-1))
@@ -585,13 +596,27 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
         (pi_loss + cfg.vf_coef * v_loss).backward()
         nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
         opt.step()
-    with torch.no_grad():
-        idx = torch.randperm(n, device=device)[:5000]
-        acc = (model.dist(O[idx], M[idx]).mode() == A[idx]).float().mean().item()
-    out = {"decisions": n, "hands": cfg.bc_hands, "steps": cfg.bc_steps, "accuracy": acc,
-           "pi_loss": pi_loss.item(), "v_loss": v_loss.item(), "seconds_data": t_data, "seconds": time.time() - t0}
-    log(f"behaviour cloning: {n} heuristic decisions, {cfg.bc_steps} steps, accuracy {acc:.3f}, "
-        f"{out['seconds']:.0f}s")
+
+    @torch.no_grad()
+    def accuracy(idx: torch.Tensor) -> dict:
+        if len(idx) == 0:
+            return {}
+        hit = torch.cat([model.dist(O[c], M[c]).mode() == A[c] for c in idx.split(4096)]).float()
+        ph = O[idx, phase].argmax(-1)
+        out = {"all": hit.mean().item()}
+        for k, name in enumerate(("bid", "discard", "trump", "play")):
+            if (ph == k).any():
+                out[name] = hit[ph == k].mean().item()
+        return out
+
+    acc_train = accuracy(train_idx[:20000])
+    acc_val = accuracy(val_idx)
+    out = {"decisions": len(A), "hands": cfg.bc_hands, "steps": cfg.bc_steps, "train_accuracy": acc_train,
+           "held_out_accuracy": acc_val, "pi_loss": pi_loss.item(), "v_loss": v_loss.item(),
+           "seconds_data": round(t_data, 1), "seconds": round(time.time() - t0, 1)}
+    log(f"behaviour cloning: {len(A)} heuristic decisions (forced moves skipped: {cfg.skip_forced}), "
+        f"{cfg.bc_steps} steps, accuracy train {acc_train.get('all', 0):.3f} / held-out "
+        + " ".join(f"{k} {v:.3f}" for k, v in acc_val.items()) + f", {out['seconds']:.0f}s")
     return out
 
 
@@ -735,6 +760,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False) -> dict:
     """Train; returns the summary (also written to runs/<name>/summary.json)."""
     from torch.utils.tensorboard import SummaryWriter
 
+    session_start = time.time()  # max_minutes counts from here: warm start, training and evaluation
     torch.set_num_threads(cfg.torch_threads)
     device = pick_device(cfg.device)
     rng = seed_everything(cfg.seed)
@@ -771,12 +797,19 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False) -> dict:
             state[k] = ckpt.get(k, state[k])
         log(f"resumed {resume}: iteration {state['iteration']}, {state['decisions']:,} decisions")
 
+    if cfg.init_checkpoint and not resume:
+        init = model_from_checkpoint(load_checkpoint(cfg.init_checkpoint), cfg.init_checkpoint, obs_dim, n_actions)
+        if init.kwargs() != model.kwargs():
+            raise CheckpointError(f"init_checkpoint {cfg.init_checkpoint!r}: its network {init.kwargs()} differs from "
+                                  f"the config's {model.kwargs()}")
+        model.load_state_dict(init.state_dict())
+        log(f"initialised from {cfg.init_checkpoint}")
     writer = SummaryWriter(out_dir)
     if not resume:
         writer.add_text("config", "```\n" + yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False) + "\n```")
         log(f"run {out_dir} on {device}: obs {obs_dim}, actions {n_actions}, critic input {critic_dim or obs_dim}, "
             f"{sum(p.numel() for p in model.parameters()):,} parameters")
-        if cfg.bc_steps > 0:
+        if cfg.bc_steps > 0 and not cfg.init_checkpoint:
             state["bc"] = behaviour_clone(model, cfg, device, rng, log)
     if not heuristic_available():
         warnings.warn("agents/heuristic.py is not available yet: 'heuristic' opponents and evaluations use random")
@@ -797,8 +830,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False) -> dict:
                 return ev[opp]["mean"]
         return float("-inf")
 
-    start_time = time.time() - state["wall_seconds"]
-    session_start = time.time()
+    start_time = session_start - state["wall_seconds"]  # wall time of the run, across resumes
     bar = None
     if cfg.progress and not quiet:
         from tqdm import tqdm
