@@ -254,6 +254,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--config", help="YAML config file (fields of train.Config)")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="override a config field")
     p.add_argument("--resume", metavar="PATH", help="resume from a checkpoint written by this script")
+    p.add_argument("--ship", metavar="RUN_DIR", help="instead of training: copy RUN_DIR/agent.pt to --ship-to.pt and "
+                   "write --ship-to.json with a held-out duplicate evaluation (evaluate.play_match)")
+    p.add_argument("--ship-to", default=os.path.join("agents", "checkpoints", "ppo_default"), metavar="PATH_NO_EXT")
+    p.add_argument("--ship-deals", type=int, default=2000, help="held-out deals per opponent (default 2000)")
+    p.add_argument("--ship-seed", type=int, default=20261129, help="seed of the held-out deals (not eval_seed)")
+    p.add_argument("--ship-workers", type=int, default=1, help="evaluation processes")
     args, rest = p.parse_known_args(argv)
     i = 0
     while i < len(rest):  # --field value / --field=value
@@ -1015,7 +1021,7 @@ def plot_curve(history: list, path: str, title: str = "") -> None:
     ax1.set_xlabel("learner decisions")
     ax1.set_ylabel("points per deal (duplicate, greedy)")
     ax1.set_title("evaluation")
-    if ax1.lines:
+    if ax1.get_legend_handles_labels()[0]:
         ax1.legend()
     for mode in OPPONENT_KINDS:
         pts = [(h["decisions"], h[f"points_{mode}"]) for h in history if f"points_{mode}" in h]
@@ -1028,7 +1034,7 @@ def plot_curve(history: list, path: str, title: str = "") -> None:
     ax2.set_xlabel("learner decisions")
     ax2.set_ylabel("training points per hand (sampled policy)")
     ax2.set_title("training games")
-    if ax2.lines:
+    if ax2.get_legend_handles_labels()[0]:
         ax2.legend()
     fig.suptitle(title)
     fig.tight_layout()
@@ -1036,8 +1042,61 @@ def plot_curve(history: list, path: str, title: str = "") -> None:
     plt.close(fig)
 
 
+def ship(run_dir: str, dest: str, deals: int, seed: int, workers: int = 1) -> dict:
+    """Copy a run's best model (agent.pt) to ``dest``.pt and evaluate it on held-out deals (duplicate,
+    against random and heuristic, with evaluate.play_match) into ``dest``.json."""
+    import shutil
+
+    import evaluate
+
+    with open(os.path.join(run_dir, "summary.json")) as fh:
+        summary = json.load(fh)
+    src = os.path.join(run_dir, "agent.pt")
+    ckpt = load_checkpoint(src)
+    model_from_checkpoint(ckpt, src)  # loads, or raises a clear error
+    os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
+    shutil.copyfile(src, dest + ".pt")
+    flags = ckpt["env_flags"]
+    results = {}
+    for opp in ("random", "heuristic"):
+        t0 = time.time()
+        res = evaluate.play_match(dest + ".pt", opp, deals=deals, seed=seed, flags=flags, duplicate=True,
+                                  workers=workers)
+        results[opp] = {"mean": res.mean, "ci95": list(res.ci), "deals": deals, "seed": seed,
+                        "pair_wins": res.pair_wins, "games": res.games, "seconds": round(time.time() - t0, 1),
+                        "command": f"python evaluate.py {dest}.pt {opp} --deals {deals} --seed {seed}"}
+        print(f"held-out: {res.summary()}")
+    info = {
+        "checkpoint": dest + ".pt",
+        "size_bytes": os.path.getsize(dest + ".pt"),
+        "trained_with": "python train.py --config configs/default.yaml",
+        "seed": summary["seed"],
+        "config": summary["config"],
+        "env_flags": flags,
+        "training": {k: summary[k] for k in ("decisions", "iterations", "wall_seconds", "stop_reason", "device",
+                                             "machine", "bc")},
+        "selected": {"iteration": summary["best"]["iteration"], "decisions": summary["best"]["decisions"],
+                     "selection_eval": summary["best"]["eval"],
+                     "rule": f"best vs-heuristic mean on {summary['config']['eval_deals']} selection deals "
+                             f"(seed {summary['config']['eval_seed']}), evaluated every "
+                             f"{summary['config']['eval_every']} iterations"},
+        "held_out_eval": results,
+        "learning_curve": summary["paths"]["curve"],
+    }
+    with open(dest + ".json", "w") as fh:
+        json.dump(info, fh, indent=2)
+    return info
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.ship:
+        try:
+            ship(args.ship, args.ship_to, args.ship_deals, args.ship_seed, args.ship_workers)
+        except (CheckpointError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
     try:
         base = None
         if args.resume:

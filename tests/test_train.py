@@ -266,3 +266,17 @@ def test_smoke_training_improves_over_the_untrained_policy(smoke_run):
     assert r_trained["mean"] > 120
     assert r_trained["mean"] > r_untrained["mean"] + 50
     assert r_trained["ci95"][0] > r_untrained["ci95"][1]
+
+
+def test_ship_copies_the_model_and_writes_a_held_out_evaluation(smoke_run, tmp_path):
+    run_dir = os.path.dirname(smoke_run["paths"]["agent"])
+    dest = str(tmp_path / "shipped")
+    info = train.ship(run_dir, dest, deals=6, seed=99)
+    assert os.path.isfile(dest + ".pt") and info["size_bytes"] < 5_000_000
+    with open(dest + ".json") as fh:
+        data = json.load(fh)
+    assert set(data["held_out_eval"]) == {"random", "heuristic"}
+    assert data["seed"] == 1 and "machine" in data["training"]
+    from agents import make_agent
+
+    assert make_agent(dest + ".pt").greedy
