@@ -1,0 +1,251 @@
+"""Property-based tests: thousands of random hands under random flag combinations, played
+cheaply at the RookState level (and a few hundred through the env), checking the invariants of
+RULES.md against small independent oracles."""
+
+import random
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rook_env
+from rook_env.cards import N_SEATS, bits, rank_power
+from rook_env.config import RookConfig
+from rook_env.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
+
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+flags_strategy = st.fixed_dictionaries(
+    {
+        "all_pass": st.sampled_from(["dealer_forced", "redeal"]),
+        "no_counter_redeal": st.sampled_from(["on", "off"]),
+        "nest_discard": st.sampled_from(["any", "no_counters_unless_forced"]),
+        "first_lead": st.sampled_from(["left_of_dealer", "left_of_bidder", "bidder"]),
+        "rook_rank": st.sampled_from(["high", "low", "ten_and_half"]),
+        "deck": st.sampled_from(["tournament", "full"]),
+        "majority_tricks_bonus": st.sampled_from([0, 20]),
+        "last_trick_bonus": st.sampled_from([0, 20]),
+    }
+)
+
+
+# ------------------------------------------------------------------------------ oracles
+def oracle_play_mask(s: RookState) -> int:
+    """RULES.md 'Play' rules 1-5 (and rook_rank), written from the text."""
+    L = s.L
+    hand = bits(s.hands[s.current])
+    if not s.trick:
+        return sum(1 << c for c in hand)
+    high = s.config.rook_rank == "high"
+
+    def is_trump(c):  # the Rook Bird is a trump in every mode
+        return c == L.rook or L.card_colour[c] == s.trump
+
+    led = s.trick[0]
+    if is_trump(led):  # rule 4: a led Rook is a trump lead
+        allowed = [c for c in hand if is_trump(c)]  # rule 5
+    else:
+        allowed = [c for c in hand if L.card_colour[c] == L.card_colour[led]]  # rule 1
+        if allowed and high and L.rook in hand:
+            allowed.append(L.rook)  # rule 3
+    return sum(1 << c for c in (allowed or hand))  # rule 2
+
+
+def oracle_trick_winner(cards, trump: int, rook_rank: str, L) -> int:
+    led = cards[0]
+    led_colour = trump if led == L.rook else L.card_colour[led]
+
+    def strength(c):
+        if c == L.rook:
+            return {"high": (2, 0), "low": (1, 0), "ten_and_half": (1, 10.5)}[rook_rank]
+        power = 15 if L.card_rank[c] == 1 else L.card_rank[c]
+        if L.card_colour[c] == trump:
+            return (1, power)
+        if L.card_colour[c] == led_colour:
+            return (0, power)
+        return (-1, 0)
+
+    return max(range(4), key=lambda i: strength(cards[i]))
+
+
+def expected_deltas(res, bid_team: int):
+    total = [res["counters"][t] + res["bonus"][t] for t in (0, 1)]
+    delta = [0, 0]
+    delta[bid_team] = total[bid_team] if total[bid_team] >= res["bid"] else -res["bid"]
+    delta[1 - bid_team] = total[1 - bid_team]
+    return delta
+
+
+# ------------------------------------------------------------------------------ the checker
+class Checker:
+    """Plays a RookState with random legal actions, asserting invariants after every step."""
+
+    def __init__(self, config: RookConfig, seed: int, p_pass: float = 0.0, max_hands: int = 10**6):
+        self.cfg = config
+        self.rng = random.Random(seed)
+        self.s = RookState(config, seed=seed)
+        self.L = self.s.L
+        self.p_pass = p_pass  # extra chance to pass in the auction (uniform random bids rarely make)
+        self.max_hands = max_hands
+        self.hands_checked = 0
+
+    def check_deal(self):
+        s, L = self.s, self.L
+        assert s.phase == BID and s.current == (s.dealer + 1) % N_SEATS
+        assert [h.bit_count() for h in s.hands] == [L.hand_size] * 4 and s.nest.bit_count() == 5
+        union = s.nest
+        for h in s.hands:
+            assert not union & h
+            union |= h
+        assert union == L.all_cards  # hands and nest partition the deck
+        self.hand_cards: list[int] = []  # cards played or discarded since the deal
+
+    def run(self, scores=None):
+        s, L, cfg = self.s, self.L, self.cfg
+        s.new_game(scores=scores)
+        self.check_deal()
+        scores = list(s.scores)
+        while not s.is_over:
+            mask = s.legal_mask()
+            assert mask, "the seat to act must have a legal action"
+            phase, seat, dealer, deals, played = s.phase, s.current, s.dealer, s.deals, s.hands_played
+            if phase == PLAY:
+                assert mask == oracle_play_mask(s)
+                if cfg.rook_rank == "high" and s.hands[seat] & L.rook_bit:
+                    assert mask & L.rook_bit  # the Rook may always be played when held
+                trick_before, leader, trump = list(s.trick), s.leader, s.trump
+            elif phase == BID:
+                assert mask & ~(L.bid_mask | (1 << L.PASS) | (1 << L.REDEAL)) == 0
+                redeal_ok = cfg.no_counter_redeal == "on" and not s.hands[seat] & L.counter_mask
+                assert bool(mask >> L.REDEAL & 1) == redeal_ok
+                if s.n_passed == 3 and s.high_bid < 0:
+                    assert seat == dealer and mask & ~(1 << L.REDEAL) == 1 << L.BID0
+            elif phase == DISCARD:
+                assert mask & ~s.hands[s.bidder] == 0 and seat == s.bidder
+                if cfg.nest_discard == "no_counters_unless_forced":
+                    assert s.trump >= 0  # trump is named before discarding
+                    hand = s.hands[s.bidder]
+                    forced = all(L.card_points[c] or L.card_colour[c] == s.trump for c in bits(hand))
+                    assert mask == (hand if forced else hand & ~L.counter_mask)
+                else:
+                    assert mask == s.hands[s.bidder] and s.trump < 0
+            else:
+                assert phase == TRUMP and mask == L.trump_mask
+            if phase == BID and mask >> L.PASS & 1 and self.rng.random() < self.p_pass:
+                a = L.PASS
+            else:
+                a = self.rng.choice(bits(mask))
+            s.apply(a)
+            if phase in (PLAY, DISCARD):
+                self.hand_cards.append(a)
+            if phase == PLAY and len(trick_before) == 3:  # this card completed a trick
+                cards = trick_before + [a]
+                w = (leader + oracle_trick_winner(cards, trump, cfg.rook_rank, L)) % 4
+                if L.rook in cards and cfg.rook_rank == "high":
+                    assert w == (leader + cards.index(L.rook)) % 4
+                self.last_trick_winner = w
+                if s.hands_played == played:
+                    assert s.leader == w and s.current == w
+            if s.hands_played != played:
+                self.check_hand_end(dealer, scores)
+                scores = list(s.scores)
+                if not s.is_over:
+                    assert s.dealer == (dealer + 1) % 4  # the dealer rotates after every hand
+                    self.check_deal()
+                    if self.hands_checked >= self.max_hands:
+                        return
+            elif s.deals != deals:  # a redeal: same dealer, scores unchanged
+                assert a == L.REDEAL or (phase == BID and a == L.PASS and cfg.all_pass == "redeal")
+                assert s.dealer == dealer and s.scores == scores
+                self.check_deal()
+            else:
+                assert s.dealer == dealer
+        if cfg.episode == "hand":
+            assert s.played | s.discards == L.all_cards and not s.played & s.discards
+            assert len(s.tricks) == L.n_tricks
+
+    def check_hand_end(self, dealer, scores_before):
+        s, L, cfg = self.s, self.L, self.cfg
+        res = s.hand_result
+        self.hands_checked += 1
+        # Every card accounted for: played + discards = the deck, each once.
+        assert sorted(self.hand_cards) == list(range(L.n_cards))
+        assert res["tricks_won"][0] + res["tricks_won"][1] == L.n_tricks
+        assert sum(res["counters"]) == L.total_points  # 120 (180 with the full deck)
+        assert res["last_trick_team"] == self.last_trick_winner % 2
+        maj = 0 if res["tricks_won"][0] > res["tricks_won"][1] else 1
+        expect_bonus = [0, 0]
+        expect_bonus[maj] += cfg.majority_tricks_bonus
+        expect_bonus[res["last_trick_team"]] += cfg.last_trick_bonus
+        assert res["bonus"] == expect_bonus
+        bid_team = res["bidder"] % 2
+        assert res["hand_scores"] == expected_deltas(res, bid_team)
+        assert res["made"] == (res["counters"][bid_team] + res["bonus"][bid_team] >= res["bid"])
+        assert s.scores == [scores_before[t] + res["hand_scores"][t] for t in (0, 1)]
+        over = max(s.scores) >= cfg.target_score and s.scores[0] != s.scores[1]
+        if cfg.episode == "game":
+            assert (s.phase == OVER) == over
+            assert s.winner == ((0 if s.scores[0] > s.scores[1] else 1) if over else -1)
+        else:
+            assert s.phase == OVER
+
+
+@settings(max_examples=200, **SETTINGS)
+@given(seed=st.integers(0, 2**32 - 1), flags=flags_strategy)
+def test_random_hands_under_random_flags(seed, flags):
+    # 12 hands per example, 200 examples: 2,400 hands per run (about a second).
+    for k in range(12):
+        c = Checker(RookConfig(**flags), seed * 16 + k, p_pass=(k % 3) / 3)
+        c.run()
+        assert c.hands_checked == 1
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(seed=st.integers(0, 2**32 - 1), flags=flags_strategy, target=st.sampled_from([100, 200, 300]))
+def test_random_games_dealer_rotation_and_game_end(seed, flags, target):
+    # Whole games from scores near the target (random bidding loses points on average, so a game
+    # from 0-0 may never end); a few hands each, several hundred hands per run.
+    rng = random.Random(seed)
+    scores = [target - rng.randrange(0, 160, 5), target - rng.randrange(0, 160, 5)]
+    c = Checker(RookConfig(episode="game", target_score=target, **flags), seed, p_pass=0.7, max_hands=40)
+    c.run(scores=scores)
+    s = c.s
+    if s.phase == OVER:
+        assert s.winner in (0, 1) and max(s.scores) >= target and s.scores[s.winner] > s.scores[1 - s.winner]
+
+
+@settings(max_examples=300, **SETTINGS)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_default_hands(seed):
+    # The default rules, 6 hands per example: 1,800 hands per run.
+    for k in range(6):
+        c = Checker(RookConfig(), seed * 8 + k)
+        c.run()
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(seed=st.integers(0, 2**32 - 1), flags=flags_strategy, episode=st.sampled_from(["hand", "game"]))
+def test_env_masks_for_acting_seat_only(seed, flags, episode):
+    """Through the env: the acting seat's mask is the legal set (non-empty), the others' all zero."""
+    e = rook_env.raw_env(episode=episode, **flags)
+    e.reset(seed=seed, options={"scores": [250, 250]})
+    rng = random.Random(seed)
+    game = e.unwrapped.game
+    for _ in range(300):
+        if all(e.terminations.values()):
+            break
+        masks = {a: e.observe(a)["action_mask"] for a in e.agents}
+        acting = e.agent_selection
+        assert acting == f"player_{game.current}"
+        assert masks[acting].any()
+        assert sorted(np.flatnonzero(masks[acting]).tolist()) == game.legal_actions()
+        for a, m in masks.items():
+            assert m.dtype == np.int8
+            if a != acting:
+                assert not m.any()
+        e.step(int(rng.choice(np.flatnonzero(masks[acting]))))
+    if episode == "hand":
+        assert all(e.terminations.values())
+    if all(e.terminations.values()):
+        for a in e.agents:
+            assert not e.observe(a)["action_mask"].any()
