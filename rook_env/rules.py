@@ -14,6 +14,7 @@ returns to ``BID``.
 
 from __future__ import annotations
 
+import operator
 import random
 from typing import Any, Sequence
 
@@ -22,6 +23,16 @@ from .config import RookConfig
 
 BID, DISCARD, TRUMP, PLAY, OVER = range(5)
 PHASE_NAMES = ("bid", "discard", "trump", "play", "over")
+
+
+def _as_int(value: Any) -> int | None:
+    """``value`` as a plain int when it is an integer (numpy integers included, bools not), else None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
 
 
 def team_of(seat: int) -> int:
@@ -67,16 +78,22 @@ class RookState:
     ) -> None:
         """Start a game (or a single hand): scores, first dealer (drawn when None), deal."""
         if scores is not None:
-            if len(scores) != 2 or not all(isinstance(s, int) and not isinstance(s, bool) for s in scores):
+            try:
+                ints = [] if isinstance(scores, (str, bytes)) else [_as_int(s) for s in scores]
+            except TypeError:  # not a sequence
+                ints = []
+            if len(ints) != 2 or None in ints:
                 raise ValueError(f"scores must be two integers (team 0, team 1), got {scores!r}")
-            self.scores = list(scores)
+            self.scores = ints
         else:
             self.scores = [0, 0]
         if dealer is None:
-            dealer = self.rng.randrange(N_SEATS)
-        elif not isinstance(dealer, int) or isinstance(dealer, bool) or not 0 <= dealer < N_SEATS:
-            raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
-        self.dealer = dealer
+            seat: int | None = self.rng.randrange(N_SEATS)
+        else:
+            seat = _as_int(dealer)
+            if seat is None or not 0 <= seat < N_SEATS:
+                raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
+        self.dealer = seat
         self.hands_played = 0
         self.deals = 0
         self.winner = -1
@@ -129,6 +146,12 @@ class RookState:
         L = self.L
         if hands is None or nest is None:
             raise ValueError("a fixed deal needs both 'hands' (four lists) and 'nest'")
+        try:
+            hands, nest = [list(h) for h in hands], list(nest)
+        except TypeError:
+            raise ValueError(
+                f"'hands' must be four lists of card ids and 'nest' a list of card ids, got {hands!r} and {nest!r}"
+            ) from None
         if len(hands) != N_SEATS:
             raise ValueError(f"'hands' must hold {N_SEATS} lists, got {len(hands)}")
         seen: dict[int, str] = {}
@@ -140,9 +163,10 @@ class RookState:
             if len(cards) != size:
                 raise ValueError(f"{where} must hold {size} cards, got {len(cards)}")
             mask = 0
-            for c in cards:
-                if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < L.n_cards:
-                    raise ValueError(f"{where} holds unknown card id {c!r}; card ids are 0..{L.n_cards - 1}")
+            for raw in cards:
+                c = _as_int(raw)
+                if c is None or not 0 <= c < L.n_cards:
+                    raise ValueError(f"{where} holds unknown card id {raw!r}; card ids are 0..{L.n_cards - 1}")
                 if c in seen:
                     raise ValueError(f"card {c} ({L.card_name(c)}) is dealt twice: in {seen[c]} and {where}")
                 seen[c] = where
