@@ -333,6 +333,15 @@ def test_full_deck_layout_and_counters():
     st.trump = 0
     assert st.trick_winner_index([lay.parse_card(n) for n in "Y14 Y1 Y13 Y2".split()]) == 1  # 1 above 14
     assert st.trick_winner_index([lay.parse_card(n) for n in "R2 Y1 R1 Rook".split()]) == 3
+    # 1-High: a low Rook is the lowest trump, below the trump 2 too; ten_and_half sits below the 11.
+    low = RookState(RookConfig(deck="full", rook_rank="low"))
+    low.trump = 0
+    assert low.trick_winner_index([lay.parse_card(n) for n in "Y14 Rook R2 Y1".split()]) == 2
+    assert low.trick_winner_index([lay.parse_card(n) for n in "Y14 Rook Y1 Y13".split()]) == 1
+    half = RookState(RookConfig(deck="full", rook_rank="ten_and_half"))
+    half.trump = 0
+    assert half.trick_winner_index([lay.parse_card(n) for n in "R10 Rook R2 R4".split()]) == 1
+    assert half.trick_winner_index([lay.parse_card(n) for n in "R10 Rook R11 R1".split()]) == 3
 
 
 def test_full_deck_hand():

@@ -143,3 +143,18 @@ def test_decode_rejects_wrong_shape():
     full = rook_env.RookConfig(deck="full")
     with pytest.raises(ValueError):
         decode(np.zeros(583, np.float32), full)
+
+
+def test_incremental_equals_encode_through_a_forced_counter_discard():
+    """The 'nest holds counters' announcement (rare in random play) reaches every seat's vector."""
+    from conftest import complete_deal, step_text
+
+    names = "Y6 Y7 B6 B7 R5 R10 R14 G5 G10 G14 B5 B10 B14 Rook".split()
+    hands, nest = complete_deal({0: " ".join(names[:9])}, nest=" ".join(names[9:]))
+    e = rook_env.raw_env(nest_discard="no_counters_unless_forced")
+    e.reset(options={"hands": hands, "nest": nest, "dealer": 3})
+    for action in ["bid 70", "pass", "pass", "pass", "trump black", "Y6", "Y7", "R5", "R10", "Rook"]:
+        step_text(e, action)
+        check_views(e)
+    assert e.unwrapped.game.nest_has_counters
+    run_random(e, 0)

@@ -118,8 +118,14 @@ class Checker:
                 assert mask & ~(L.bid_mask | (1 << L.PASS) | (1 << L.REDEAL)) == 0
                 redeal_ok = cfg.no_counter_redeal == "on" and not s.hands[seat] & L.counter_mask
                 assert bool(mask >> L.REDEAL & 1) == redeal_ok
-                if s.n_passed == 3 and s.high_bid < 0:
+                assert not s.passed[seat]  # a pass is final
+                if s.n_passed == 3 and s.high_bid < 0:  # the first three passed: the dealer is forced
+                    assert cfg.all_pass == "dealer_forced"  # (with all_pass=redeal it redealt at once)
                     assert seat == dealer and mask & ~(1 << L.REDEAL) == 1 << L.BID0
+                else:  # pass, or any bid above the high bid
+                    above = sum(1 << (L.BID0 + i) for i in range(s.high_bid + 1, L.n_bids))
+                    assert mask & ~(1 << L.REDEAL) == (1 << L.PASS) | above
+                n_passed_before, high_before = s.n_passed, s.high_bid
             elif phase == DISCARD:
                 assert mask & ~s.hands[s.bidder] == 0 and seat == s.bidder
                 if cfg.nest_discard == "no_counters_unless_forced":
@@ -138,6 +144,20 @@ class Checker:
             s.apply(a)
             if phase in (PLAY, DISCARD):
                 self.hand_cards.append(a)
+            if phase == BID and s.deals == deals:
+                # The auction ends as soon as three have passed after a bid, or someone bids the maximum.
+                ends = (a == L.PASS and n_passed_before == 2 and high_before >= 0) or (
+                    a != L.PASS and (a == L.BID0 + L.n_bids - 1 or n_passed_before == 3))
+                assert (s.phase != BID) == ends
+                if ends:
+                    assert s.current == s.bidder and s.hands[s.bidder].bit_count() == L.hand_size + 5
+            if phase in (DISCARD, TRUMP) and s.phase == PLAY:
+                expect_leader = {"left_of_dealer": (dealer + 1) % 4, "left_of_bidder": (s.bidder + 1) % 4,
+                                 "bidder": s.bidder}[cfg.first_lead]
+                assert s.leader == s.current == expect_leader
+                assert s.discards.bit_count() == 5 and s.trump >= 0
+                assert s.nest_has_counters == (
+                    cfg.nest_discard == "no_counters_unless_forced" and bool(s.discards & L.counter_mask))
             if phase == PLAY and len(trick_before) == 3:  # this card completed a trick
                 cards = trick_before + [a]
                 w = (leader + oracle_trick_winner(cards, trump, cfg.rook_rank, L)) % 4

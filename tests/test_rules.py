@@ -314,14 +314,14 @@ def test_rule3_rook_may_be_led_and_played_any_time():
 
 
 def test_rule4_led_rook_is_a_trump_lead():
-    st = state_in_play({0: "Rook", 1: "B5 B6 R5 R14", 2: "R6 R7 Y5 G5 G6 G7 G8 G9 G10"}, "black")
+    st = state_in_play({0: "Rook", 1: "G5 G6 B5 B14 R5 R6 R7 R8 R9", 2: "R10 R11 Y5 Y6 Y7 Y8 Y9 Y10 B6"}, "green")
     st.apply(L.rook)
-    assert mask_names(st.legal_mask()) == ["B5", "B6"]  # must play trump
-    st.apply(L.parse_card("B5"))
+    assert mask_names(st.legal_mask()) == ["G5", "G6"]  # must play trump (green), nothing else
+    st.apply(L.parse_card("G5"))
     assert bits(st.legal_mask()) == bits(st.hands[2])  # no trump: anything
-    st.apply(L.parse_card("R6"))
-    st.apply(next(iter(bits(st.legal_mask()))))
-    assert st.tricks[-1] and st.leader == 0  # the led Rook wins
+    st.apply(L.parse_card("B6"))
+    st.apply(min(bits(st.legal_mask())))
+    assert len(st.tricks) == 1 and st.leader == 0  # the led Rook wins
 
 
 def test_rule5_trump_led_and_rook_only_trump_must_play_it():
