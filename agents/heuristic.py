@@ -272,9 +272,10 @@ def _tables(config: RookConfig) -> _Tables:
 class _Ctx:
     """Per-decision card-play context: unseen cards, voids, hand sizes, probabilities."""
 
-    __slots__ = ("tab", "T", "U", "pool", "N", "h", "void", "suit", "higher", "rook_high", "rbit", "trumps")
+    __slots__ = ("tab", "T", "U", "pool", "N", "h", "void", "suit", "higher", "rook_high", "rbit", "trumps", "gamma")
 
-    def __init__(self, tab: _Tables, T: int, unseen: int, voids: list[int], sizes: list[int]) -> None:
+    def __init__(self, tab: _Tables, T: int, unseen: int, voids: list[int], sizes: list[int],
+                 bidder: int = -1, boost: float = 0.0) -> None:
         self.tab = tab
         self.T = T
         self.U = unseen
@@ -298,17 +299,31 @@ class _Ctx:
         self.pool = pool
         self.N = N
         self.h = sizes
+        # the bidder is likely long in trump: chances of holding none of some trumps are raised
+        # to the power gamma (> 1 for the bidder, < 1 for the others)
+        g = [1.0, 1.0, 1.0, 1.0]
+        if boost and bidder > 0:
+            for r in (1, 2, 3):
+                g[r] = 1.0 + boost if r == bidder else 1.0 / (1.0 + 0.5 * boost)
+        self.gamma = g
 
     def holds_any(self, r: int, A: int) -> float:
-        k = _pc(A & self.pool[r])
+        A &= self.pool[r]
+        k = _pc(A)
         if not k:
             return 0.0
-        return 1.0 - self.tab.p_none(self.N[r], self.h[r], k)
+        p = self.tab.p_none(self.N[r], self.h[r], k)
+        if not A & ~self.trumps:
+            p **= self.gamma[r]
+        return 1.0 - p
 
     def p_void(self, r: int, s: int) -> float:
         if self.void[r] >> s & 1:
             return 1.0
-        return self.tab.p_none(self.N[r], self.h[r], _pc(self.pool[r] & self.suit[s]))
+        p = self.tab.p_none(self.N[r], self.h[r], _pc(self.pool[r] & self.suit[s]))
+        if s == self.T:
+            p **= self.gamma[r]
+        return p
 
     def p_beat(self, r: int, w: int, led: int) -> float:
         """Chance that seat ``r`` (still to play) can beat the winning card ``w``."""
@@ -365,20 +380,24 @@ class HeuristicAgent:
     PARTNER_OVERCALL = 15.0  # overcall a partner's bid only with this much in hand
     PARTNER_SUPPORT = 5.0  # a partner who bid is worth this much more
     JUMP = True
-    K_ROOK = 14.0  # future value of the (high) Rook Bird
+    K_ROOK = 24.0  # future value of the (high) Rook Bird
     K_TOP_TRUMP = 10.0  # ... of a trump no unseen card beats
     K_TRUMP1 = 6.0  # ... of a trump one unseen card beats
     K_TRUMP = 3.0  # ... of any other trump
-    K_MASTER = 5.0  # ... of a side master while opponents may trump
+    K_MASTER = 8.0  # ... of a side master while opponents may trump
     K_MASTER_SAFE = 3.0  # ... of a side master once they cannot
     K_SECOND = 1.5  # ... of a side card one unseen card beats
     K_VOID = 1.5  # shedding the last card of a side suit while holding trumps
-    K_NEST = 0.5  # share of the nest's value added to the top trump's future value
-    EXTRA = 0.6  # share of the average unseen counter each seat still to play adds
+    K_NEST = 1.0  # share of the nest's value added to the top trump's future value
+    EXTRA = 0.3  # share of the average unseen counter each seat still to play adds
     DRAW_SURE = 12.0  # bidder leading a sure trump while opponents may hold trumps
     DRAW_LONG = 6.0  # bidder leading a low trump when long in them
     DRAW_PARTNER = 4.0  # bidder's partner leading a sure trump
     DEF_TRUMP = -3.0  # defender leading a trump that is not sure
+    TRUMP_BOOST = 0.0  # how much likelier the bidder is than others to hold a given trump
+    DISC_COUNTER = 8.0  # preference for laying unguarded counters in the nest (discard="any")
+    USE_MEMORY = True  # infer voids from earlier tricks (remembered between calls)
+    LAST2 = True  # second-to-last trick: value the card kept by its chance in the last trick
     strict = False  # tests set this to re-raise internal errors instead of falling back
     REDEAL_BELOW = 80.0  # a hand without counters is below average: redeal unless its trumps are long
 
@@ -530,7 +549,7 @@ class HeuristicAgent:
             v = float(tab.rp[c])
             if tab.pts[c] and not forced_mode:
                 # unguarded counters are better off in the nest than lost in play
-                v -= 8.0 if hi[c] & ~H else 0.0
+                v -= self.DISC_COUNTER if hi[c] & ~H else 0.0
             return v
 
         def trump_keep(c: int) -> float:
@@ -719,7 +738,7 @@ class HeuristicAgent:
         tab = self.tab
         es = tab.esuit[T]
         rook, rh = tab.rook, tab.rook_high
-        mem = self._mem.pop(v.hand, None)
+        mem = self._mem.pop(v.hand, None) if self.USE_MEMORY else None
         trick_cards = 0
         for _, c in v.trick:
             trick_cards |= 1 << c
@@ -744,8 +763,7 @@ class HeuristicAgent:
     def _remember(self, v: View, card: int, voids: list[int]) -> None:
         if len(self._mem) > 32:
             self._mem.clear()
-        played = list(v.played)
-        played[0] |= 1 << card
+        played = list(v.played)  # without my card: the next call finds it as my one new card
         lead = v.trick[0][1] if v.trick else -1
         self._mem[v.hand & ~(1 << card)] = _Memory(played, lead, voids)
 
@@ -778,7 +796,8 @@ class HeuristicAgent:
         for r, _ in v.trick:
             if r:
                 sizes[r] = tl - 1
-        ctx = _Ctx(tab, T, unseen, voids, sizes)
+        bid_rel = v.bidder if v.bidder is not None else -1
+        ctx = _Ctx(tab, T, unseen, voids, sizes, bid_rel, self.TRUMP_BOOST)
         suitT = tab.suit[T]
         my_trumps = hand & suitT[T]
         last_trick = tl <= 1
@@ -875,6 +894,8 @@ class HeuristicAgent:
                 out[c] = 0.0
             return out
         sc = tab.scale
+        if tl == 2 and self.LAST2:
+            return self._keep_last(v, T, cards, unseen, ctx, nest_val)
         my_trumps = hand & suit[T]
         opp_trumps = unseen & suit[T] & (ctx.pool[1] | ctx.pool[3])
         top_trump = -1
@@ -904,6 +925,31 @@ class HeuristicAgent:
                 if my_trumps and _pc(hand & suit[s]) == 1:
                     k -= self.K_VOID  # shedding it makes a void
             out[c] = k * sc
+        return out
+
+    def _keep_last(self, v: View, T: int, cards: list[int], unseen: int, ctx: _Ctx, nest_val: float) -> dict[int, float]:
+        """Second-to-last trick: a card's future value is what it brings to the last trick."""
+        tab = self.tab
+        es = tab.esuit[T]
+        last = _Ctx(tab, T, unseen, ctx.void, [0, 1, 1, 1])
+        last.gamma = ctx.gamma
+        n_unseen = _pc(unseen)
+        avg = (sum(tab.pts[c] for c in _bits(unseen & tab.counter_mask)) / n_unseen) if n_unseen else 0.0
+        base = nest_val + 3.0 * avg
+        trumps = tab.suit[T][T]
+        out = {}
+        for c in cards:
+            if es[c] == T:
+                hi = tab.higher[T][c]
+                q1, q2, q3 = last.holds_any(1, hi), last.holds_any(2, hi), last.holds_any(3, hi)
+                p_me = (1.0 - q1) * (1.0 - q3)
+                pi = p_me + (1.0 - p_me) * q2 / (q1 + q2 + q3 + 1e-9)
+            else:
+                hi = tab.higher[T][c] | trumps
+                q1, q3 = last.holds_any(1, hi), last.holds_any(3, hi)
+                w = 0.5 * (1.0 - q1) * (1.0 - q3)  # it wins only if its colour is led (say, half the time)
+                pi = w + (1.0 - w) / 3.0
+            out[c] = (2.0 * pi - 1.0) * (base + tab.pts[c])
         return out
 
     def _lead_bonus(self, v: View, T: int, c: int, p: float, ctx: _Ctx, we_bid: bool, i_bid: bool,

@@ -313,8 +313,9 @@ def test_bidder_pulls_trumps():
 
 
 def test_cashes_a_sure_side_winner_as_defender():
-    # seat 1 wins a trick? Simpler: seat 0 is a defender (seat 1 bid) and leads; it holds Y14.
-    st = state_at({0: "Y14 Y6 R6 R7 G6 G7 G8 B6 B7", 1: "B14 B13 B12 Rook"}, "black", bidder=1)
+    # seat 0 is a defender (seat 1 bid) and leads trick one; it holds Y14 and the Rook Bird, so
+    # Y14 can only be beaten by a player already void in yellow
+    st = state_at({0: "Y14 Y6 R6 R7 G6 G7 G8 B6 Rook", 1: "B14 B13 B12 B11"}, "black", bidder=1)
     assert st.current == 0  # left of the dealer leads
     assert choose(st) == "Y14"
 
@@ -407,3 +408,63 @@ def test_beats_random_clearly(flags, margin):
     # measured means are far higher (about +185 per hand in the default game); the deals and
     # agents are seeded, so this cannot flake
     assert _duplicate_vs_random(30, flags) > margin
+
+
+# ============================================================================ card counting
+def _shown_voids(st: RookState, me: int) -> list[int]:
+    """Voids (effective-suit bits by seat relative to ``me``) shown by failures to follow so far."""
+    L_ = st.L
+    rook_high = st.config.rook_rank == "high"
+    T = st.trump
+    tricks = [cards for _, cards in st.tricks] + ([tuple(st.trick)] if st.trick else [])
+    leaders = [lead for lead, _ in st.tricks] + ([st.leader] if st.trick else [])
+    out = [0, 0, 0, 0]
+
+    def eff(c):
+        return T if c == L_.rook else L_.card_colour[c]
+
+    for lead, cards in zip(leaders, tricks):
+        s = eff(cards[0])
+        for i, c in enumerate(cards[1:], 1):
+            if eff(c) != s and not (rook_high and c == L_.rook):
+                out[((lead + i) - me) % 4] |= 1 << s
+    return out
+
+
+@pytest.mark.parametrize("flags", [{}, {"rook_rank": "low"}, {"deck": "full", "rook_rank": "ten_and_half"}])
+def test_void_inference_matches_the_tricks(flags):
+    cfg = make_config(**flags)
+    for h in range(6):
+        st = RookState(cfg, seed=100 + h)
+        st.new_game()
+        agents = [strict_agent(seed=s, **flags) for s in range(4)]
+        while not st.is_over:
+            me = st.current
+            obs = {"observation": encode(st, me), "action_mask": _mask(st)}
+            a = agents[me].act(obs)
+            if st.phase == PLAY:
+                truth = _shown_voids(st, me)
+                after = st.hands[me] & ~(1 << a)
+                if after:  # the agent remembers what it inferred, keyed by its next hand
+                    mem = agents[me]._mem[after]
+                    assert mem.voids[1:] == truth[1:]
+            st.apply(a)
+
+
+def test_one_instance_can_serve_several_seats():
+    """Memory is keyed by the seat's own hand, so sharing an instance changes nothing."""
+    flags = {}
+    cfg = make_config(**flags)
+    for h in range(4):
+        st1 = RookState(cfg, seed=h)
+        st1.new_game()
+        st2 = st1.clone()
+        shared = strict_agent(seed=1)
+        own = [strict_agent(seed=1) for _ in range(4)]
+        while not st1.is_over:
+            me = st1.current
+            a1 = shared.act({"observation": encode(st1, me), "action_mask": _mask(st1)})
+            a2 = own[me].act({"observation": encode(st2, me), "action_mask": _mask(st2)})
+            assert a1 == a2
+            st1.apply(a1)
+            st2.apply(a2)
