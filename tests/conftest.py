@@ -10,10 +10,8 @@ from __future__ import annotations
 import random
 from typing import Iterable, Sequence
 
-import pytest
-
 import rook_env
-from rook_env.cards import DEFAULT_LAYOUT, bits
+from rook_env.cards import DEFAULT_LAYOUT
 from rook_env.config import RookConfig
 from rook_env.rules import PLAY, RookState
 
@@ -179,13 +177,7 @@ def state_in_play(fixed: dict[int, str], trump: str, nest: str = "", config: Roo
 
 
 # ---------------------------------------------------------------------------------------------
-# Random play at the RookState level (cheap) and through the env.
-def random_hand_states(config: RookConfig, seed: int) -> RookState:
-    st = RookState(config, seed=seed)
-    st.new_game()
-    return st
-
-
+# Random play at the RookState level.
 def play_random(st: RookState, rng: random.Random, max_steps: int = 100_000) -> Iterable[int]:
     """Apply random legal actions until the state is over; yields each action after applying it."""
     for _ in range(max_steps):
@@ -195,17 +187,3 @@ def play_random(st: RookState, rng: random.Random, max_steps: int = 100_000) -> 
         st.apply(a)
         yield a
     raise AssertionError("game did not end")
-
-
-def seat_of(agent: str) -> int:
-    return int(agent.split("_")[1])
-
-
-def hand_names(mask: int, layout=L) -> list[str]:
-    return [layout.card_name(c) for c in bits(mask)]
-
-
-@pytest.fixture
-def raw():
-    """A factory of raw_env instances (raise on misuse)."""
-    return rook_env.raw_env

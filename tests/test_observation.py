@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 import pytest
+from conftest import complete_deal, step_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -122,8 +123,6 @@ def test_incremental_equals_encode_random(seed, combo):
 
 
 def test_redeal_resets_the_auction_in_observations():
-    from conftest import complete_deal, step_text
-
     hands, nest = complete_deal({1: "R6 R7 R8 R9 R11 R12 R13 Y6 Y7"})
     e = rook_env.raw_env(episode="game")
     e.reset(seed=3, options={"hands": hands, "nest": nest, "dealer": 3, "scores": [35, 5]})
@@ -147,8 +146,6 @@ def test_decode_rejects_wrong_shape():
 
 def test_incremental_equals_encode_through_a_forced_counter_discard():
     """The 'nest holds counters' announcement (rare in random play) reaches every seat's vector."""
-    from conftest import complete_deal, step_text
-
     names = "Y6 Y7 B6 B7 R5 R10 R14 G5 G10 G14 B5 B10 B14 Rook".split()
     hands, nest = complete_deal({0: " ".join(names[:9])}, nest=" ".join(names[9:]))
     e = rook_env.raw_env(nest_discard="no_counters_unless_forced")

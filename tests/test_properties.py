@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rook_env
-from rook_env.cards import N_SEATS, bits, rank_power
+from rook_env.cards import N_SEATS, bits
 from rook_env.config import RookConfig
 from rook_env.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
 

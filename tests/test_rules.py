@@ -70,7 +70,9 @@ def test_rook_bird_trick_example():
     """Trump hearts (red). Anna leads the 14 of spades (black), Ben the 5, Carla (holding spades)
     the Rook Bird, Dan the 10. Carla wins; her team takes 20 + 10 + 5 + 10 = 45."""
     anna, ben, carla, dan = 0, 1, 2, 3
-    hands, nest = complete_deal({anna: "B14 R6", ben: "B5", carla: "Rook B6 B7 Y13", dan: "B10 B8"}, nest="G6 G7 G8 G9 G11")
+    hands, nest = complete_deal(
+        {anna: "B14 R6", ben: "B5", carla: "Rook B6 B7 Y13", dan: "B10 B8"}, nest="G6 G7 G8 G9 G11"
+    )
     e = rook_env.raw_env()
     e.reset(options={"hands": hands, "nest": nest, "dealer": dan})
     step_text(e, "pass", "pass", "pass", "bid 70")  # the dealer is forced to 70
@@ -98,7 +100,9 @@ SCORING_EXAMPLES = [
 ]
 
 
-@pytest.mark.parametrize("deal,bid,p,d,delta,made", SCORING_EXAMPLES, ids=["85/90", "85/80", "90/105", "95/75", "100/100"])
+@pytest.mark.parametrize(
+    "deal,bid,p,d,delta,made", SCORING_EXAMPLES, ids=["85/90", "85/80", "90/105", "95/75", "100/100"]
+)
 def test_scoring_examples(deal, bid, p, d, delta, made):
     e = rook_env.raw_env()
     play_designed_hand(e, deal, bid)
