@@ -7,6 +7,7 @@ naming it and the allowed values; nothing is silently accepted or remapped.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -57,8 +58,12 @@ class RookConfig:
             object.__setattr__(self, "max_bid", 120 if self.deck == "tournament" else 180)
         for name in ("target_score", "min_bid", "max_bid", "bid_step", "majority_tricks_bonus", "last_trick_bonus"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{name}={value!r} must be an integer")
+            try:
+                if isinstance(value, bool):
+                    raise TypeError
+                object.__setattr__(self, name, operator.index(value))  # numpy integers too
+            except TypeError:
+                raise ValueError(f"{name}={value!r} must be an integer") from None
         if self.target_score <= 0:
             raise ValueError(f"target_score={self.target_score} must be positive")
         if self.bid_step <= 0:

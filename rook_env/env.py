@@ -137,6 +137,8 @@ class raw_env(AECEnv, EzPickle):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = AGENT_SEAT[agent]
         game = self.game
+        if game is None:
+            raise RuntimeError("observe() called before reset(); call reset() first")
         if seat == game.current and game.phase != OVER:
             if self._mask is None:
                 self._mask = game.legal_mask()
@@ -146,18 +148,22 @@ class raw_env(AECEnv, EzPickle):
         return {"observation": self._enc.obs[seat].copy(), "action_mask": mask}
 
     def step(self, action: Any) -> None:
+        game = self.game
+        if game is None:
+            raise RuntimeError("step() called before reset(); call reset() first")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         a = action if type(action) is int and 0 <= action < self.layout.n_actions else self._as_action(action)
-        game = self.game
         seat, phase, high_bid, deals, hands_played = (
             game.current, game.phase, game.high_bid, game.deals, game.hands_played
         )
         game.apply(a, self._mask)  # raises ValueError on an illegal action
         self._mask = None
         self._cumulative_rewards[agent] = 0
+        if self.infos[agent]:  # the last hand's result was shown at this seat's turn; now it is stale
+            self.infos[agent] = {}
         if self._rewards_dirty:
             self._clear_rewards()
             self._rewards_dirty = False
@@ -176,6 +182,8 @@ class raw_env(AECEnv, EzPickle):
         if action is None:
             raise ValueError(f"action None given for {self.agent_selection}, which is not done; pass an action id")
         try:
+            if isinstance(action, (bool, np.bool_)):
+                raise TypeError
             a = operator.index(action)
         except TypeError:
             raise ValueError(f"action {action!r} is not an integer action id") from None
@@ -270,9 +278,10 @@ class raw_env(AECEnv, EzPickle):
 
 
 class CheckedRookEnv(raw_env):
-    """``raw_env`` with PettingZoo's classic checks implemented natively (fast):
-    order enforcement, action bounds, and illegal actions ending the episode with
-    ``illegal_reward`` for the offender (TerminateIllegalWrapper semantics)."""
+    """``raw_env`` with PettingZoo's classic checks implemented natively (fast). Order
+    enforcement and action bounds are shared with ``raw_env``; here an illegal action ends
+    the episode with ``illegal_reward`` for the offender (TerminateIllegalWrapper semantics)
+    instead of raising."""
 
     def __init__(
         self, render_mode: str | None = None, illegal_reward: float = -1.0, max_hands: int | None = None, **flags: Any
@@ -280,19 +289,9 @@ class CheckedRookEnv(raw_env):
         super().__init__(render_mode=render_mode, max_hands=max_hands, **flags)
         EzPickle.__init__(self, render_mode=render_mode, illegal_reward=illegal_reward, max_hands=max_hands, **flags)
         self.illegal_reward = float(illegal_reward)
-        self._has_reset = False
-
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        super().reset(seed=seed, options=options)
-        self._has_reset = True
-
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
-        if not self._has_reset:
-            raise RuntimeError("observe() called before reset(); call reset() first")
-        return super().observe(agent)
 
     def step(self, action: Any) -> None:
-        if not self._has_reset:
+        if self.game is None:
             raise RuntimeError("step() called before reset(); call reset() first")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
@@ -317,11 +316,6 @@ class CheckedRookEnv(raw_env):
             self._deads_step_first()
             return
         super().step(a)
-
-    def render(self) -> str | None:
-        if not self._has_reset:
-            raise RuntimeError("render() called before reset(); call reset() first")
-        return super().render()
 
 
 def env(

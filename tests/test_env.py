@@ -368,3 +368,46 @@ def test_agent_iter_runs_a_hand_and_terminates():
                 e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     assert not e.agents
     assert total["player_0"] == -total["player_1"] == total["player_2"] == -total["player_3"]
+
+
+# ---------------------------------------------------------------- lead's follow-ups
+@pytest.mark.parametrize("make", [rook_env.raw_env, rook_env.env])
+def test_step_and_observe_before_reset_raise_clearly(make):
+    e = make()
+    with pytest.raises(RuntimeError, match="reset"):
+        e.step(0)
+    with pytest.raises(RuntimeError, match="reset"):
+        e.observe("player_0")
+
+
+@pytest.mark.parametrize("make", [rook_env.raw_env, rook_env.env])
+def test_bool_action_is_not_taken_for_an_id(make):
+    e = make()
+    e.reset(seed=0)
+    with pytest.raises(ValueError, match="not an integer action id"):
+        e.step(True)
+
+
+def test_numpy_integer_flags_are_accepted():
+    e = rook_env.raw_env(target_score=np.int64(200), min_bid=np.int32(70))
+    assert e.config.target_score == 200 and type(e.config.target_score) is int
+
+
+def test_hand_info_is_cleared_once_the_seat_has_acted_after_it():
+    import random
+
+    e = rook_env.raw_env(episode="game", max_hands=3)
+    e.reset(seed=5)
+    rng = random.Random(0)
+    seen_at = {}
+    for agent in e.agent_iter():
+        obs, reward, term, trunc, info = e.last()
+        if term or trunc:
+            e.step(None)
+            continue
+        if "hand" in info:
+            seen_at[agent] = e.game.hands_played
+        e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        if e.agents and agent in e.infos and e.game.hands_played == seen_at.get(agent):
+            assert e.infos[agent] == {}, "the finished hand's info must not linger after the seat acted"
+    assert seen_at, "some seat saw a finished hand's info at its turn"
