@@ -1,52 +1,61 @@
 """A rule-based Rook player that acts only on its own observation.
 
-``HeuristicAgent(seed=None, **flags)`` reads the seat's observation vector (the same
-content as :func:`rook_env.decode`, parsed by a faster equivalent, :func:`parse_view`) and
-the action mask, and always returns a legal action: when its preferred action is not in
-the mask it falls back to the best legal one (and, last of all, to the lowest legal id).
-It never looks at the environment, other seats' observations or hidden state. Between
-calls it remembers only what it saw itself (the cards played and who failed to follow),
-keyed by its own hand, so one instance may serve several seats.
+``HeuristicAgent(seed=None, **flags)`` (``flags``: the environment's rule flags) reads the
+seat's observation vector, with :func:`parse_view` (the content of :func:`rook_env.decode`,
+parsed several times faster; a test checks that they agree), and the action mask, and
+always returns a legal action: when its preferred action is not in the mask, or anything
+goes wrong, it falls back to the best legal one (cards: the cheapest to lose; else pass; else
+the lowest id). It never looks at the environment, other seats' observations, ``info`` or
+hidden state. Between calls it remembers only what it saw itself (cards played by whom,
+failures to follow), keyed by its own hand, so one instance may serve several seats, and
+``reset()`` is optional. Deterministic: ``seed`` is accepted for the protocol and unused.
 
 Rules it plays by
 -----------------
 Bidding
-  * Estimate, for each possible trump, the points the side can take as bidder: trump length and
-    top trumps (the Rook Bird, 14, 13, ... of trump), side 14s (side 1s and 14s in the full
-    deck), short suits it can void with the discard, counters it holds, and the expected value
-    of the unseen nest (points and better cards); the estimate is a linear model fitted to
-    simulated hands and scaled to the deck's total points.
-  * Bid the cheapest legal bid while it is at most ``estimate - margin``; jump straight to its
-    limit only to pre-empt two active opponents with a strong hand; otherwise pass.
-  * Against a partner who already holds the bid: pass unless its own estimate beats the
-    partner's bid by a wide margin; after a partner's earlier bid, add a little support.
-  * Dealer forced to bid the minimum: bids it (or calls a redeal when that is legal).
-  * Call a redeal only when the hand holds no counter (the only time it is legal) and the
-    estimate is weak.
+  * Estimate, for each trump, the points its side takes as bidder from the pre-nest hand:
+    trump length, the Rook Bird, the top three other trumps, side masters (14s; 1s in the
+    full deck) and second-highest cards, voids and singletons it can build on with the discard,
+    counters held; the intercept carries the average value of the unseen nest and of the
+    partner. It is a linear model per deck and Rook rank, fitted to simulated hands
+    (``_BID_WEIGHTS``), scaled to the deck's points. Keep the best trump's estimate.
+  * Bid the cheapest legal bid while it is at most ``estimate - BID_MARGIN``, else pass; jump
+    (to a few steps below its limit) only to pre-empt two opponents still in the auction with
+    a much stronger hand. It never raises its own bid.
+  * Partner holds the bid: pass unless its estimate beats the partner's bid by
+    ``PARTNER_OVERCALL``; a partner who bid earlier adds ``PARTNER_SUPPORT`` to its limit.
+  * Dealer forced to bid the minimum: bids it (or calls a redeal when legal and weak).
+  * Redeal only when legal (no counter in hand) and the estimate is below ``REDEAL_BELOW``.
 Discarding and naming trump
-  * Plan the discard and trump together over the 14 cards (hand plus nest): for each trump and
-    each set of side suits to void, keep trumps, the Rook Bird and side masters, void short
-    side suits, discard the lowest side cards; unguarded counters go to the nest only when the
-    hand is strong enough in trump to expect the last trick, or when forced.
-  * ``nest_discard=no_counters_unless_forced``: name the trump of the best plan first, then
-    discard within the mask, counters last (and only when forced).
+  * Plan discard and trump together over the 14 cards: for each trump and each set of side
+    suits to void, keep trumps, the Rook Bird and side masters, void short side suits, then
+    discard the lowest side cards (unguarded counters first: the bidder usually takes the last
+    trick and so the nest), trumps only when there is no side card left; score each plan with
+    a hand evaluation that counts the nest's points at the chance of taking the last trick.
+  * Trump: the plan's trump, i.e. by length and strength of the nest-merged hand.
+  * ``nest_discard=no_counters_unless_forced``: name the best plan's trump first, then
+    discard within the mask, non-counters first (counters only when forced).
 Card play (with card counting)
-  * Counts the cards played and infers voids from failures to follow; the probability that a
-    seat still to play holds a card that beats the current winner is computed
-    hypergeometrically from the unseen cards that seat can hold.
-  * Chooses the card with the best value: (2 p - 1) * (trick points + card points) minus the
-    future value of the card (top trumps, masters, the last-trick guard), where p is the
-    chance that its side takes the trick. This yields: second hand low, third hand high,
-    no overtaking of a partner who is winning, counters fed to a trick the partner is sure to
-    win, the lowest winning card when last to play, non-counters thrown to the opponents'
-    tricks, and voids made by shedding short suits.
-  * Leading: the bidding side pulls trumps while the opponents may hold some and it is long in
-    them (sure trumps first, then low trumps); everyone cashes sure winners (the highest
-    remaining card of a colour) when they are unlikely to be trumped; otherwise lead low from
-    a suit the opponents are not known to be void in.
-  * Plans for the last trick when the nest holds counters (the bidder knows its discard; the
-    others know the announced "nest holds counters" flag, or expect an average nest): the top
-    trump is held back and the nest is counted into the last trick's value.
+  * Counts cards (played ones, its own hand, and as bidder its discard) and infers voids from
+    failures to follow; the chance that a seat still to play can beat a card is computed
+    hypergeometrically from the unseen cards that seat may hold.
+  * Plays the legal card with the best value ``(2 p - 1) * (trick points + card points +
+    expected points still to come) - future value of the card``, ``p`` being the chance that
+    its side takes the trick. Future values: the Rook Bird, trumps that no (or one) unseen
+    card beats, side masters, less for shedding the last card of a side suit while holding
+    trumps. This gives: second hand low; third hand high (the lowest card likely to hold);
+    no overtaking of a partner who is winning; counters fed to a trick the partner is sure
+    to win; the lowest winning card when last to play (a winning counter first); non-counters
+    thrown to the opponents' tricks; ruffing with the lowest trump that wins.
+  * Leading: the bidder pulls trumps while an opponent may still hold one (sure trumps first,
+    low trumps when long in them); its partner cashes sure trumps; defenders avoid leading
+    unsure trumps; everyone cashes a sure winner (the highest remaining card of a colour)
+    when it is unlikely to be trumped, else leads low from a colour the opponents are not
+    known to be void in.
+  * The last trick takes the nest: its value (known to the bidder from its discard; the
+    announced "nest holds counters" flag, or the average unseen counter, for the others) is
+    added to the top trump's future value and to the last trick's points, and in the
+    second-to-last trick the card kept is valued by its chance to win the last trick.
 """
 
 from __future__ import annotations
@@ -399,7 +408,7 @@ class HeuristicAgent:
     USE_MEMORY = True  # infer voids from earlier tricks (remembered between calls)
     LAST2 = True  # second-to-last trick: value the card kept by its chance in the last trick
     strict = False  # tests set this to re-raise internal errors instead of falling back
-    REDEAL_BELOW = 80.0  # a hand without counters is below average: redeal unless its trumps are long
+    REDEAL_BELOW = 90.0  # a hand without counters is below average (about 86): redeal unless it is long in trump
 
     def __init__(self, seed: int | None = None, **flags: Any) -> None:
         self.config = make_config(**flags)
@@ -675,6 +684,8 @@ class HeuristicAgent:
             return L.PASS
         if not can_pass:  # dealer forced
             return L.BID0 + bid_levels[0]
+        if v.bidder == 0:  # never raise its own bid (the auction does not ask it to)
+            return L.PASS
         limit = est - self.BID_MARGIN * tab.scale
         partner_bid = max((lvl for r, lvl in v.bids if r == 2), default=-1)
         if v.bidder == 2:
