@@ -408,6 +408,7 @@ class HeuristicAgent:
     USE_MEMORY = True  # infer voids from earlier tricks (remembered between calls)
     LAST2 = True  # second-to-last trick: value the card kept by its chance in the last trick
     strict = False  # tests set this to re-raise internal errors instead of falling back
+    BONUS_SHARE = 0.8  # expected share of the trick bonuses that the bidding side takes
     REDEAL_BELOW = 90.0  # a hand without counters is below average (about 86): redeal unless it is long in trump
 
     def __init__(self, seed: int | None = None, **flags: Any) -> None:
@@ -663,7 +664,10 @@ class HeuristicAgent:
             val = sum(a * b for a, b in zip(w, f))
             if val > best_v:
                 best_v, best_t = val, T
-        e = (best_v * self.tab.scale, best_t)
+        cfg = self.config
+        # the bidding side usually takes the majority of tricks and the last trick
+        bonus = self.BONUS_SHARE * (cfg.majority_tricks_bonus + cfg.last_trick_bonus)
+        e = (best_v * self.tab.scale + bonus, best_t)
         if len(self._est) > 64:
             self._est.clear()
         self._est[hand] = e
@@ -821,10 +825,15 @@ class HeuristicAgent:
             n_unseen = _pc(unseen)
             up = sum(pts[c] for c in _bits(unseen & tab.counter_mask))
             nest_val = 5.0 * up / n_unseen if n_unseen else 0.0
+        cfg = self.config
+        nest_val += cfg.last_trick_bonus  # both go to whoever takes the last trick
         # trick so far
         trick_pts = sum(pts[c] for _, c in v.trick)
         if last_trick:
             trick_pts += nest_val
+        if cfg.majority_tricks_bonus and max(v.tricks_won) * 2 <= tab.n_tricks:
+            # the majority is still open: every trick carries a share of its bonus
+            trick_pts += 2.0 * cfg.majority_tricks_bonus / tab.n_tricks
         if pos:
             led = es[v.trick[0][1]]
             wr, wc = v.trick[0]
