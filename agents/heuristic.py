@@ -432,7 +432,9 @@ class HeuristicAgent:
         mask_arr = np.asarray(observation["action_mask"])
         legal_ids = np.flatnonzero(mask_arr).tolist()
         if not legal_ids:
-            raise ValueError("the action mask is empty: this seat has no legal action (not its turn, or the hand is over)")
+            raise ValueError(
+                "the action mask is empty: this seat has no legal action (not its turn, or the hand is over)"
+            )
         legal = 0
         for a in legal_ids:
             legal |= 1 << a
@@ -492,14 +494,12 @@ class HeuristicAgent:
         masters = 0.0
         voids = 0
         short = 0
-        side_len = 0
         unguarded = 0
         for s in range(N_COLOURS):
             if s == T:
                 continue
             m = hand & suit[s]
             k = _pc(m)
-            side_len += k
             if k == 0:
                 voids += 1
                 continue
@@ -723,7 +723,6 @@ class HeuristicAgent:
             return cards[0]
         # fallback: the legal card cheapest to lose
         T = T if T >= 0 else 0
-        suit = tab.suit[T]
 
         def cost(c: int) -> float:
             x = float(tab.rp[c]) + 3.0 * tab.pts[c]
@@ -783,7 +782,6 @@ class HeuristicAgent:
         self._mem[v.hand & ~(1 << card)] = _Memory(played, lead, voids)
 
     def _play(self, v: View, legal: int) -> int:
-        tab = self.tab
         T = v.trump if v.trump >= 0 else 0
         voids = self._voids(v, T)
         cards = _bits(legal)
@@ -800,7 +798,6 @@ class HeuristicAgent:
         tab = self.tab
         pts = tab.pts
         es = tab.esuit[T]
-        rb = tab.rbit
         hand = v.hand
         we_bid = v.bidder in (0, 2)
         i_bid = v.bidder == 0
@@ -871,7 +868,7 @@ class HeuristicAgent:
             val = trick_pts + pts[c] + extra
             s = (2.0 * p - 1.0) * val - keep[c]
             if pos == 0:
-                s += self._lead_bonus(v, T, c, p, ctx, we_bid, i_bid, my_trumps, opp_trumps, voids)
+                s += self._lead_bonus(T, c, p, we_bid, i_bid, my_trumps, opp_trumps)
             # tie-breaks: lower cards first
             s -= 0.01 * tab.rp[c]
             if s > best_s:
@@ -902,7 +899,9 @@ class HeuristicAgent:
             return 1.0 - pb1 * (1.0 - 0.5 * pp)
         return pp * (1.0 - 0.3 * pb1)
 
-    def _keep_values(self, v: View, T: int, cards: list[int], unseen: int, ctx: _Ctx, nest_val: float) -> dict[int, float]:
+    def _keep_values(
+        self, v: View, T: int, cards: list[int], unseen: int, ctx: _Ctx, nest_val: float
+    ) -> dict[int, float]:
         tab = self.tab
         es = tab.esuit[T]
         suit = tab.suit[T]
@@ -915,7 +914,7 @@ class HeuristicAgent:
             return out
         sc = tab.scale
         if tl == 2 and self.LAST2:
-            return self._keep_last(v, T, cards, unseen, ctx, nest_val)
+            return self._keep_last(T, cards, unseen, ctx, nest_val)
         my_trumps = hand & suit[T]
         opp_trumps = unseen & suit[T] & (ctx.pool[1] | ctx.pool[3])
         top_trump = -1
@@ -947,7 +946,7 @@ class HeuristicAgent:
             out[c] = k * sc
         return out
 
-    def _keep_last(self, v: View, T: int, cards: list[int], unseen: int, ctx: _Ctx, nest_val: float) -> dict[int, float]:
+    def _keep_last(self, T: int, cards: list[int], unseen: int, ctx: _Ctx, nest_val: float) -> dict[int, float]:
         """Second-to-last trick: a card's future value is what it brings to the last trick."""
         tab = self.tab
         es = tab.esuit[T]
@@ -972,8 +971,9 @@ class HeuristicAgent:
             out[c] = (2.0 * pi - 1.0) * (base + tab.pts[c])
         return out
 
-    def _lead_bonus(self, v: View, T: int, c: int, p: float, ctx: _Ctx, we_bid: bool, i_bid: bool,
-                    my_trumps: int, opp_trumps: int, voids: list[int]) -> float:
+    def _lead_bonus(self, T: int, c: int, p: float, we_bid: bool, i_bid: bool, my_trumps: int,
+                    opp_trumps: int) -> float:
+        """Leading: the bidding side pulls trumps, defenders avoid leading unsure trumps."""
         tab = self.tab
         sc = tab.scale
         if tab.esuit[T][c] != T:
