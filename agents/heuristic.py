@@ -61,136 +61,22 @@ Card play (with card counting)
 from __future__ import annotations
 
 import random
-from bisect import bisect_left
 from functools import lru_cache
 from typing import Any, Mapping
 
 import numpy as np
 
-from rook_env.cards import N_COLOURS, layout_for, rank_power
+from rook_env.cards import N_COLOURS, bits, layout_for, rank_power
 from rook_env.config import RookConfig, make_config
-from rook_env.observation import obs_layout
+from rook_env.observation import MaskView as View
+from rook_env.observation import decode_masks as parse_view
+from rook_env.rules import BID, DISCARD, PLAY, TRUMP
 
 __all__ = ["HeuristicAgent", "View", "parse_view"]
-
-BID, DISCARD, TRUMP, PLAY, OVER = range(5)
 
 
 def _pc(x: int) -> int:
     return x.bit_count()
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
-# ============================================================================ observation
-class View:
-    """One seat's observation, seat-relative (0 me, 1 left, 2 partner, 3 right), as masks."""
-
-    __slots__ = (
-        "phase", "hand", "bids", "passed", "bidder", "contract", "trump", "leader", "trick",
-        "played", "played_all", "nest", "discards", "nest_counters", "counters", "tricks_won",
-        "tricks_left", "scores", "dealer",
-    )
-
-    def __init__(self) -> None:
-        self.phase = BID
-        self.hand = 0
-        self.bids: list[tuple[int, int]] = []  # (rel, level index) in auction order
-        self.passed: list[tuple[int, int]] = []  # (rel, high level index when passing, -1 = none)
-        self.bidder = -1
-        self.contract = -1  # level index
-        self.trump = -1
-        self.leader = -1
-        self.trick: list[tuple[int, int]] = []  # (rel, card) in play order
-        self.played = [0, 0, 0, 0]  # card masks by rel seat
-        self.played_all = 0
-        self.nest = 0
-        self.discards = 0
-        self.nest_counters = False
-        self.counters = (0, 0)
-        self.tricks_won = (0, 0)
-        self.tricks_left = 0
-        self.scores = (0, 0)
-        self.dealer = 0
-
-
-def parse_view(vec: Any, config: RookConfig) -> View:
-    """Parse an observation vector into a :class:`View` (same content as ``rook_env.decode``)."""
-    ol = obs_layout(config)
-    L = ol.L
-    n, nb = L.n_cards, L.n_bids
-    v = np.asarray(vec)
-    if v.shape != (ol.size,):
-        raise ValueError(f"observation has shape {v.shape}, expected ({ol.size},) for this configuration")
-    idx = np.flatnonzero(v > 0.5).tolist()
-    out = View()
-    b = _bounds(config)
-    pos = [bisect_left(idx, x) for x in b]
-    # phase
-    seg = idx[pos[0]:pos[1]]
-    out.phase = seg[0] - ol.PHASE if seg else BID
-    hand = 0
-    for i in idx[pos[1]:pos[2]]:
-        hand |= 1 << (i - ol.HAND)
-    out.hand = hand
-    bids = [((i - ol.BIDS) // nb, (i - ol.BIDS) % nb) for i in idx[pos[2]:pos[3]]]
-    bids.sort(key=lambda x: x[1])
-    out.bids = bids
-    out.passed = [((i - ol.PASSES) // (nb + 1), (i - ol.PASSES) % (nb + 1) - 1) for i in idx[pos[3]:pos[4]]]
-    seg = idx[pos[4]:pos[5]]
-    out.bidder = seg[0] - ol.BIDDER if seg else -1
-    seg = idx[pos[5]:pos[6]]
-    out.contract = seg[0] - ol.CONTRACT if seg else -1
-    seg = idx[pos[6]:pos[7]]
-    out.trump = seg[0] - ol.TRUMP if seg else -1
-    seg = idx[pos[7]:pos[8]]
-    out.leader = seg[0] - ol.LEADER if seg else -1
-    tc = {}
-    for i in idx[pos[8]:pos[9]]:
-        j = i - ol.TRICK
-        tc[j // n] = j % n
-    if tc and out.leader >= 0:
-        out.trick = [((out.leader + k) & 3, tc[(out.leader + k) & 3]) for k in range(4) if (out.leader + k) & 3 in tc]
-    played = [0, 0, 0, 0]
-    for i in idx[pos[9]:pos[10]]:
-        j = i - ol.PLAYED
-        played[j // n] |= 1 << (j % n)
-    out.played = played
-    out.played_all = played[0] | played[1] | played[2] | played[3]
-    m = 0
-    for i in idx[pos[10]:pos[11]]:
-        m |= 1 << (i - ol.NEST)
-    out.nest = m
-    m = 0
-    for i in idx[pos[11]:pos[12]]:
-        m |= 1 << (i - ol.DISCARDS)
-    out.discards = m
-    out.nest_counters = pos[13] > pos[12]
-    seg = idx[pos[17]:]
-    out.dealer = seg[0] - ol.DEALER if seg else 0
-    tot, nt = L.total_points, L.n_tricks
-    out.counters = (round(float(v[ol.COUNTERS]) * tot), round(float(v[ol.COUNTERS + 1]) * tot))
-    out.tricks_won = (round(float(v[ol.TRICKS_WON]) * nt), round(float(v[ol.TRICKS_WON + 1]) * nt))
-    out.tricks_left = round(float(v[ol.TRICKS_LEFT]) * nt)
-    ts = config.target_score
-    out.scores = (round(float(v[ol.SCORES]) * ts), round(float(v[ol.SCORES + 1]) * ts))
-    return out
-
-
-@lru_cache(maxsize=None)
-def _bounds(config: RookConfig) -> tuple[int, ...]:
-    ol = obs_layout(config)
-    names = ("phase", "hand", "bids", "passes", "bidder", "contract", "trump", "leader", "trick", "played",
-             "nest", "discards", "nest_counters", "counters", "tricks_won", "tricks_left", "scores", "dealer")
-    starts = {name: a for name, a, _ in ol.sections}
-    return tuple(starts[nm] for nm in names)
 
 
 # ============================================================================ tables
@@ -235,11 +121,11 @@ class _Tables:
             hi = []
             for c in range(n):
                 m = 0
-                for d in _bits(suit[es[c]]):
+                for d in bits(suit[es[c]]):
                     if power[d] > power[c]:
                         m |= 1 << d
                 hi.append(m)
-            order = tuple(tuple(sorted(_bits(suit[s]), key=lambda c: -power[c])) for s in range(N_COLOURS))
+            order = tuple(tuple(sorted(bits(suit[s]), key=lambda c: -power[c])) for s in range(N_COLOURS))
             self.suit.append(suit)
             self.esuit.append(es)
             self.tpow.append(tp)
@@ -511,7 +397,7 @@ class HeuristicAgent:
                 if m >> order[1] & 1:
                     masters += 0.5
             # counters not protected by the suit's top cards
-            for c in _bits(m & tab.counter_mask):
+            for c in bits(m & tab.counter_mask):
                 if tab.higher[T][c] & ~m:
                     unguarded += tab.pts[c]
         rook = 1 if hand & rb else 0
@@ -565,8 +451,8 @@ class HeuristicAgent:
         def trump_keep(c: int) -> float:
             return (50.0 if c == tab.rook else 0.0) + tab.tpow[T][c] + (20.0 if tab.pts[c] else 0.0)
 
-        side_sorted = sorted(_bits(side), key=side_keep)
-        trump_sorted = sorted(_bits(trumps), key=trump_keep)
+        side_sorted = sorted(bits(side), key=side_keep)
+        trump_sorted = sorted(bits(trumps), key=trump_keep)
         opts = []
         for sub in range(8):
             cols = [s for s in range(N_COLOURS) if s != T]
@@ -615,7 +501,7 @@ class HeuristicAgent:
         best = None
         for T in ([trump] if trump >= 0 else range(N_COLOURS)):
             for D in self._discard_options(H, T):
-                val = self._eval(H & ~D, T, sum(tab.pts[c] for c in _bits(D)))
+                val = self._eval(H & ~D, T, sum(tab.pts[c] for c in bits(D)))
                 if best is None or val > best[0]:
                     best = (val, T, D)
         if len(self._plans) > 64:
@@ -648,8 +534,8 @@ class HeuristicAgent:
             if m >> order[1] & 1:
                 sec += 1
         sc = tab.scale
-        pts = sum(tab.pts[c] for c in _bits(hand)) / sc
-        tpts = sum(tab.pts[c] for c in _bits(hand & suit[T])) / sc
+        pts = sum(tab.pts[c] for c in bits(hand)) / sc
+        tpts = sum(tab.pts[c] for c in bits(hand & suit[T])) / sc
         return (1.0, t, rook, top1, top2, top3, masters, sec, voids, short, pts, tpts)
 
     def _estimate(self, hand: int) -> tuple[float, int]:
@@ -719,7 +605,7 @@ class HeuristicAgent:
         todo = D & ~v.discards & legal_cards
         if todo:
             # non-counters first (keeps the German rule's order legal)
-            cards = sorted(_bits(todo), key=lambda c: (tab.pts[c] > 0, tab.rp[c]))
+            cards = sorted(bits(todo), key=lambda c: (tab.pts[c] > 0, tab.rp[c]))
             return cards[0]
         # fallback: the legal card cheapest to lose
         T = T if T >= 0 else 0
@@ -732,14 +618,14 @@ class HeuristicAgent:
                 x += 50
             return x
 
-        return min(_bits(legal_cards), key=cost) if legal_cards else -1
+        return min(bits(legal_cards), key=cost) if legal_cards else -1
 
     def _trump(self, v: View, legal: int) -> int:
         L, tab = self.L, self.tab
         if self.config.nest_discard == "no_counters_unless_forced":
             _, T, _ = self._plan(v.hand)
         else:
-            nest_pts = sum(tab.pts[c] for c in _bits(v.discards))
+            nest_pts = sum(tab.pts[c] for c in bits(v.discards))
             T = max(range(N_COLOURS), key=lambda t: self._eval(v.hand, t, nest_pts))
         a = L.TRUMP0 + T
         if legal >> a & 1:
@@ -764,7 +650,7 @@ class HeuristicAgent:
                 lead = mem.lead if mem.lead >= 0 else mine.bit_length() - 1
                 s = es[lead]
                 for r in (1, 2, 3):
-                    for c in _bits(v.played[r] & ~mem.played[r] & ~trick_cards):
+                    for c in bits(v.played[r] & ~mem.played[r] & ~trick_cards):
                         if es[c] != s and not (rh and c == rook):
                             voids[r] |= 1 << s
         if v.trick:
@@ -784,7 +670,7 @@ class HeuristicAgent:
     def _play(self, v: View, legal: int) -> int:
         T = v.trump if v.trump >= 0 else 0
         voids = self._voids(v, T)
-        cards = _bits(legal)
+        cards = bits(legal)
         if not cards:
             return -1
         if len(cards) == 1:
@@ -815,12 +701,12 @@ class HeuristicAgent:
         last_trick = tl <= 1
         # the nest's value to whoever takes the last trick
         if i_bid:
-            nest_val = float(sum(pts[c] for c in _bits(v.discards)))
+            nest_val = float(sum(pts[c] for c in bits(v.discards)))
         elif self.config.nest_discard == "no_counters_unless_forced":
             nest_val = 12.0 * tab.scale if v.nest_counters else 0.0
         else:
             n_unseen = _pc(unseen)
-            up = sum(pts[c] for c in _bits(unseen & tab.counter_mask))
+            up = sum(pts[c] for c in bits(unseen & tab.counter_mask))
             nest_val = 5.0 * up / n_unseen if n_unseen else 0.0
         cfg = self.config
         nest_val += cfg.last_trick_bonus  # both go to whoever takes the last trick
@@ -843,7 +729,7 @@ class HeuristicAgent:
             led = -1
             wr, wc, wk = -1, -1, -2.0
         n_unseen = _pc(unseen)
-        avg = (sum(pts[c] for c in _bits(unseen & tab.counter_mask)) / n_unseen) if n_unseen else 0.0
+        avg = (sum(pts[c] for c in bits(unseen & tab.counter_mask)) / n_unseen) if n_unseen else 0.0
         rest = 3 - pos
         extra = self.EXTRA * avg * rest
         opp_trumps = unseen & suitT[T] & (ctx.pool[1] | ctx.pool[3])
@@ -919,7 +805,7 @@ class HeuristicAgent:
         opp_trumps = unseen & suit[T] & (ctx.pool[1] | ctx.pool[3])
         top_trump = -1
         if my_trumps:
-            top_trump = max(_bits(my_trumps), key=lambda c: tab.tpow[T][c])
+            top_trump = max(bits(my_trumps), key=lambda c: tab.tpow[T][c])
         for c in cards:
             nh = _pc(tab.higher[T][c] & unseen)
             if es[c] == T:
@@ -953,7 +839,7 @@ class HeuristicAgent:
         last = _Ctx(tab, T, unseen, ctx.void, [0, 1, 1, 1])
         last.gamma = ctx.gamma
         n_unseen = _pc(unseen)
-        avg = (sum(tab.pts[c] for c in _bits(unseen & tab.counter_mask)) / n_unseen) if n_unseen else 0.0
+        avg = (sum(tab.pts[c] for c in bits(unseen & tab.counter_mask)) / n_unseen) if n_unseen else 0.0
         base = nest_val + 3.0 * avg
         trumps = tab.suit[T][T]
         out = {}

@@ -78,7 +78,7 @@ class raw_env(AECEnv, EzPickle):
         self.config = make_config(**flags)
         self.layout = layout_for(self.config)
         self.obs_layout = obs_layout(self.config)
-        n_act, size = self.layout.n_actions, self.obs_layout.size
+        n_act = self.layout.n_actions
         self.possible_agents = list(AGENTS)
         obs_space = spaces.Dict(
             {

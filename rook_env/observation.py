@@ -35,9 +35,10 @@ The exact size for a configuration is ``ObsLayout(config).size`` (default: see
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -338,53 +339,132 @@ class PlayerView:
 def decode(vec: np.ndarray | Sequence[float], config: RookConfig | None = None) -> PlayerView:
     """Turn an observation vector (or the PettingZoo dict's ``"observation"``) into a :class:`PlayerView`."""
     config = config or RookConfig()
+    L = layout_for(config)
+    m = decode_masks(vec, config)
+    return PlayerView(
+        phase=PHASE_NAMES[m.phase],
+        hand=bits(m.hand),
+        bids=[(r, L.bids[lvl]) for r, lvl in m.bids],
+        passes=[(r, None if lvl < 0 else L.bids[lvl]) for r, lvl in m.passed],
+        bidder=None if m.bidder < 0 else m.bidder,
+        contract=None if m.contract < 0 else L.bids[m.contract],
+        trump=None if m.trump < 0 else m.trump,
+        leader=None if m.leader < 0 else m.leader,
+        trick=list(m.trick),
+        played={c: r for r in range(N_SEATS) for c in bits(m.played[r])},
+        nest=bits(m.nest),
+        discards=bits(m.discards),
+        nest_has_counters=m.nest_counters,
+        counters=m.counters,
+        tricks_won=m.tricks_won,
+        tricks_left=m.tricks_left,
+        scores=m.scores,
+        dealer=m.dealer,
+        layout=L,
+    )
+
+
+class MaskView:
+    """One seat's observation as bitmasks and indices (seat-relative: 0 me, 1 left, 2 partner, 3 right).
+
+    The fast form for agents (see :func:`decode_masks`); :class:`PlayerView` is the readable one.
+    Bids and passes hold bid *level indices* (``-1``: none)."""
+
+    __slots__ = (
+        "phase", "hand", "bids", "passed", "bidder", "contract", "trump", "leader", "trick",
+        "played", "played_all", "nest", "discards", "nest_counters", "counters", "tricks_won",
+        "tricks_left", "scores", "dealer",
+    )
+
+    def __init__(self) -> None:
+        self.phase = BID
+        self.hand = 0
+        self.bids: list[tuple[int, int]] = []  # (rel, level index) in auction order
+        self.passed: list[tuple[int, int]] = []  # (rel, high level index when passing, -1 = none)
+        self.bidder = -1
+        self.contract = -1  # level index
+        self.trump = -1
+        self.leader = -1
+        self.trick: list[tuple[int, int]] = []  # (rel, card) in play order
+        self.played = [0, 0, 0, 0]  # card masks by rel seat
+        self.played_all = 0
+        self.nest = 0
+        self.discards = 0
+        self.nest_counters = False
+        self.counters = (0, 0)
+        self.tricks_won = (0, 0)
+        self.tricks_left = 0
+        self.scores = (0, 0)
+        self.dealer = 0
+
+
+def decode_masks(vec: Any, config: RookConfig) -> MaskView:
+    """Parse an observation vector into a :class:`MaskView`: one pass over its non-zero entries."""
     ol = obs_layout(config)
     L = ol.L
+    n, nb = L.n_cards, L.n_bids
     v = np.asarray(vec)
     if v.shape != (ol.size,):
         raise ValueError(f"observation has shape {v.shape}, expected ({ol.size},) for this configuration")
-    n, nb = L.n_cards, L.n_bids
+    idx = np.flatnonzero(v > 0.5).tolist()
+    out = MaskView()
+    b = _bounds(config)
+    pos = [bisect_left(idx, x) for x in b]
+    # phase
+    seg = idx[pos[0]:pos[1]]
+    out.phase = seg[0] - ol.PHASE if seg else BID
+    hand = 0
+    for i in idx[pos[1]:pos[2]]:
+        hand |= 1 << (i - ol.HAND)
+    out.hand = hand
+    bids = [((i - ol.BIDS) // nb, (i - ol.BIDS) % nb) for i in idx[pos[2]:pos[3]]]
+    bids.sort(key=lambda x: x[1])
+    out.bids = bids
+    out.passed = [((i - ol.PASSES) // (nb + 1), (i - ol.PASSES) % (nb + 1) - 1) for i in idx[pos[3]:pos[4]]]
+    seg = idx[pos[4]:pos[5]]
+    out.bidder = seg[0] - ol.BIDDER if seg else -1
+    seg = idx[pos[5]:pos[6]]
+    out.contract = seg[0] - ol.CONTRACT if seg else -1
+    seg = idx[pos[6]:pos[7]]
+    out.trump = seg[0] - ol.TRUMP if seg else -1
+    seg = idx[pos[7]:pos[8]]
+    out.leader = seg[0] - ol.LEADER if seg else -1
+    tc = {}
+    for i in idx[pos[8]:pos[9]]:
+        j = i - ol.TRICK
+        tc[j // n] = j % n
+    if tc and out.leader >= 0:
+        out.trick = [((out.leader + k) & 3, tc[(out.leader + k) & 3]) for k in range(4) if (out.leader + k) & 3 in tc]
+    played = [0, 0, 0, 0]
+    for i in idx[pos[9]:pos[10]]:
+        j = i - ol.PLAYED
+        played[j // n] |= 1 << (j % n)
+    out.played = played
+    out.played_all = played[0] | played[1] | played[2] | played[3]
+    m = 0
+    for i in idx[pos[10]:pos[11]]:
+        m |= 1 << (i - ol.NEST)
+    out.nest = m
+    m = 0
+    for i in idx[pos[11]:pos[12]]:
+        m |= 1 << (i - ol.DISCARDS)
+    out.discards = m
+    out.nest_counters = pos[13] > pos[12]
+    seg = idx[pos[17]:]
+    out.dealer = seg[0] - ol.DEALER if seg else 0
+    tot, nt = L.total_points, L.n_tricks
+    out.counters = (round(float(v[ol.COUNTERS]) * tot), round(float(v[ol.COUNTERS + 1]) * tot))
+    out.tricks_won = (round(float(v[ol.TRICKS_WON]) * nt), round(float(v[ol.TRICKS_WON + 1]) * nt))
+    out.tricks_left = round(float(v[ol.TRICKS_LEFT]) * nt)
+    ts = config.target_score
+    out.scores = (round(float(v[ol.SCORES]) * ts), round(float(v[ol.SCORES + 1]) * ts))
+    return out
 
-    def ones(start: int, size: int) -> list[int]:
-        return [int(i) for i in np.flatnonzero(v[start:start + size] > 0.5)]
 
-    def one(start: int, size: int) -> int | None:
-        idx = ones(start, size)
-        return idx[0] if idx else None
-
-    bids = sorted(((i // nb, L.bids[i % nb]) for i in ones(ol.BIDS, 4 * nb)), key=lambda x: x[1])
-    passes = [
-        (i // (nb + 1), None if i % (nb + 1) == 0 else L.bids[i % (nb + 1) - 1])
-        for i in ones(ol.PASSES, 4 * (nb + 1))
-    ]
-    contract = one(ol.CONTRACT, nb)
-    leader = one(ol.LEADER, 4)
-    trick_cards = {i // n: i % n for i in ones(ol.TRICK, 4 * n)}
-    trick = []
-    if leader is not None:
-        for k in range(4):
-            r = (leader + k) % 4
-            if r in trick_cards:
-                trick.append((r, trick_cards[r]))
-    tot, nt, target = L.total_points, L.n_tricks, config.target_score
-    return PlayerView(
-        phase=PHASE_NAMES[one(ol.PHASE, 5) or 0],
-        hand=ones(ol.HAND, n),
-        bids=bids,
-        passes=passes,
-        bidder=one(ol.BIDDER, 4),
-        contract=None if contract is None else L.bids[contract],
-        trump=one(ol.TRUMP, 4),
-        leader=leader,
-        trick=trick,
-        played={i % n: i // n for i in ones(ol.PLAYED, 4 * n)},
-        nest=ones(ol.NEST, n),
-        discards=ones(ol.DISCARDS, n),
-        nest_has_counters=bool(v[ol.NEST_COUNTERS] > 0.5),
-        counters=(round(float(v[ol.COUNTERS]) * tot), round(float(v[ol.COUNTERS + 1]) * tot)),
-        tricks_won=(round(float(v[ol.TRICKS_WON]) * nt), round(float(v[ol.TRICKS_WON + 1]) * nt)),
-        tricks_left=round(float(v[ol.TRICKS_LEFT]) * nt),
-        scores=(round(float(v[ol.SCORES]) * target), round(float(v[ol.SCORES + 1]) * target)),
-        dealer=one(ol.DEALER, 4) or 0,
-        layout=L,
-    )
+@lru_cache(maxsize=None)
+def _bounds(config: RookConfig) -> tuple[int, ...]:
+    ol = obs_layout(config)
+    names = ("phase", "hand", "bids", "passes", "bidder", "contract", "trump", "leader", "trick", "played",
+             "nest", "discards", "nest_counters", "counters", "tricks_won", "tricks_left", "scores", "dealer")
+    starts = {name: a for name, a, _ in ol.sections}
+    return tuple(starts[nm] for nm in names)
