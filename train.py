@@ -1083,6 +1083,10 @@ def ship(run_dir: str, dest: str, deals: int, seed: int, workers: int = 1) -> di
         "held_out_eval": results,
         "learning_curve": summary["paths"]["curve"],
     }
+    curve = summary["paths"]["curve"]
+    if os.path.isfile(curve):
+        shutil.copyfile(curve, dest + "_curve.png")
+        info["learning_curve"] = dest + "_curve.png"
     with open(dest + ".json", "w") as fh:
         json.dump(info, fh, indent=2)
     return info
