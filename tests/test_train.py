@@ -280,3 +280,13 @@ def test_ship_copies_the_model_and_writes_a_held_out_evaluation(smoke_run, tmp_p
     from agents import make_agent
 
     assert make_agent(dest + ".pt").greedy
+
+
+def test_heuristic_falls_back_to_random_with_a_warning_while_missing(monkeypatch):
+    from agents.random_agent import RandomAgent
+
+    monkeypatch.setattr(train, "heuristic_available", lambda: False)
+    monkeypatch.setattr(train, "_warned_heuristic", False)
+    with pytest.warns(UserWarning, match="fall back to random"):
+        agent = train.make_scripted("heuristic", 0, {})
+    assert isinstance(agent, RandomAgent)
