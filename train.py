@@ -134,7 +134,7 @@ class Config:
     eval_every: int = 10  # iterations; 0 = only at the end
     eval_deals: int = 200  # duplicate deals per opponent (each played with both seatings)
     eval_opponents: list = field(default_factory=lambda: ["random", "heuristic"])
-    eval_seed: int = 1_000  # deals eval_seed .. eval_seed + eval_deals - 1 (checkpoint selection)
+    eval_seed: int = 1_000  # seed of the checkpoint-selection deals (keep held-out evaluations on other seeds)
     eval_backend: str = "auto"  # auto: evaluate.play_match when it exists, else internal; or internal, evaluate
     final_eval_deals: int = 0  # > 0: evaluate the best checkpoint at the end on held-out deals
     final_eval_seed: int = 50_000_000
