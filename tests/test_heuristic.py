@@ -10,6 +10,7 @@ import random
 import numpy as np
 import pytest
 
+from conftest import complete_deal
 import rook_env
 from agents import make_agent
 from agents.heuristic import HeuristicAgent, parse_view
@@ -230,30 +231,12 @@ def _mask(st: RookState) -> np.ndarray:
 L = layout_for(make_config())
 
 
-def cid(names: str, layout=L) -> list[int]:
-    return [layout.parse_card(t) for t in names.split()]
-
-
-def fill_deal(fixed: dict[int, str], nest: str = "", layout=L):
-    """Hands with the named cards, the rest filled in id order."""
-    hands = [cid(fixed.get(s, ""), layout) for s in range(4)]
-    nest_ids = cid(nest, layout)
-    used = {c for h in hands for c in h} | set(nest_ids)
-    rest = [c for c in range(layout.n_cards) if c not in used]
-    for s in range(4):
-        while len(hands[s]) < layout.hand_size:
-            hands[s].append(rest.pop(0))
-    while len(nest_ids) < 5:
-        nest_ids.append(rest.pop(0))
-    return hands, nest_ids
-
-
 def state_at(fixed, trump, plays="", bidder=0, nest="", config=None):
     """Dealer 3: seat 0 bids first and leads. ``bidder`` bids the minimum, the others pass, the
     bidder lays the nest down again and names ``trump``; then ``plays`` (card names) are played."""
     cfg = config or make_config()
     Lc = layout_for(cfg)
-    hands, nest_ids = fill_deal(fixed, nest, Lc)
+    hands, nest_ids = complete_deal(fixed, nest, Lc)
     st = RookState(cfg)
     st.new_game(dealer=3, hands=hands, nest=nest_ids)
     while st.phase == BID:
@@ -329,7 +312,7 @@ def test_cashes_a_sure_side_winner_as_defender():
 
 def test_discard_creates_a_void_and_keeps_trumps():
     # seat 0 will hold 14 cards: six black trumps, the Rook Bird, R14 R13, Y6 Y7, G6 G8 G9.
-    hands, nest = fill_deal({0: "B14 B13 B12 B11 B9 B8 Rook R14 R13", 1: "Y14 G14"}, nest="Y6 Y7 G6 G8 G9")
+    hands, nest = complete_deal({0: "B14 B13 B12 B11 B9 B8 Rook R14 R13", 1: "Y14 G14"}, nest="Y6 Y7 G6 G8 G9")
     for flags in ({}, {"nest_discard": "no_counters_unless_forced"}):
         cfg = make_config(**flags)
         st = RookState(cfg)
@@ -349,7 +332,7 @@ def test_discard_creates_a_void_and_keeps_trumps():
 
 def test_dealer_forced_bid_and_redeal():
     # the three others pass; the dealer (seat 3) must bid the minimum
-    hands, nest = fill_deal({3: "R14 R13 B6 B7 B8 Y6 Y7 G6 G7"})
+    hands, nest = complete_deal({3: "R14 R13 B6 B7 B8 Y6 Y7 G6 G7"})
     st = RookState(make_config())
     st.new_game(dealer=3, hands=hands, nest=nest)
     for _ in range(3):
@@ -360,7 +343,7 @@ def test_dealer_forced_bid_and_redeal():
     weak = "R6 R7 R8 Y6 Y7 G6 G7 B6 B7"
     for flag, expected in (("on", "redeal"), ("off", "bid 70")):
         cfg = make_config(no_counter_redeal=flag)
-        hands, nest = fill_deal({3: weak})
+        hands, nest = complete_deal({3: weak})
         st = RookState(cfg)
         st.new_game(dealer=3, hands=hands, nest=nest)
         for _ in range(3):
@@ -372,13 +355,13 @@ def test_bidding_strong_weak_and_partner():
     strong = "B14 B13 B12 B11 B10 Rook R14 Y14 G14"
     weak = "R6 R7 R9 Y6 Y8 G6 G7 B5 B8"
     for hand, should_bid in ((strong, True), (weak, False)):
-        hands, nest = fill_deal({0: hand})
+        hands, nest = complete_deal({0: hand})
         st = RookState(make_config())
         st.new_game(dealer=3, hands=hands, nest=nest)
         a = choose(st)
         assert a.startswith("bid") if should_bid else a == "pass"
     # partner (seat 0) holds the bid at 100: seat 2 with a fair hand passes rather than overcall
-    hands, nest = fill_deal({2: "R14 R13 R12 R11 R6 Y6 G6 B6 B7"})
+    hands, nest = complete_deal({2: "R14 R13 R12 R11 R6 Y6 G6 B6 B7"})
     st = RookState(make_config())
     st.new_game(dealer=3, hands=hands, nest=nest)
     st.apply(L.parse_action("bid 100"))
