@@ -13,6 +13,7 @@ from .config import FLAG_NAMES, RookConfig, make_config
 from .env import AGENTS, CheckedRookEnv, env, raw_env
 from .observation import OBS_SIZE, ObsLayout, PlayerView, decode, encode, obs_layout
 from .rules import RookState, team_of
+from .single_agent import SingleAgentRookEnv
 
 ENV_ID = "rook_env/Rook-v0"
 
@@ -20,7 +21,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AGENTS", "BID0", "ENV_ID", "FLAG_NAMES", "N_ACTIONS", "N_CARDS", "OBS_SIZE", "PASS", "REDEAL", "ROOK",
-    "TRUMP0", "CheckedRookEnv", "Layout", "ObsLayout", "PlayerView", "RookConfig", "RookState", "decode",
+    "TRUMP0", "CheckedRookEnv", "Layout", "ObsLayout", "PlayerView", "RookConfig", "RookState", "SingleAgentRookEnv",
+    "decode",
     "encode", "env", "layout_for", "make_config", "obs_layout", "raw_env", "team_of",
 ]
 

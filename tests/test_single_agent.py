@@ -1,0 +1,87 @@
+"""The single-agent Gymnasium view (rook_env.single_agent) used by SB3/Tianshou-style libraries."""
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from rook_env.env import AGENTS
+from rook_env.rules import OVER
+from rook_env.single_agent import SingleAgentRookEnv
+
+
+def play(env, policy, seed):
+    obs, info = env.reset(seed=seed)
+    total, steps, done = 0.0, 0, False
+    while not done:
+        assert env.observation_space.contains(obs)
+        assert info["seat"] in env.learner_seats
+        mask = env.action_masks()
+        assert mask.any() and np.array_equal(mask, info["action_mask"].astype(bool))
+        action = policy.act({"observation": obs, "action_mask": info["action_mask"]})
+        obs, reward, term, trunc, info = env.step(action)
+        total += reward
+        steps += 1
+        done = term or trunc
+    return total, steps, term, trunc
+
+
+@pytest.mark.parametrize("seats", [(0, 2), (1, 3), (1,)])
+def test_return_is_the_learner_teams_score_diff(seats):
+    others = {s: make_agent("heuristic") for s in range(4) if s not in seats}
+    env = SingleAgentRookEnv(others, learner_seats=seats)
+    for seed in range(15):
+        total, steps, term, trunc = play(env, make_agent("random", seed=seed), seed)
+        assert term and not trunc and steps > 0
+        res = env.aec.game.hand_result
+        team = seats[0] & 1
+        assert total == res["hand_scores"][team] - res["hand_scores"][1 - team]
+
+
+def test_game_episode_sums_every_hand_and_truncates():
+    env = SingleAgentRookEnv(make_agent("random", seed=3), episode="game", max_hands=4)
+    total, _, term, trunc = play(env, make_agent("heuristic"), seed=11)
+    scores = env.aec.game.scores
+    assert env.aec.game.hands_played == 4 or term
+    assert total == scores[0] - scores[1]  # the game started at 0-0
+    assert trunc != term
+
+
+def test_illegal_action_raises_and_step_after_end_raises():
+    env = SingleAgentRookEnv(make_agent("random", seed=0))
+    obs, info = env.reset(seed=0)
+    illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    with pytest.raises(ValueError, match="illegal action"):
+        env.step(illegal)
+    play(env, make_agent("random", seed=1), seed=0)
+    assert env.aec.game.phase == OVER
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+
+
+def test_same_seed_same_episode():
+    def run():
+        env = SingleAgentRookEnv(make_agent("heuristic"))
+        return play(env, make_agent("random", seed=5), seed=42)
+
+    assert run() == run()
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"learner_seats": (0, 1)}, "one team"),
+        ({"learner_seats": (0, 0)}, "distinct"),
+        ({"learner_seats": (4,)}, "distinct seats"),
+        ({"opponents": {1: object(), 3: object()}}, "act"),
+        ({"opponents": {1: None}}, "missing"),
+    ],
+)
+def test_bad_arguments_are_refused(kwargs, match):
+    kwargs = {"opponents": make_agent("random"), **kwargs}
+    with pytest.raises(ValueError, match=match):
+        SingleAgentRookEnv(**kwargs)
+
+
+def test_agents_list_is_the_aec_one():
+    env = SingleAgentRookEnv(make_agent("random"))
+    assert env.aec.possible_agents == list(AGENTS)
