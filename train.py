@@ -48,7 +48,6 @@ import argparse
 import copy
 import dataclasses
 import json
-import math
 import os
 import platform
 import random
@@ -56,7 +55,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -73,7 +72,7 @@ from agents.ppo_model import (
     model_from_checkpoint,
 )
 from rook_env import make_config, raw_env
-from rook_env.env import AGENT_SEAT, AGENTS
+from rook_env.env import AGENT_SEAT
 
 OPPONENT_KINDS = ("self", "pool", "heuristic", "random")
 # Deal seeds: evaluation uses small seeds (see eval_seed / final_eval_seed); training deals are drawn
@@ -135,7 +134,6 @@ class Config:
     eval_deals: int = 200  # duplicate deals per opponent (each played with both seatings)
     eval_opponents: list = field(default_factory=lambda: ["random", "heuristic"])
     eval_seed: int = 1_000  # seed of the checkpoint-selection deals (keep held-out evaluations on other seeds)
-    eval_backend: str = "auto"  # auto: evaluate.play_match when it exists, else internal; or internal, evaluate
     final_eval_deals: int = 0  # > 0: evaluate the best checkpoint at the end on held-out deals
     final_eval_seed: int = 50_000_000
     checkpoint_every: int = 10  # iterations
@@ -194,8 +192,6 @@ class Config:
         for opp in self.eval_opponents:
             if opp not in ("random", "heuristic") and not str(opp).endswith(".pt"):
                 bad("eval_opponents", f"unknown opponent {opp!r}; use random, heuristic or a checkpoint path")
-        if self.eval_backend not in ("auto", "internal", "evaluate"):
-            bad("eval_backend", "must be auto, internal or evaluate")
         if not (self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda")):
             bad("device", "must be auto, cpu or cuda[:N]")
         try:
@@ -627,77 +623,10 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
 
 
 # ========================================================================================= evaluation
-def duplicate_eval(actor: nn.Module, opponent: str, deals: int, seed: int, env_flags: dict,
-                   device: torch.device | str = "cpu", num_envs: int = 64) -> dict:
-    """Internal duplicate match, batched: each deal ``seed + d`` is played twice, the greedy policy
-    holding seats {0, 2} and then {1, 3} against ``opponent``'s team. Points per deal: the policy team's
-    score_diff averaged over the two seatings. Returns mean, 95% interval (normal), n."""
-    games = [(d, team) for d in range(deals) for team in (0, 1)]
-    points = np.zeros((deals, 2))
-    tables: list[Table] = [Table(env_flags) for _ in range(min(num_envs, len(games)))]
-    nxt = 0
+def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cfg: Config) -> dict:
+    """Duplicate evaluation of the greedy policy through evaluate.py's play_match (one evaluation code)."""
+    from evaluate import play_match
 
-    def start(t: Table) -> None:
-        nonlocal nxt
-        d, team = games[nxt]
-        nxt += 1
-        opps = {s: make_scripted(opponent, seed + d * 4 + s, env_flags) for s in (1 - team, 3 - team)}
-        t.start(seed + d, "eval", (team, team + 2), opps)
-        t.game = (d, team)
-
-    for t in tables:
-        start(t)
-    was_training = actor.training
-    actor.eval()
-    with torch.no_grad():
-        while any(t.active for t in tables):
-            active = [t for t in tables if t.active]
-            acts, pol = {}, []
-            for i, t in enumerate(active):
-                agent = t.env.agent_selection
-                seat = AGENT_SEAT[agent]
-                ob = t.env.observe(agent)
-                if seat in t.learner_seats:
-                    pol.append((i, ob))
-                else:
-                    acts[i] = t.opponents[seat].act(ob)
-            if pol:
-                o = torch.as_tensor(np.stack([ob["observation"] for _, ob in pol]), device=device)
-                m = torch.as_tensor(np.stack([ob["action_mask"] for _, ob in pol]), device=device).bool()
-                a = MaskedCategorical(actor(o), m).mode().cpu().numpy()
-                for k, (i, _) in enumerate(pol):
-                    acts[i] = int(a[k])
-            for i, t in enumerate(active):
-                t.env.step(acts[i])
-                t.ep_return += t.env.rewards[AGENTS[t.learner_seats[0]]]
-                if all(t.env.terminations.values()):
-                    d, team = t.game
-                    points[d, team] = t.ep_return
-                    t.active = False
-                    if nxt < len(games):
-                        start(t)
-    actor.train(was_training)
-    per_deal = points.mean(1)
-    mean = float(per_deal.mean())
-    half = float(1.96 * per_deal.std(ddof=1) / math.sqrt(deals)) if deals > 1 else float("nan")
-    return {"opponent": opponent, "mean": mean, "ci95": [mean - half, mean + half], "half_width": half,
-            "deals": deals, "backend": "internal"}
-
-
-def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cfg: Config, device) -> dict:
-    """Duplicate evaluation of the greedy policy: evaluate.play_match when available, else internal."""
-    backend = cfg.eval_backend
-    if backend in ("auto", "evaluate"):
-        try:
-            import evaluate  # noqa: F401
-
-            play_match = evaluate.play_match
-        except (ImportError, AttributeError):
-            if backend == "evaluate":
-                raise
-            backend = "internal"
-    if backend == "internal":
-        return duplicate_eval(model.actor, opponent, deals, seed, cfg.env_flags, device)
     from agents.ppo_agent import PPOAgent
 
     frozen = copy.deepcopy(model).cpu().eval()
@@ -825,7 +754,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False) -> dict:
         for opp in cfg.eval_opponents:
             if opp == "heuristic" and not heuristic_available():
                 continue
-            r = evaluate_policy(model, opp, cfg.eval_deals, cfg.eval_seed, cfg, device)
+            r = evaluate_policy(model, opp, cfg.eval_deals, cfg.eval_seed, cfg)
             res[opp] = r
             writer.add_scalar(f"eval/{opp}", r["mean"], state["decisions"])
         return res
@@ -961,8 +890,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False) -> dict:
         for opp in cfg.eval_opponents:
             if opp == "heuristic" and not heuristic_available():
                 continue
-            final[opp] = evaluate_policy(best_model.to(device), opp, cfg.final_eval_deals, cfg.final_eval_seed, cfg,
-                                         device)
+            final[opp] = evaluate_policy(best_model, opp, cfg.final_eval_deals, cfg.final_eval_seed, cfg)
     writer.close()
     curve = os.path.join(out_dir, "curve.png")
     plot_curve(state["history"], curve, title=f"{cfg.name} (seed {cfg.seed})")

@@ -260,8 +260,8 @@ def test_smoke_training_improves_over_the_untrained_policy(smoke_run):
     torch.manual_seed(cfg.seed)
     untrained = ActorCritic(583, 58, cfg.hidden, 788)
     deals, seed = 100, 777_000
-    r_trained = train.duplicate_eval(trained.actor, "random", deals, seed, {})
-    r_untrained = train.duplicate_eval(untrained.actor, "random", deals, seed, {})
+    r_trained = train.evaluate_policy(trained, "random", deals, seed, cfg)
+    r_untrained = train.evaluate_policy(untrained, "random", deals, seed, cfg)
     # Measured: trained about +160, untrained policies between -50 and +60 points per deal.
     assert r_trained["mean"] > 120
     assert r_trained["mean"] > r_untrained["mean"] + 50
