@@ -352,25 +352,16 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seat", type=int, default=0, choices=range(4), metavar="{0,1,2,3}",
                    help="your seat (default 0); partners sit opposite (0+2, 1+3)")
-    p.add_argument("--partner", default=None, help="agent spec for your partner (default heuristic, else random)")
+    p.add_argument("--partner", default=None, help="agent spec for your partner (default heuristic)")
     p.add_argument("--opponents", default=None,
                    help="agent spec for the opponents; 'x+y' gives your left opponent x and your right y "
-                        "(default heuristic, else random)")
+                        "(default heuristic)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--game", action="store_true", help="play a whole game to target_score (the default)")
     mode.add_argument("--hands", type=int, metavar="N", help="play N hands instead of a game")
     p.add_argument("--seed", type=int, default=None, help="seed of the deals and agents")
     p.add_argument("--flag", action="append", default=[], metavar="NAME=VALUE", help="rule flag (repeatable)")
     return p
-
-
-def _default_spec() -> str:
-    try:
-        import agents.heuristic  # noqa: F401
-
-        return "heuristic"
-    except ImportError:
-        return "random"
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
@@ -386,13 +377,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
         flags = parse_flags(args.flag)
         if flags.get("episode", "hand") != "hand":
             raise ValueError("play.py deals hand by hand itself; do not set the episode flag")
-        default = None
-        if args.partner is None or args.opponents is None:
-            default = _default_spec()
-            if default != "heuristic":
-                out.write("(the heuristic agent is not available; the other seats play 'random')\n")
-        partner = parse_team(args.partner or default)
-        opponents = parse_team(args.opponents or default)
+        partner = parse_team(args.partner or "heuristic")
+        opponents = parse_team(args.opponents or "heuristic")
         if partner.members[0] != partner.members[1]:
             raise ValueError(f"--partner {args.partner!r}: your partner is one seat, give one agent spec")
         check_team(partner, flags)
