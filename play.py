@@ -365,7 +365,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    from evaluate import check_team, parse_flags, parse_team, build_agent
+    from rook_env.evaluation import build_agent, check_team, parse_flags, parse_team
 
     inp = stdin if stdin is not None else sys.stdin
     out = stdout if stdout is not None else sys.stdout

@@ -62,7 +62,7 @@ import torch
 import yaml
 from torch import nn
 
-from agents.ppo_model import (
+from rook_env.agents.ppo_model import (
     CHECKPOINT_FORMAT,
     CHECKPOINT_VERSION,
     ActorCritic,
@@ -362,7 +362,7 @@ _warned_heuristic = False
 
 def heuristic_available() -> bool:
     try:
-        import agents.heuristic  # noqa: F401
+        import rook_env.agents.heuristic  # noqa: F401
     except ImportError:
         return False
     return True
@@ -372,7 +372,7 @@ def make_scripted(spec: str, seed: int, env_flags: dict):
     """``agents.make_agent(spec)``; the heuristic falls back to random (with a warning) while
     agents/heuristic.py does not exist yet."""
     global _warned_heuristic
-    from agents import make_agent
+    from rook_env.agents import make_agent
 
     if spec == "heuristic" and not heuristic_available():
         if not _warned_heuristic:
@@ -625,9 +625,9 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
 # ========================================================================================= evaluation
 def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cfg: Config) -> dict:
     """Duplicate evaluation of the greedy policy through evaluate.py's play_match (one evaluation code)."""
-    from evaluate import play_match
+    from rook_env.evaluation import play_match
 
-    from agents.ppo_agent import PPOAgent
+    from rook_env.agents.ppo_agent import PPOAgent
 
     frozen = copy.deepcopy(model).cpu().eval()
 
@@ -975,7 +975,7 @@ def ship(run_dir: str, dest: str, deals: int, seed: int, workers: int = 1) -> di
     against random and heuristic, with evaluate.play_match) into ``dest``.json."""
     import shutil
 
-    import evaluate
+    from rook_env import evaluation
 
     with open(os.path.join(run_dir, "summary.json")) as fh:
         summary = json.load(fh)
@@ -988,7 +988,7 @@ def ship(run_dir: str, dest: str, deals: int, seed: int, workers: int = 1) -> di
     results = {}
     for opp in ("random", "heuristic"):
         t0 = time.time()
-        res = evaluate.play_match(dest + ".pt", opp, deals=deals, seed=seed, flags=flags, duplicate=True,
+        res = evaluation.play_match(dest + ".pt", opp, deals=deals, seed=seed, flags=flags, duplicate=True,
                                   workers=workers)
         results[opp] = {"mean": res.mean, "ci95": list(res.ci), "deals": deals, "seed": seed,
                         "pair_wins": res.pair_wins, "games": res.games, "seconds": round(time.time() - t0, 1),

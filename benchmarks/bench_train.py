@@ -22,7 +22,7 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 import train  # noqa: E402
-from agents.ppo_model import ActorCritic  # noqa: E402
+from rook_env.agents.ppo_model import ActorCritic  # noqa: E402
 from rook_env import raw_env  # noqa: E402
 
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import evaluate
-from agents.random_agent import RandomAgent
+from rook_env import evaluation
+from rook_env.agents.random_agent import RandomAgent
 from rook_env.cards import DEFAULT_LAYOUT as L
 from rook_env.cards import rank_power
 from rook_env.observation import DEFAULT_OBS_LAYOUT as OL
@@ -78,85 +79,85 @@ def _strip(d):
 # ------------------------------------------------------------------------------ statistics
 def test_wilson_hand_computed():
     # 5/10: centre 0.5, half = 1.96/1.38415 * sqrt(0.025 + 0.009604) = 0.26341
-    lo, hi = evaluate.wilson_interval(5, 10)
+    lo, hi = evaluation.wilson_interval(5, 10)
     assert lo == pytest.approx(0.23659, abs=1e-5) and hi == pytest.approx(0.76341, abs=1e-5)
     # 0/10: upper = (0.19207 + 0.19207) / 1.38415 = 0.27753
-    lo, hi = evaluate.wilson_interval(0, 10)
+    lo, hi = evaluation.wilson_interval(0, 10)
     assert lo == 0.0 and hi == pytest.approx(0.27753, abs=1e-5)
-    lo, hi = evaluate.wilson_interval(10, 10)
+    lo, hi = evaluation.wilson_interval(10, 10)
     assert lo == pytest.approx(0.72247, abs=1e-5) and hi == 1.0
-    assert all(math.isnan(x) for x in evaluate.wilson_interval(0, 0))
+    assert all(math.isnan(x) for x in evaluation.wilson_interval(0, 0))
     with pytest.raises(ValueError):
-        evaluate.wilson_interval(3, 2)
+        evaluation.wilson_interval(3, 2)
 
 
 def test_bootstrap_hand_computed_and_normal_limit():
-    assert evaluate.bootstrap_mean_ci([7.0, 7.0, 7.0]) == (7.0, 7.0)
-    assert evaluate.bootstrap_mean_ci([3.0]) == (3.0, 3.0)
-    assert all(math.isnan(x) for x in evaluate.bootstrap_mean_ci([]))
+    assert evaluation.bootstrap_mean_ci([7.0, 7.0, 7.0]) == (7.0, 7.0)
+    assert evaluation.bootstrap_mean_ci([3.0]) == (3.0, 3.0)
+    assert all(math.isnan(x) for x in evaluation.bootstrap_mean_ci([]))
     # Two values 0 and 1: resampled means are 0, 0.5, 1 with probabilities 1/4, 1/2, 1/4,
     # so the 2.5% and 97.5% quantiles are 0 and 1.
-    assert evaluate.bootstrap_mean_ci([0.0, 1.0], n_boot=4000) == (0.0, 1.0)
+    assert evaluation.bootstrap_mean_ci([0.0, 1.0], n_boot=4000) == (0.0, 1.0)
     # Large samples: the percentile interval approaches mean +- 1.96 sd / sqrt(n).
     x = np.random.default_rng(1).normal(10.0, 4.0, 2000)
-    lo, hi = evaluate.bootstrap_mean_ci(x, n_boot=3000, seed=3)
+    lo, hi = evaluation.bootstrap_mean_ci(x, n_boot=3000, seed=3)
     half = 1.959964 * x.std(ddof=1) / math.sqrt(x.size)
     assert lo == pytest.approx(x.mean() - half, abs=0.1 * half)
     assert hi == pytest.approx(x.mean() + half, abs=0.1 * half)
-    assert evaluate.bootstrap_mean_ci(x, seed=5) == evaluate.bootstrap_mean_ci(x, seed=5)
+    assert evaluation.bootstrap_mean_ci(x, seed=5) == evaluation.bootstrap_mean_ci(x, seed=5)
 
 
 def test_bradley_terry_and_elo_hand_computed():
     # Two players, 3 wins to 1: p = 3/4, Elo difference 400 log10(3) = 190.85.
-    elo = evaluate.elo_ratings([[0, 3], [1, 0]], prior=0)
+    elo = evaluation.elo_ratings([[0, 3], [1, 0]], prior=0)
     assert elo[0] - elo[1] == pytest.approx(400 * math.log10(3), abs=1e-6)
     assert elo.mean() == pytest.approx(1500)
     # Three players whose results match strengths 4 : 2 : 1 exactly (A-B 2 of 3, B-C 2 of 3,
     # A-C 4 of 5) are fitted exactly: differences 400 log10 2 = 120.41 and 240.82.
     wins = [[0, 2, 4], [1, 0, 2], [1, 1, 0]]
-    p = evaluate.bradley_terry(wins)
+    p = evaluation.bradley_terry(wins)
     assert p / p[2] == pytest.approx([4, 2, 1], rel=1e-8)
-    elo = evaluate.elo_ratings(wins, prior=0, anchor=2, base=1000)
+    elo = evaluation.elo_ratings(wins, prior=0, anchor=2, base=1000)
     assert elo == pytest.approx([1000 + 800 * math.log10(2), 1000 + 400 * math.log10(2), 1000], abs=1e-6)
     # A player who never won needs a prior; with it, the ratings stay finite and ordered.
     with pytest.raises(ValueError):
-        evaluate.bradley_terry([[0, 5], [0, 0]])
-    elo = evaluate.elo_ratings([[0, 5], [0, 0]], prior=1.0)  # 5.5 : 0.5 -> 400 log10(11)
+        evaluation.bradley_terry([[0, 5], [0, 0]])
+    elo = evaluation.elo_ratings([[0, 5], [0, 0]], prior=1.0)  # 5.5 : 0.5 -> 400 log10(11)
     assert elo[0] - elo[1] == pytest.approx(400 * math.log10(11), abs=1e-6)
 
 
 def test_games_from_stream_follows_the_end_rule():
     # 100/20, 250/-65, 310/-5: A wins after the third hand; the fourth hand starts a new game.
-    winners, pending = evaluate.games_from_stream([(100, 20), (150, -85), (60, 60), (10, 0)])
+    winners, pending = evaluation.games_from_stream([(100, 20), (150, -85), (60, 60), (10, 0)])
     assert winners == [0] and pending == 1
     # Equal totals at or over the target: play another hand.
-    assert evaluate.games_from_stream([(300, 300)]) == ([], 1)
-    assert evaluate.games_from_stream([(300, 300), (0, 5)]) == ([1], 0)
+    assert evaluation.games_from_stream([(300, 300)]) == ([], 1)
+    assert evaluation.games_from_stream([(300, 300), (0, 5)]) == ([1], 0)
     # Both over the target: the higher total wins (345 vs 305).
-    assert evaluate.games_from_stream([(200, 200), (145, 105)]) == ([0], 0)
+    assert evaluation.games_from_stream([(200, 200), (145, 105)]) == ([0], 0)
     # Negative totals and a custom target.
-    assert evaluate.games_from_stream([(-120, 40), (-100, 30), (0, 30)], target=100) == ([1], 0)
+    assert evaluation.games_from_stream([(-120, 40), (-100, 30), (0, 30)], target=100) == ([1], 0)
 
 
 def test_team_specs():
-    t = evaluate.parse_team("heuristic+random")
+    t = evaluation.parse_team("heuristic+random")
     assert t.members == ("heuristic", "random") and t.name == "heuristic+random"
-    assert evaluate.parse_team("random").members == ("random", "random")
-    assert evaluate.parse_team(Greedy).name == "greedy"
-    assert evaluate.parse_team((Greedy, "random")).name == "greedy+random"
+    assert evaluation.parse_team("random").members == ("random", "random")
+    assert evaluation.parse_team(Greedy).name == "greedy"
+    assert evaluation.parse_team((Greedy, "random")).name == "greedy+random"
     for bad in ["a+b+c", "+random", "", 5]:
         with pytest.raises(ValueError):
-            evaluate.parse_team(bad)
+            evaluation.parse_team(bad)
 
 
 def test_make_deal_is_a_rules_deal_and_deterministic():
-    opts, env_seed = evaluate.make_deal(3, 7)
+    opts, env_seed = evaluation.make_deal(3, 7)
     assert [len(h) for h in opts["hands"]] == [9, 9, 9, 9] and len(opts["nest"]) == 5
     assert sorted(sum(opts["hands"], []) + opts["nest"]) == list(range(41))
     assert opts["dealer"] == 7 % 4
-    assert evaluate.make_deal(3, 7) == (opts, env_seed)
-    assert evaluate.make_deal(3, 8)[0]["hands"] != opts["hands"]
-    full, _ = evaluate.make_deal(3, 7, {"deck": "full"})
+    assert evaluation.make_deal(3, 7) == (opts, env_seed)
+    assert evaluation.make_deal(3, 8)[0]["hands"] != opts["hands"]
+    full, _ = evaluation.make_deal(3, 7, {"deck": "full"})
     assert [len(h) for h in full["hands"]] == [13] * 4
 
 
@@ -164,7 +165,7 @@ def test_make_deal_is_a_rules_deal_and_deterministic():
 def test_identical_teams_cancel_exactly_per_deal():
     # Same spec on both sides + per-seat seeds shared by both seatings (common random numbers):
     # each seating replays the other with the teams exchanged, so every deal pair sums to 0.
-    res = evaluate.play_match("random", "random", deals=40, seed=1)
+    res = evaluation.play_match("random", "random", deals=40, seed=1)
     assert np.all(res.pair_values == 0) and res.mean == 0 and res.ci == (0.0, 0.0)
     assert res.pair_wins == {"A": 0, "B": 0, "tied": 40}
     assert res.teams["A"].to_dict() == res.teams["B"].to_dict()
@@ -172,7 +173,7 @@ def test_identical_teams_cancel_exactly_per_deal():
 
 
 def test_independent_random_teams_are_near_zero():
-    res = evaluate.play_match("random", other_random, deals=150, seed=2)
+    res = evaluation.play_match("random", other_random, deals=150, seed=2)
     lo, hi = res.ci
     assert lo < 0 < hi
     assert abs(res.mean) < 15
@@ -180,27 +181,27 @@ def test_independent_random_teams_are_near_zero():
 
 
 def test_independent_seeds_do_not_cancel():
-    res = evaluate.play_match("random", "random", deals=100, seed=1, common_seeds=False)
+    res = evaluation.play_match("random", "random", deals=100, seed=1, common_seeds=False)
     assert np.any(res.pair_values != 0)
     lo, hi = res.ci
     assert lo < 0 < hi and res.to_dict()["common_seeds"] is False
 
 
 def test_swapping_teams_negates_every_deal_pair():
-    ab = evaluate.play_match(Greedy, "random", deals=30, seed=4)
-    ba = evaluate.play_match("random", Greedy, deals=30, seed=4)
+    ab = evaluation.play_match(Greedy, "random", deals=30, seed=4)
+    ba = evaluation.play_match("random", Greedy, deals=30, seed=4)
     assert np.array_equal(ab.pair_values, -ba.pair_values)
     assert ab.games["won_a"] == ba.games["won_b"]
     assert ab.mean > 50  # and the stand-in is clearly stronger
 
 
 def test_match_statistics_are_consistent():
-    res = evaluate.play_match(Greedy, "random", deals=30, seed=5)
+    res = evaluation.play_match(Greedy, "random", deals=30, seed=5)
     a, b = res.teams["A"], res.teams["B"]
     assert a.contracts + b.contracts == res.hands == 60
     assert a.made + a.sets == a.contracts and b.made + b.sets == b.contracts
     rec = res.records
-    F = evaluate._F
+    F = evaluation._F
     # Scoring identity (RULES.md): the defenders score their counters; the bidders their
     # counters if made, else minus the bid.
     for r in rec:
@@ -217,52 +218,52 @@ def test_match_statistics_are_consistent():
 
 def test_deterministic_and_workers_do_not_change_results():
     kw = dict(deals=40, seed=9, block_size=10)
-    one = evaluate.play_match((Greedy, "random"), other_random, **kw)
-    again = evaluate.play_match((Greedy, "random"), other_random, **kw)
-    two = evaluate.play_match((Greedy, "random"), other_random, workers=2, **kw)
+    one = evaluation.play_match((Greedy, "random"), other_random, **kw)
+    again = evaluation.play_match((Greedy, "random"), other_random, **kw)
+    two = evaluation.play_match((Greedy, "random"), other_random, workers=2, **kw)
     assert _strip(one.to_dict()) == _strip(again.to_dict()) == _strip(two.to_dict())
     assert np.array_equal(one.records, two.records)
     assert two.workers == 2
     # A prefix of the deal stream does not depend on how many deals follow.
-    short = evaluate.play_match((Greedy, "random"), other_random, deals=20, seed=9, block_size=10)
+    short = evaluation.play_match((Greedy, "random"), other_random, deals=20, seed=9, block_size=10)
     assert np.array_equal(short.pair_values, one.pair_values[:20])
 
 
 def test_not_duplicate_plays_each_deal_once():
-    res = evaluate.play_match(Greedy, "random", deals=20, seed=1, duplicate=False)
-    assert res.hands == 20 and set(res.records[:, evaluate._F["seating"]]) == {0, 1}
+    res = evaluation.play_match(Greedy, "random", deals=20, seed=1, duplicate=False)
+    assert res.hands == 20 and set(res.records[:, evaluation._F["seating"]]) == {0, 1}
 
 
 def test_illegal_actions_are_counted_and_replaced():
-    res = evaluate.play_match(Illegal, "random", deals=5, seed=0)
+    res = evaluation.play_match(Illegal, "random", deals=5, seed=0)
     assert res.illegal["A"] > 0 and res.illegal["B"] == 0
     assert res.hands == 10  # every hand still finished (lowest legal action substituted)
-    with pytest.raises(evaluate.IllegalActionError, match="illegal action"):
-        evaluate.play_match(Illegal, "random", deals=2, seed=0, strict=True)
+    with pytest.raises(evaluation.IllegalActionError, match="illegal action"):
+        evaluation.play_match(Illegal, "random", deals=2, seed=0, strict=True)
 
 
 def test_flags_pass_through_and_are_checked():
-    res = evaluate.play_match("random", other_random, deals=5, seed=0, flags={"deck": "full"})
+    res = evaluation.play_match("random", other_random, deals=5, seed=0, flags={"deck": "full"})
     assert res.teams["A"].mean_counters + res.teams["B"].mean_counters == pytest.approx(180)
     with pytest.raises(ValueError, match="deck"):
-        evaluate.play_match("random", "random", deals=2, flags={"deck": "huge"})
+        evaluation.play_match("random", "random", deals=2, flags={"deck": "huge"})
     with pytest.raises(ValueError, match="episode"):
-        evaluate.play_match("random", "random", deals=2, flags={"episode": "game"})
+        evaluation.play_match("random", "random", deals=2, flags={"episode": "game"})
     with pytest.raises(ValueError, match="unknown agent spec"):
-        evaluate.play_match("nonsense", "random", deals=2)
+        evaluation.play_match("nonsense", "random", deals=2)
     with pytest.raises(ValueError):
-        evaluate.play_match("random", "random", deals=0)
+        evaluation.play_match("random", "random", deals=0)
 
 
 def test_heuristic_agent_when_available():
-    pytest.importorskip("agents.heuristic")
-    res = evaluate.play_match("heuristic", "random", deals=10, seed=0)
+    pytest.importorskip("rook_env.agents.heuristic")
+    res = evaluation.play_match("heuristic", "random", deals=10, seed=0)
     assert res.illegal_total == 0
 
 
 # ------------------------------------------------------------------------------ round robin
 def test_round_robin_ranks_the_stronger_stand_in_first():
-    rr = evaluate.round_robin(["random", (Greedy, "random"), Greedy], deals=30, seed=0)
+    rr = evaluation.round_robin(["random", (Greedy, "random"), Greedy], deals=30, seed=0)
     assert rr.names == ["random", "greedy+random", "greedy"]
     ranked = [rr.names[i] for i in rr.ranking()]
     assert ranked == ["greedy", "greedy+random", "random"]

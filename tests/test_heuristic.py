@@ -12,9 +12,9 @@ import pytest
 
 from conftest import complete_deal
 import rook_env
-from agents import make_agent
-from agents.heuristic import HeuristicAgent, parse_view
-from agents.random_agent import RandomAgent
+from rook_env.agents import make_agent
+from rook_env.agents.heuristic import HeuristicAgent, parse_view
+from rook_env.agents.random_agent import RandomAgent
 from rook_env.cards import bits, layout_for
 from rook_env.config import make_config
 from rook_env.observation import decode, encode

@@ -247,7 +247,7 @@ def test_agent_illegal_action_stops_play_with_a_clear_error():
 
             return int(np.flatnonzero(observation["action_mask"] == 0)[0])
 
-    import evaluate
+    from rook_env import evaluation as evaluate
 
     real_build = evaluate.build_agent
     evaluate.build_agent = lambda spec, seed, flags: Cheater()

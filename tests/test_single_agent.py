@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from agents import make_agent
+from rook_env.agents import make_agent
 from rook_env.env import AGENTS
 from rook_env.rules import OVER
 from rook_env.single_agent import SingleAgentRookEnv

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 import train
-from agents.ppo_agent import PPOAgent
-from agents.ppo_model import ActorCritic, CheckpointError, MaskedCategorical, load_checkpoint
+from rook_env.agents.ppo_agent import PPOAgent
+from rook_env.agents.ppo_model import ActorCritic, CheckpointError, MaskedCategorical, load_checkpoint
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMOKE = os.path.join(ROOT, "configs", "smoke.yaml")
@@ -277,13 +277,13 @@ def test_ship_copies_the_model_and_writes_a_held_out_evaluation(smoke_run, tmp_p
         data = json.load(fh)
     assert set(data["held_out_eval"]) == {"random", "heuristic"}
     assert data["seed"] == 1 and "machine" in data["training"]
-    from agents import make_agent
+    from rook_env.agents import make_agent
 
     assert make_agent(dest + ".pt").greedy
 
 
 def test_heuristic_falls_back_to_random_with_a_warning_while_missing(monkeypatch):
-    from agents.random_agent import RandomAgent
+    from rook_env.agents.random_agent import RandomAgent
 
     monkeypatch.setattr(train, "heuristic_available", lambda: False)
     monkeypatch.setattr(train, "_warned_heuristic", False)
