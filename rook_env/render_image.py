@@ -29,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 from gymnasium.error import DependencyNotInstalled
 
-from .cards import COLOUR_NAMES, N_SEATS, Layout, bits
+from .cards import COLOUR_NAMES, N_SEATS, Layout
 from .config import RookConfig
 from .render import sorted_hand
 from .rules import BID, PHASE_NAMES, PLAY, RookState
@@ -186,7 +186,7 @@ def scene_from_observation(
     # while it holds the nest is not in the observation (its discards are hidden), so it shows the
     # hand size and the nest as "with the bidder".
     played_by = [0] * n
-    for _card, rel in view.played.items():
+    for rel in view.played.values():
         played_by[rel] += 1
     hands: list[list[int] | int] = []
     for s in range(n):
@@ -209,7 +209,7 @@ def scene_from_observation(
     else:
         nest, discards, label = 5, None, f"nest (with P{bidder})"
     t = seat & 1  # the observation's team order is mine, theirs
-    per_team = lambda pair: [pair[0], pair[1]] if t == 0 else [pair[1], pair[0]]  # noqa: E731
+    per_team = lambda pair: [pair[0], pair[1]] if t == 0 else [pair[1], pair[0]]
     return Scene(
         layout=L,
         n_seats=n,
