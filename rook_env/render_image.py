@@ -406,12 +406,45 @@ def _card(d: Any, L: Layout, card: int, pos: tuple[int, int], w: int, h: int) ->
     fill, ink = FACE[L.card_colour[card]]
     d.rounded_rectangle((x, y, x + w, y + h), 4, fill=fill, outline=CARD_EDGE, width=1)
     d.text((x + 3, y + 2), str(L.card_rank[card]), font=_font(size), fill=ink)
-    if L.card_points[card]:  # counters get a dot: they decide the hand
+    if L.card_points[card]:  # counters get a dot (bottom left: visible on an overlapped card)
         r = max(2, w // 12)
-        d.ellipse((x + w - 3 - 2 * r, y + h - 3 - 2 * r, x + w - 3, y + h - 3), fill=ink)
+        d.ellipse((x + 4, y + h - 4 - 2 * r, x + 4 + 2 * r, y + h - 4), fill=ink)
 
 
 def _card_back(d: Any, pos: tuple[int, int], w: int, h: int) -> None:
     x, y = pos
     d.rounded_rectangle((x, y, x + w, y + h), 4, fill=BACK, outline=(230, 230, 230), width=1)
     d.rounded_rectangle((x + 4, y + 4, x + w - 4, y + h - 4), 3, outline=BACK_LINE, width=1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m rook_env.render_image --seed 3 --decisions 27 --out table.png [--seat 1]``: a PNG of
+    the table after that many decisions by heuristic players (the spectator view, or one seat's)."""
+    import argparse
+
+    from .agents import make_agent
+    from .env import raw_env
+
+    p = argparse.ArgumentParser(prog="python -m rook_env.render_image", description=main.__doc__)
+    p.add_argument("--seed", type=int, default=3)
+    p.add_argument("--decisions", type=int, default=27, help="decisions played before the picture")
+    p.add_argument("--seat", type=int, choices=range(N_SEATS), default=None, help="draw this seat's view")
+    p.add_argument("--out", default="table.png")
+    args = p.parse_args(argv)
+    Image, _, _ = require_pillow()
+    env = raw_env()
+    env.reset(seed=args.seed)
+    agents = [make_agent("heuristic", seed=args.seed + s) for s in range(N_SEATS)]
+    for _ in range(args.decisions):
+        if env.game.is_over:
+            break
+        env.step(agents[env.game.current].act(env.observe(env.agent_selection)))
+    img = draw_table(env.game) if args.seat is None else draw_seat_view(env, f"player_{args.seat}")
+    # An adaptive palette keeps the PNG small (flat colours and text).
+    Image.fromarray(img).quantize(colors=64, dither=0).save(args.out, optimize=True)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
