@@ -73,7 +73,9 @@ class raw_env(AECEnv, EzPickle):
         # after max_hands hands the episode is truncated.
         self.max_hands = max_hands
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r} is not allowed; allowed values: None, human, ansi, rgb_array")
+            raise ValueError(
+                f"render_mode={render_mode!r} is not allowed; allowed values: None, human, ansi, rgb_array"
+            )
         if render_mode == "rgb_array":
             from .render_image import require_pillow
 

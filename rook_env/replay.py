@@ -457,7 +457,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m rook_env.replay", description="Record hands and write an HTML replay.")
     p.add_argument("--agents", nargs=N_SEATS, default=["heuristic", "random", "heuristic", "random"],
                    metavar="SPEC", help="one agent per seat 0..3: random, heuristic, ppo or a checkpoint .pt")
-    p.add_argument("--seed", type=int, default=0, help="hand i is dealt with env seed SEED + i; agent seeds derive from it")
+    p.add_argument("--seed", type=int, default=0,
+                   help="hand i is dealt with env seed SEED + i; agent seeds derive from it")
     p.add_argument("--hands", type=int, default=10, help="hands to play")
     p.add_argument("--keep", type=int, default=None, help="hands to keep in the file (default: all)")
     p.add_argument("--select", choices=SELECT_BY, default="swing", help="which hands to keep")
