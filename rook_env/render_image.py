@@ -208,8 +208,9 @@ def scene_from_observation(
         nest, discards, label = _sorted(L, view.nest), _sorted(L, view.discards), "nest (as dealt)"
     else:
         nest, discards, label = 5, None, f"nest (with P{bidder})"
-    t = seat & 1  # the observation's team order is mine, theirs
-    per_team = lambda pair: [pair[0], pair[1]] if t == 0 else [pair[1], pair[0]]
+    def per_team(pair: tuple[int, int]) -> list[int]:  # the observation's order is mine, theirs
+        return [pair[0], pair[1]] if seat & 1 == 0 else [pair[1], pair[0]]
+
     return Scene(
         layout=L,
         n_seats=n,

@@ -17,7 +17,7 @@ from conftest import L, complete_deal, ids, step_text  # noqa: E402
 from pettingzoo.test import render_test  # noqa: E402
 from rook_env.agents import make_agent  # noqa: E402
 from rook_env.render_image import (  # noqa: E402
-    HEIGHT, WIDTH, RenderDependencyError, Scene, draw_scene, draw_seat_view, draw_table, seat_centres,
+    HEIGHT, WIDTH, RenderDependencyError, Scene, draw_scene, draw_seat_view, seat_centres,
 )
 
 
