@@ -58,7 +58,7 @@ class raw_env(AECEnv, EzPickle):
     """The Rook AEC environment. Flags: see RULES.md and :class:`rook_env.config.RookConfig`."""
 
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "rook_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -73,7 +73,13 @@ class raw_env(AECEnv, EzPickle):
         # after max_hands hands the episode is truncated.
         self.max_hands = max_hands
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r} is not allowed; allowed values: None, human, ansi")
+            raise ValueError(
+                f"render_mode={render_mode!r} is not allowed; allowed values: None, human, ansi, rgb_array"
+            )
+        if render_mode == "rgb_array":
+            from .render_image import require_pillow
+
+            require_pillow()  # fail here, naming the extra to install, not at the first render()
         self.render_mode = render_mode
         self.config = make_config(**flags)
         self.layout = layout_for(self.config)
@@ -234,12 +240,16 @@ class raw_env(AECEnv, EzPickle):
             out[size + 4 * n + c] = 1.0
         return out
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            warnings.warn("render() called with render_mode=None; pass render_mode='ansi' or 'human'")
+            warnings.warn("render() called with render_mode=None; pass render_mode='ansi', 'human' or 'rgb_array'")
             return None
         if self.game is None:
             raise RuntimeError("render() needs reset() first")
+        if self.render_mode == "rgb_array":
+            from .render_image import draw_table
+
+            return draw_table(self.game)
         text = render_text(self.game)
         if self.render_mode == "human":
             print(text)

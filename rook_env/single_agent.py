@@ -27,7 +27,7 @@ from .rules import OVER
 class SingleAgentRookEnv(gymnasium.Env):
     """Rook as a single-agent ``gymnasium.Env`` (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi", "human"]}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": raw_env.metadata["render_fps"]}
 
     def __init__(
         self,

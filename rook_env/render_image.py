@@ -1,0 +1,451 @@
+"""The table drawn as an image: ``render_mode="rgb_array"`` (numpy ``uint8``, H x W x 3).
+
+Two views, one drawing routine:
+
+- :func:`draw_table` -- the spectator view of a :class:`~rook_env.rules.RookState`: every hand,
+  the nest as dealt and the discards face up (what ``env.render()`` returns with ``rgb_array``);
+- :func:`draw_seat_view` -- what one seat may know, built from that seat's observation vector
+  through :func:`rook_env.observation.decode` (so it cannot show a hidden card): its own hand face
+  up, the other hands as card backs, the nest and discards only for the bidder.
+
+Both build a :class:`Scene` (plain data: what is on the table, per absolute seat) and
+:func:`draw_scene` draws it: seats around an ellipse (any number of seats; the viewer at the bottom,
+play going clockwise: left, across, right), the current trick in the middle, the auction, contract
+and trump top left, counters, tricks and scores top right, the nest bottom left, the last trick
+bottom right. Cards are filled with their colour (red, yellow, green, black) with the rank large;
+the Rook Bird is white with a blue bird mark.
+
+Pillow is an optional extra: ``pip install "rook_env[render]"``. Importing this module works
+without it; drawing raises :class:`RenderDependencyError` naming the extra.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Sequence
+
+import numpy as np
+from gymnasium.error import DependencyNotInstalled
+
+from .cards import COLOUR_NAMES, N_SEATS, Layout
+from .config import RookConfig
+from .render import sorted_hand
+from .rules import BID, PHASE_NAMES, PLAY, RookState
+
+INSTALL_HINT = 'pip install "rook_env[render]"'
+
+# Canvas and card geometry (pixels).
+WIDTH, HEIGHT = 1000, 700
+CARD_W, CARD_H = 40, 56  # a card in a hand
+CARD_STEP = 34  # widest step between the cards of a hand; it shrinks to fit the box (14 cards: 13 * 21 + 40)
+TRICK_W, TRICK_H = 50, 70  # a card of the current trick
+SMALL_W, SMALL_H = 30, 42  # nest, discards, last trick
+SEAT_W, SEAT_H = 330, 96  # a seat's box: name line + hand row
+ROOK_FACE = (250, 250, 245)
+
+BG = (22, 92, 52)  # the cloth
+BOX = (14, 66, 36)
+TEXT = (240, 240, 230)
+DIM = (170, 200, 175)
+HIGHLIGHT = (255, 215, 64)  # the seat to act
+CARD_EDGE = (225, 225, 225)  # light, so overlapped black cards stay apart
+BACK = (40, 60, 140)
+BACK_LINE = (90, 115, 200)
+ROOK_BLUE = (30, 110, 200)
+# Card faces: (fill, rank text) per colour id; chosen so the rank reads at a glance on each fill.
+FACE = {
+    0: ((205, 35, 40), (255, 255, 255)),  # red
+    1: ((250, 200, 30), (20, 20, 20)),  # yellow
+    2: ((30, 150, 70), (255, 255, 255)),  # green
+    3: ((25, 25, 25), (255, 255, 255)),  # black
+}
+SWATCH = {c: FACE[c][0] for c in FACE}
+
+
+class RenderDependencyError(DependencyNotInstalled, ImportError):
+    """Pillow is missing (gymnasium's error for a missing render dependency, and an ``ImportError``)."""
+
+
+def require_pillow() -> Any:
+    """The ``PIL`` modules used here; raises :class:`RenderDependencyError` naming the extra when missing."""
+    try:
+        from PIL import Image, ImageDraw, ImageFont
+    except ImportError as exc:
+        raise RenderDependencyError(
+            f"render_mode='rgb_array' draws with Pillow, which is not installed; run: {INSTALL_HINT}"
+        ) from exc
+    return Image, ImageDraw, ImageFont
+
+
+@lru_cache(maxsize=None)
+def _font(size: int) -> Any:
+    _, _, ImageFont = require_pillow()
+    try:
+        return ImageFont.load_default(size=size)  # Pillow >= 10.1 with FreeType: no font files needed
+    except TypeError:  # older Pillow: the fixed bitmap font
+        return ImageFont.load_default()
+
+
+# ------------------------------------------------------------------------------------ the scene
+@dataclass
+class Scene:
+    """What is on the table, per absolute seat. A hand is a list of card ids (face up) or an int
+    (that many backs); the nest and discards are card lists, an int (backs) or None (not shown)."""
+
+    layout: Layout
+    n_seats: int
+    bottom: int  # the seat drawn at the bottom (the viewer)
+    title: str
+    phase: str
+    to_act: int | None
+    dealer: int
+    hands: list[list[int] | int]
+    auction: list[tuple[int, str]]  # (seat, "pass" / "85" / "redeal") in order, or grouped per seat
+    bidder: int | None
+    contract: int | None
+    trump: int | None
+    trick: list[tuple[int, int]]  # (seat, card) in play order
+    last_trick: list[tuple[int, int]] | None
+    last_winner: int | None
+    nest: list[int] | int | None
+    nest_label: str
+    discards: list[int] | int | None
+    nest_has_counters: bool
+    counters: list[int]  # per team (0 = seats 0, 2)
+    tricks_won: list[int]
+    scores: list[int]
+    tricks_left: int
+    notes: list[str] = field(default_factory=list)
+
+
+def scene_from_state(state: RookState) -> Scene:
+    """The spectator's scene: everything face up."""
+    L = state.L
+    last = last_winner = None
+    if state.tricks:
+        lead, cards = state.tricks[-1]
+        last = [((lead + i) % N_SEATS, c) for i, c in enumerate(cards)]
+        last_winner = (lead + state.trick_winner_index(cards)) % N_SEATS
+    over = PHASE_NAMES[state.phase] == "over"
+    notes = []
+    if state.hand_result is not None:
+        res = state.hand_result
+        verdict = "made" if res["made"] else "set"
+        notes.append(
+            f"last hand: P{res['bidder']} bid {res['bid']}, {verdict}; "
+            f"hand scores {res['hand_scores'][0]:+d} / {res['hand_scores'][1]:+d}"
+        )
+    return Scene(
+        layout=L,
+        n_seats=N_SEATS,
+        bottom=0,
+        title="spectator view",
+        phase=PHASE_NAMES[state.phase],
+        to_act=None if over else state.current,
+        dealer=state.dealer,
+        hands=[sorted_hand(L, h) for h in state.hands],
+        auction=[(s, _bid_word(L, a)) for s, a in state.bid_history],
+        bidder=state.bidder if state.bidder >= 0 else None,
+        contract=L.bids[state.high_bid] if state.high_bid >= 0 else None,
+        trump=state.trump if state.trump >= 0 else None,
+        trick=[((state.leader + i) % N_SEATS, c) for i, c in enumerate(state.trick)] if state.phase == PLAY else [],
+        last_trick=last,
+        last_winner=last_winner,
+        nest=sorted_hand(L, state.nest),
+        nest_label="nest (as dealt)" if state.phase != BID else "nest",
+        discards=sorted_hand(L, state.discards) if state.phase != BID else None,
+        nest_has_counters=state.nest_has_counters,
+        counters=list(state.points),
+        tricks_won=list(state.tricks_won),
+        scores=list(state.scores),
+        tricks_left=L.n_tricks - len(state.tricks),
+        notes=notes,
+    )
+
+
+def scene_from_observation(
+    observation: Any, seat: int, config: RookConfig | None = None, to_act: int | None = None
+) -> Scene:
+    """Seat ``seat``'s scene, from its observation vector (or the PettingZoo dict) alone.
+
+    ``to_act``: the seat to act, public knowledge at a table (the observation does not hold it)."""
+    from .observation import decode
+
+    vec = observation["observation"] if isinstance(observation, dict) else observation
+    config = config or RookConfig()
+    view = decode(vec, config)
+    L = view.layout
+    n = N_SEATS
+
+    def ab(rel: int) -> int:
+        return (seat + rel) % n
+
+    # Other hands: the cards dealt minus the cards each seat was seen to play. The bidder's count
+    # while it holds the nest is not in the observation (its discards are hidden), so it shows the
+    # hand size and the nest as "with the bidder".
+    played_by = [0] * n
+    for rel in view.played.values():
+        played_by[rel] += 1
+    hands: list[list[int] | int] = []
+    for s in range(n):
+        rel = (s - seat) % n
+        hands.append(_sorted(L, view.hand) if rel == 0 else L.hand_size - played_by[rel])
+    bidder = None if view.bidder is None else ab(view.bidder)
+    # The auction in order is not in the observation; per seat we know each bid level and each pass.
+    auction: list[tuple[int, str]] = []
+    for rel, value in view.bids:
+        auction.append((ab(rel), str(value)))
+    for rel, _high in view.passes:
+        auction.append((ab(rel), "pass"))
+    trick = [(ab(rel), c) for rel, c in view.trick]
+    if view.phase == "bid":
+        nest: list[int] | int | None = 5
+        label = "nest"
+        discards = None
+    elif bidder == seat:
+        nest, discards, label = _sorted(L, view.nest), _sorted(L, view.discards), "nest (as dealt)"
+    else:
+        nest, discards, label = 5, None, f"nest (with P{bidder})"
+    def per_team(pair: tuple[int, int]) -> list[int]:  # the observation's order is mine, theirs
+        return [pair[0], pair[1]] if seat & 1 == 0 else [pair[1], pair[0]]
+
+    return Scene(
+        layout=L,
+        n_seats=n,
+        bottom=seat,
+        title=f"P{seat}'s view",
+        phase=view.phase,
+        to_act=to_act,
+        dealer=ab(view.dealer),
+        hands=hands,
+        auction=auction,
+        bidder=bidder,
+        contract=view.contract,
+        trump=view.trump,
+        trick=trick,
+        last_trick=None,
+        last_winner=None,
+        nest=nest,
+        nest_label=label,
+        discards=discards,
+        nest_has_counters=view.nest_has_counters,
+        counters=per_team(view.counters),
+        tricks_won=per_team(view.tricks_won),
+        scores=per_team(view.scores),
+        tricks_left=view.tricks_left,
+    )
+
+
+def _sorted(L: Layout, cards: Sequence[int]) -> list[int]:
+    return sorted_hand(L, sum(1 << c for c in cards))
+
+
+def _bid_word(L: Layout, action: int) -> str:
+    kind = L.action_kind(action)
+    return str(L.bids[action - L.BID0]) if kind == "bid" else kind
+
+
+# ------------------------------------------------------------------------------------ drawing
+def draw_table(state: RookState) -> np.ndarray:
+    """The spectator view of ``state`` as an (H, W, 3) ``uint8`` array."""
+    return draw_scene(scene_from_state(state))
+
+
+def draw_seat_view(env: Any, agent: str) -> np.ndarray:
+    """What ``agent`` (e.g. ``"player_2"``) may know at ``env``'s table, as an (H, W, 3) ``uint8`` array.
+
+    Drawn from the seat's observation only (plus who is to act, which every seat sees)."""
+    raw = env.unwrapped
+    seat = raw.possible_agents.index(agent)
+    game = raw.game
+    if game is None:
+        raise RuntimeError("draw_seat_view() needs reset() first")
+    to_act = None if game.is_over else game.current
+    return draw_scene(scene_from_observation(raw.observe(agent)["observation"], seat, raw.config, to_act))
+
+
+def seat_centres(n: int, bottom: int = 0) -> list[tuple[float, float, float]]:
+    """(x, y, angle) of each absolute seat's box centre: seats on an ellipse, ``bottom`` at the
+    bottom and play going clockwise (the next seat on the viewer's left)."""
+    cx, cy, rx, ry = WIDTH / 2, HEIGHT / 2, WIDTH / 2 - SEAT_W / 2 - 5, HEIGHT / 2 - SEAT_H / 2 - 22
+    out = []
+    for s in range(n):
+        ang = math.pi / 2 + 2 * math.pi * ((s - bottom) % n) / n
+        out.append((cx + rx * math.cos(ang), cy + ry * math.sin(ang), ang))
+    return out
+
+
+def draw_scene(scene: Scene) -> np.ndarray:
+    """Draw a :class:`Scene` as an (H, W, 3) ``uint8`` array."""
+    Image, ImageDraw, _ = require_pillow()
+    img = Image.new("RGB", (WIDTH, HEIGHT), BG)
+    d = ImageDraw.Draw(img)
+    L = scene.layout
+    centres = seat_centres(scene.n_seats, scene.bottom)
+    f_small, f_mid, f_big = _font(13), _font(15), _font(18)
+
+    # Seats: a box with the name line and the hand.
+    for s, (x, y, _ang) in enumerate(centres):
+        x0, y0 = int(x - SEAT_W / 2), int(y - SEAT_H / 2)
+        acting = scene.to_act == s
+        d.rounded_rectangle((x0, y0, x0 + SEAT_W, y0 + SEAT_H), 8, fill=BOX,
+                            outline=HIGHLIGHT if acting else BOX, width=3)
+        tags = [f"P{s}", f"team {s & 1}"]
+        if s == scene.dealer:
+            tags.append("dealer")
+        if s == scene.bidder:
+            tags.append(f"bidder {scene.contract}")
+        if acting:
+            tags.append("to act")
+        d.text((x0 + 8, y0 + 5), "  ".join(tags), font=f_mid, fill=HIGHLIGHT if acting else TEXT)
+        hand = scene.hands[s]
+        count = hand if isinstance(hand, int) else len(hand)
+        d.text((x0 + SEAT_W - 8, y0 + 6), f"{count} cards", font=f_small, fill=DIM, anchor="ra")
+        step = min(CARD_STEP, (SEAT_W - 16 - CARD_W) // max(1, count - 1))
+        row_w = (count - 1) * step + CARD_W if count else 0
+        cx0, cy0 = int(x - row_w / 2), y0 + 30
+        for i in range(count):
+            pos = (cx0 + i * step, cy0)
+            if isinstance(hand, int):
+                _card_back(d, pos, CARD_W, CARD_H)
+            else:
+                _card(d, L, hand[i], pos, CARD_W, CARD_H)
+
+    # The current trick in the middle, each card pushed toward the seat that played it.
+    mx, my = WIDTH / 2, HEIGHT / 2
+    d.ellipse((mx - 150, my - 115, mx + 150, my + 115), outline=(40, 120, 72), width=2)
+    for s, c in scene.trick:
+        ang = centres[s][2]
+        px, py = mx + 62 * math.cos(ang) - TRICK_W / 2, my + 52 * math.sin(ang) - TRICK_H / 2
+        _card(d, L, c, (int(px), int(py)), TRICK_W, TRICK_H)
+    if not scene.trick:
+        word = {"bid": "bidding", "discard": "discarding", "trump": "naming trump", "over": "hand over"}
+        d.text((mx, my), word.get(scene.phase, "next trick"), font=f_big, fill=DIM, anchor="mm")
+
+    # Top left: the auction, contract and trump.
+    lines = [(scene.title, f_big, TEXT), (f"phase: {scene.phase}", f_mid, TEXT)]
+    per_seat: dict[int, list[str]] = {}
+    for s, word in scene.auction:
+        per_seat.setdefault(s, []).append(word)
+    for s in range(scene.n_seats):
+        lines.append((f"P{s}: {' '.join(per_seat.get(s, [])) or '-'}", f_mid, TEXT))
+    if scene.contract is not None:
+        verb = "high bid" if scene.phase == "bid" else "contract"
+        lines.append((f"{verb}: {scene.contract} by P{scene.bidder}", f_mid, TEXT))
+    y = 8
+    for text, font, col in lines:
+        d.text((10, y), text, font=font, fill=col)
+        y += font.size + 5 if hasattr(font, "size") else 16
+    if scene.trump is not None:
+        d.text((10, y + 2), "trump:", font=f_mid, fill=TEXT)
+        d.rounded_rectangle((70, y, 170, y + 22), 5, fill=SWATCH[scene.trump], outline=TEXT)
+        d.text((120, y + 11), COLOUR_NAMES[scene.trump], font=f_mid, fill=FACE[scene.trump][1], anchor="mm")
+        y += 28
+    if scene.nest_has_counters:
+        d.text((10, y), "announced: nest holds counters", font=f_small, fill=HIGHLIGHT)
+
+    # Top right: counters, tricks, scores.
+    rx = WIDTH - 10
+    rows = [
+        ("", "team 0", "team 1"),
+        ("counters", *map(str, scene.counters)),
+        ("tricks", *map(str, scene.tricks_won)),
+        ("score", *map(str, scene.scores)),
+    ]
+    for i, (name, a, b) in enumerate(rows):
+        yy = 10 + i * 22
+        d.text((rx - 190, yy), name, font=f_mid, fill=DIM)
+        d.text((rx - 75, yy), a, font=f_mid, fill=TEXT, anchor="ra")
+        d.text((rx, yy), b, font=f_mid, fill=TEXT, anchor="ra")
+    d.text((rx, 10 + 4 * 22), f"tricks left: {scene.tricks_left}", font=f_small, fill=DIM, anchor="ra")
+
+    # Bottom left: the nest (and the discards). Bottom right: the last trick.
+    y = HEIGHT - 2 * (SMALL_H + 22) - 4
+    for label, cards in ((scene.nest_label, scene.nest), ("discards", scene.discards)):
+        if cards is None:
+            continue
+        d.text((10, y), label, font=f_small, fill=DIM)
+        _small_row(d, L, cards, 10, y + 17)
+        y += SMALL_H + 22
+    if scene.last_trick:
+        x0 = WIDTH - 10 - (len(scene.last_trick) * (SMALL_W + 4))
+        y = HEIGHT - SMALL_H - 26
+        d.text((x0, y - 2), f"last trick, won by P{scene.last_winner}", font=f_small, fill=DIM)
+        for i, (s, c) in enumerate(scene.last_trick):
+            _card(d, L, c, (x0 + i * (SMALL_W + 4), y + 16), SMALL_W, SMALL_H)
+    for i, note in enumerate(scene.notes):
+        d.text((WIDTH / 2, HEIGHT - 14 - 16 * i), note, font=f_small, fill=HIGHLIGHT, anchor="mm")
+    return np.asarray(img, dtype=np.uint8).copy()
+
+
+def _small_row(d: Any, L: Layout, cards: Sequence[int] | int, x: int, y: int) -> None:
+    n = cards if isinstance(cards, int) else len(cards)
+    for i in range(n):
+        pos = (x + i * (SMALL_W + 3), y)
+        if isinstance(cards, int):
+            _card_back(d, pos, SMALL_W, SMALL_H)
+        else:
+            _card(d, L, cards[i], pos, SMALL_W, SMALL_H)
+
+
+def _card(d: Any, L: Layout, card: int, pos: tuple[int, int], w: int, h: int) -> None:
+    x, y = pos
+    size = max(11, int(h * 0.3))  # "14" stays inside the visible strip of an overlapped card
+    if card == L.rook:
+        d.rounded_rectangle((x, y, x + w, y + h), 4, fill=ROOK_FACE, outline=ROOK_BLUE, width=2)
+        # A bird mark: body, head and beak, then the word.
+        bx, by = x + w * 0.55, y + h * 0.62
+        r = w * 0.2
+        d.ellipse((bx - r, by - r * 0.75, bx + r, by + r * 0.75), fill=ROOK_BLUE)
+        d.ellipse((bx + r * 0.5, by - r * 1.5, bx + r * 1.3, by - r * 0.7), fill=ROOK_BLUE)
+        d.polygon([(bx + r * 1.25, by - r * 1.2), (bx + r * 1.8, by - r * 1.05), (bx + r * 1.25, by - r * 0.9)],
+                  fill=(230, 150, 20))
+        d.text((x + w / 2, y + 3), "ROOK", font=_font(max(9, int(w * 0.27))), fill=ROOK_BLUE, anchor="ma")
+        return
+    fill, ink = FACE[L.card_colour[card]]
+    d.rounded_rectangle((x, y, x + w, y + h), 4, fill=fill, outline=CARD_EDGE, width=1)
+    d.text((x + 3, y + 2), str(L.card_rank[card]), font=_font(size), fill=ink)
+    if L.card_points[card]:  # counters get a dot (bottom left: visible on an overlapped card)
+        r = max(2, w // 12)
+        d.ellipse((x + 4, y + h - 4 - 2 * r, x + 4 + 2 * r, y + h - 4), fill=ink)
+
+
+def _card_back(d: Any, pos: tuple[int, int], w: int, h: int) -> None:
+    x, y = pos
+    d.rounded_rectangle((x, y, x + w, y + h), 4, fill=BACK, outline=(230, 230, 230), width=1)
+    d.rounded_rectangle((x + 4, y + 4, x + w - 4, y + h - 4), 3, outline=BACK_LINE, width=1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m rook_env.render_image --seed 3 --decisions 27 --out table.png [--seat 1]``: a PNG of
+    the table after that many decisions by heuristic players (the spectator view, or one seat's)."""
+    import argparse
+
+    from .agents import make_agent
+    from .env import raw_env
+
+    p = argparse.ArgumentParser(prog="python -m rook_env.render_image", description=main.__doc__)
+    p.add_argument("--seed", type=int, default=3)
+    p.add_argument("--decisions", type=int, default=27, help="decisions played before the picture")
+    p.add_argument("--seat", type=int, choices=range(N_SEATS), default=None, help="draw this seat's view")
+    p.add_argument("--out", default="table.png")
+    args = p.parse_args(argv)
+    Image, _, _ = require_pillow()
+    env = raw_env()
+    env.reset(seed=args.seed)
+    agents = [make_agent("heuristic", seed=args.seed + s) for s in range(N_SEATS)]
+    for _ in range(args.decisions):
+        if env.game.is_over:
+            break
+        env.step(agents[env.game.current].act(env.observe(env.agent_selection)))
+    img = draw_table(env.game) if args.seat is None else draw_seat_view(env, f"player_{args.seat}")
+    # An adaptive palette keeps the PNG small (flat colours and text).
+    Image.fromarray(img).quantize(colors=64, dither=0).save(args.out, optimize=True)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
