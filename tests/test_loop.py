@@ -8,9 +8,9 @@ import os
 
 import numpy as np
 import pytest
+from rook_env.agents import RandomAgent, make_agent
 
 import rook_env
-from rook_env.agents import RandomAgent, make_agent
 from rook_env.loop import IllegalActionError, play_episode, play_turns, reset_agents, seat_table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -104,7 +104,8 @@ def test_make_agent_rejects_a_misspelt_flag_for_every_agent(spec):
 
 
 def test_protocol_module_imports_no_agent_implementation():
-    tree = ast.parse(open(os.path.join(ROOT, "agents", "base.py")).read())
+    with open(os.path.join(ROOT, "agents", "base.py")) as f:
+        tree = ast.parse(f.read())
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):

@@ -260,7 +260,7 @@ def test_discard_numbers_stay_fixed():
     assert rc == 0
     lists = [block.split("\nP2> ")[0] for block in text.split("Your choices (lay a card down")[1:]]
     assert len(lists) == 5
-    first = dict((int(n), name) for n, name in CHOICE.findall(lists[0]))
+    first = {int(n): name for n, name in CHOICE.findall(lists[0])}
     assert sorted(first) == list(range(1, 15))
     for later in lists[1:]:  # the cards left keep their first numbers
         assert all(first[int(n)] == name for n, name in CHOICE.findall(later))
