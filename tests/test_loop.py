@@ -8,9 +8,9 @@ import os
 
 import numpy as np
 import pytest
-from rook_env.agents import RandomAgent, make_agent
 
 import rook_env
+from rook_env.agents import RandomAgent, make_agent
 from rook_env.loop import IllegalActionError, play_episode, play_turns, reset_agents, seat_table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
