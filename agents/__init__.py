@@ -1,6 +1,12 @@
-"""Agents that play Rook from their own observation (see agents/base.py)."""
+"""Agents that play Rook from their own observation (installed as ``rook_env.agents``).
 
-from .base import Agent, legal_from, make_agent
+- :mod:`.base`: the :class:`Agent` protocol and :func:`legal_from` (no implementation imported);
+- :mod:`.random_agent`, :mod:`.heuristic`, :mod:`.ppo_agent` (needs torch): the agents;
+- :mod:`.registry`: :func:`make_agent` and the team specs of matches.
+"""
+
+from .base import Agent, legal_from
 from .random_agent import RandomAgent
+from .registry import TeamSpec, build_agent, check_team, make_agent, parse_team
 
-__all__ = ["Agent", "RandomAgent", "legal_from", "make_agent"]
+__all__ = ["Agent", "RandomAgent", "TeamSpec", "build_agent", "check_team", "legal_from", "make_agent", "parse_team"]

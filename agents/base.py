@@ -1,12 +1,13 @@
-"""The agent protocol and the factory.
+"""The agent protocol: what every Rook agent provides. Imports no agent implementation.
 
 Every agent plays one seat from that seat's PettingZoo observation only::
 
     action = agent.act(observation, info=None)   # observation: {"observation": vec, "action_mask": mask}
     agent.reset()                                # optional, at the start of each hand/episode
+    agent.fallbacks                              # optional int: decisions where the agent's own rules
+                                                 # found no move and it fell back to a default one
 
-``make_agent(spec, seed=None, **flags)`` builds one from a spec: ``"random"``,
-``"heuristic"``, ``"ppo"`` (the shipped checkpoint) or a checkpoint path.
+Agents are built from spec strings by :func:`rook_env.agents.registry.make_agent`.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from typing import Any, Mapping, Protocol, runtime_checkable
 
 import numpy as np
 
+__all__ = ["Agent", "legal_from"]
+
 
 @runtime_checkable
 class Agent(Protocol):
-    def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int: ...
+    """Plays one seat from its observation. ``reset()`` and an integer ``fallbacks`` attribute are
+    optional (:mod:`rook_env.loop` calls ``reset`` when present; evaluation reports ``fallbacks``)."""
 
-    def reset(self) -> None: ...
+    def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int: ...
 
 
 def legal_from(observation: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -29,20 +33,3 @@ def legal_from(observation: Mapping[str, np.ndarray]) -> np.ndarray:
     if legal.size == 0:
         raise ValueError("the action mask is empty: this seat has no legal action (not its turn, or the hand is over)")
     return legal
-
-
-def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
-    """Build an agent from a spec string; ``flags`` are the environment's rule flags."""
-    if spec == "random":
-        from .random_agent import RandomAgent
-
-        return RandomAgent(seed=seed)
-    if spec == "heuristic":
-        from .heuristic import HeuristicAgent
-
-        return HeuristicAgent(seed=seed, **flags)
-    if spec == "ppo" or spec.endswith(".pt"):
-        from .ppo_agent import PPOAgent
-
-        return PPOAgent.load(None if spec == "ppo" else spec, seed=seed, **flags)
-    raise ValueError(f"unknown agent spec {spec!r}; use 'random', 'heuristic', 'ppo' or a checkpoint path ending in .pt")

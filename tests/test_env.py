@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import DEAL_90_30, L, complete_deal, play_designed_hand, step_text
+from helpers import DEAL_90_30, L, complete_deal, play_designed_hand, step_text
 
 import rook_env
 from rook_env.cards import bits

@@ -1,19 +1,27 @@
-"""evaluate.py: statistics against hand-computed values, duplicate matches, determinism, workers,
-illegal-action accounting, outputs (JSON, PNG) and the round robin."""
+"""rook_env.evaluation and its command line (rook-eval / evaluate.py): statistics against hand-computed
+values, duplicate matches, determinism, workers, illegal-action and fallback accounting, outputs
+(JSON, PNG, tables with and without rich) and the round robin with its rating intervals."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-import evaluate
 from rook_env import evaluation
 from rook_env.agents.random_agent import RandomAgent
+from rook_env.agents.registry import parse_team
 from rook_env.cards import DEFAULT_LAYOUT as L
 from rook_env.cards import rank_power
+from rook_env.cli import evaluate
+from rook_env.evaluation.report import match_tables, print_tables, round_robin_tables
+from rook_env.evaluation.results import FIELD
 from rook_env.observation import DEFAULT_OBS_LAYOUT as OL
 
 
@@ -140,14 +148,14 @@ def test_games_from_stream_follows_the_end_rule():
 
 
 def test_team_specs():
-    t = evaluation.parse_team("heuristic+random")
+    t = parse_team("heuristic+random")
     assert t.members == ("heuristic", "random") and t.name == "heuristic+random"
-    assert evaluation.parse_team("random").members == ("random", "random")
-    assert evaluation.parse_team(Greedy).name == "greedy"
-    assert evaluation.parse_team((Greedy, "random")).name == "greedy+random"
+    assert parse_team("random").members == ("random", "random")
+    assert parse_team(Greedy).name == "greedy"
+    assert parse_team((Greedy, "random")).name == "greedy+random"
     for bad in ["a+b+c", "+random", "", 5]:
         with pytest.raises(ValueError):
-            evaluation.parse_team(bad)
+            parse_team(bad)
 
 
 def test_make_deal_is_a_rules_deal_and_deterministic():
@@ -201,7 +209,7 @@ def test_match_statistics_are_consistent():
     assert a.contracts + b.contracts == res.hands == 60
     assert a.made + a.sets == a.contracts and b.made + b.sets == b.contracts
     rec = res.records
-    F = evaluation._F
+    F = FIELD
     # Scoring identity (RULES.md): the defenders score their counters; the bidders their
     # counters if made, else minus the bid.
     for r in rec:
@@ -231,7 +239,7 @@ def test_deterministic_and_workers_do_not_change_results():
 
 def test_not_duplicate_plays_each_deal_once():
     res = evaluation.play_match(Greedy, "random", deals=20, seed=1, duplicate=False)
-    assert res.hands == 20 and set(res.records[:, evaluation._F["seating"]]) == {0, 1}
+    assert res.hands == 20 and set(res.records[:, FIELD["seating"]]) == {0, 1}
 
 
 def test_illegal_actions_are_counted_and_replaced():
@@ -255,8 +263,7 @@ def test_flags_pass_through_and_are_checked():
         evaluation.play_match("random", "random", deals=0)
 
 
-def test_heuristic_agent_when_available():
-    pytest.importorskip("rook_env.agents.heuristic")
+def test_heuristic_agent_plays_legally():
     res = evaluation.play_match("heuristic", "random", deals=10, seed=0)
     assert res.illegal_total == 0
 
@@ -311,7 +318,8 @@ def test_cli_round_robin(tmp_path, capsys):
         (["random", "random", "--flag", "colour=red"], "unknown rule flag"),
         (["random", "random", "--flag", "episode=game"], "episode"),
         (["random", "random", "--deals", "0"], "--deals"),
-        (["random", "random", "--json", "/nonexistent/dir/x.json"], "does not exist"),
+        (["random", "random", "--json", os.devnull + "/x.json"], "cannot create the folder"),
+        (["random", "random", "--json", os.path.dirname(os.path.abspath(__file__))], "is a directory"),
         (["random", "a+b+c"], "bad team spec"),
     ],
 )
@@ -321,3 +329,103 @@ def test_cli_bad_input_gives_clear_errors(argv, message, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------------------ fallbacks, ratings, output
+class CountingFallbacks:
+    """Random play that reports a 'fallback' on every first decision of a hand (an agent's own
+    counter, as the heuristic keeps one); ``reset`` does not clear it."""
+
+    name = "counting"
+
+    def __init__(self, seed=None):
+        self.inner = RandomAgent(seed)
+        self.fallbacks = 0
+        self.fresh = True
+
+    def reset(self):
+        self.fresh = True
+
+    def act(self, obs, info=None):
+        if self.fresh:
+            self.fallbacks += 1
+            self.fresh = False
+        return self.inner.act(obs, info)
+
+
+def test_fallbacks_are_summed_per_team_beside_illegal_actions():
+    res = evaluation.play_match(CountingFallbacks, "random", deals=6, seed=0)
+    # 2 seats of team A, each resets once per hand and counts one fallback: 2 per hand, 12 hands
+    assert res.fallbacks == {"A": 24, "B": 0}
+    d = res.to_dict()
+    assert d["fallbacks"] == {"A": 24, "B": 0} and d["illegal_actions"] == {"A": 0, "B": 0}
+    head = match_tables(res)[0]
+    assert ["fallbacks: no rule found a move (A / B)", "24 / 0"] in head.rows
+
+
+def test_rating_intervals_are_reproducible_and_cover_the_ratings():
+    rr = evaluation.round_robin(["random", Greedy, other_random], deals=30, seed=0, rating_boot=200)
+    again = evaluation.round_robin(["random", Greedy, other_random], deals=30, seed=0, rating_boot=200)
+    assert np.array_equal(rr.elo_ci, again.elo_ci)
+    other = evaluation.rating_intervals(rr.matches, 3, n_boot=200, seed=123)
+    assert not np.array_equal(rr.elo_ci, other)
+    assert np.all(rr.elo_ci[:, 0] <= rr.elo + 1e-6) and np.all(rr.elo <= rr.elo_ci[:, 1] + 1e-6)
+    assert np.all(rr.elo_ci[:, 0] <= rr.elo_ci[:, 1])
+    greedy = rr.names.index("greedy")
+    assert rr.elo_ci[greedy, 0] > max(rr.elo_ci[i, 1] for i in range(3) if i != greedy)  # clearly separated
+    row = next(r for r in rr.to_dict()["ratings"] if r["name"] == "greedy")
+    assert row["elo_ci"] == pytest.approx(list(rr.elo_ci[greedy]))
+
+
+def _fake_round_robin(values_ab: np.ndarray) -> evaluation.RoundRobinResult:
+    """A two-team round robin whose single match has the given per-deal values (A - B)."""
+    m = evaluation.play_match("random", other_random, deals=len(values_ab), seed=0)
+    m.pair_values = np.asarray(values_ab, dtype=np.float64)
+    m.mean = float(m.pair_values.mean())
+    wins = np.array([[0, (values_ab > 0).sum()], [(values_ab < 0).sum(), 0]], dtype=float)
+    points = np.array([[0, m.mean], [-m.mean, 0]])
+    elo = evaluation.elo_ratings(wins)
+    ci = evaluation.rating_intervals({(0, 1): m}, 2, n_boot=50)
+    return evaluation.RoundRobinResult(["steady", "swingy"], {(0, 1): m}, wins, points, elo, 1.0, ci)
+
+
+def test_order_note_explains_when_elo_and_mean_points_disagree():
+    # 'steady' wins 6 of 10 deals by 10; 'swingy' wins 4 by 100: Elo ranks steady first, points swingy
+    rr = _fake_round_robin(np.array([10] * 6 + [-100] * 4))
+    assert rr.names[rr.ranking()[0]] == "steady" and rr.points[1, 0] > 0
+    note = rr.order_note()
+    assert note and "Elo ranks steady above swingy" in note and "margins" in note
+    assert rr.to_dict()["order_note"] == note
+    assert any(n.startswith("Note: Elo ranks") for n in round_robin_tables(rr)[0].notes)
+    agree = _fake_round_robin(np.array([10] * 6 + [-5] * 4))
+    assert agree.order_note() is None and agree.to_dict()["order_note"] is None
+
+
+def test_table_titles_fit_on_one_line_at_80_columns():
+    pytest.importorskip("rich")  # the [tools] extra; the plain-text tables are tested below
+    res = evaluation.play_match("heuristic+random", "random", deals=4, seed=0)
+    rr = evaluation.round_robin(["random", "heuristic+random", Greedy], deals=4, seed=0, rating_boot=20)
+    for tables in (match_tables(res), round_robin_tables(rr)):
+        buf = io.StringIO()
+        print_tables(tables, file=buf, width=80)
+        lines = buf.getvalue().splitlines()
+        assert max(len(line) for line in lines) <= 80
+        for t in tables:
+            assert any(line.strip() == t.title for line in lines), (t.title, lines[:3])
+
+
+def test_plain_text_tables_without_rich(tmp_path):
+    """With rich, tqdm and matplotlib unavailable, the command line prints plain tables; --plot
+    says which extra to install."""
+    block = "import sys; [sys.modules.__setitem__(m, None) for m in ('rich', 'tqdm', 'matplotlib')]; "
+    run = "from rook_env.cli.evaluate import main; sys.exit(main(sys.argv[1:]))"
+    js = tmp_path / "runs" / "eval" / "x.json"
+    proc = subprocess.run([sys.executable, "-c", block + run, "random", "random", "--deals", "3", "--json", str(js)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "duplicate match: A = random vs B = random" in proc.stdout
+    assert "illegal actions (A / B)" in proc.stdout and "pip install -e \".[tools]\"" in proc.stderr  # no progress bar
+    assert json.loads(js.read_text())["deals"] == 3  # the folder was created
+    proc = subprocess.run([sys.executable, "-c", block + run, "random", "random", "--plot", str(tmp_path / "x.png")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "--plot needs matplotlib" in proc.stderr and ".[tools]" in proc.stderr

@@ -5,7 +5,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import (
+from helpers import (
     DEAL_75_45,
     DEAL_80_40,
     DEAL_90_30,

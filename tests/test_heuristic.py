@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from conftest import complete_deal
+from helpers import complete_deal
 import rook_env
 from rook_env.agents import make_agent
 from rook_env.agents.heuristic import HeuristicAgent, parse_view

@@ -8,7 +8,7 @@ see a change (so the check has teeth)."""
 import random
 
 import numpy as np
-from conftest import complete_deal, step_text
+from helpers import complete_deal, step_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

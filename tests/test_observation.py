@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import complete_deal, step_text
+from helpers import complete_deal, step_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

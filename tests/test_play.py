@@ -1,5 +1,6 @@
-"""play.py driven through its stdin: full hands by number and by name, bad input, quitting, and
-the rule that the screen never shows another seat's cards."""
+"""rook-play / play.py driven through its stdin: full hands by number and by name, bad input,
+quitting, discard numbers that stay fixed, auto-played forced moves, and the rule that the screen
+never shows another seat's cards."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import sys
 
 import pytest
 
-import play
 from rook_env.cards import DEFAULT_LAYOUT as L
+from rook_env.cli import play
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHOICE = re.compile(r"(\d+)\) (bid \d+|trump \w+|\S+)")
@@ -107,7 +108,7 @@ def test_bad_input_is_reprompted():
     assert "I don't understand 'foo'" in text
     assert "there is no choice 0" in text and "there is no choice 99" in text
     assert "bid 65" in text and "not one of" in text
-    assert "Type a number from 1 to" in text
+    assert "Type one of the listed numbers" in text
     assert "I don't understand 'R99'" in text and "unknown trump colour 'purple'" in text
     assert "Answer with a choice number or its name" in text
     assert "Traceback" not in text
@@ -232,11 +233,8 @@ def test_game_mode_plays_to_the_target():
     assert "(game to 50)" in text and "*** Game over:" in text
 
 
-def test_agent_illegal_action_stops_play_with_a_clear_error():
+def test_agent_illegal_action_stops_play_with_a_clear_error(monkeypatch):
     """An agent's illegal move is never replaced by another: play stops and names the agent."""
-    import io
-
-    import play
 
     class Cheater:
         def reset(self):
@@ -247,14 +245,45 @@ def test_agent_illegal_action_stops_play_with_a_clear_error():
 
             return int(np.flatnonzero(observation["action_mask"] == 0)[0])
 
-    from rook_env import evaluation as evaluate
-
-    real_build = evaluate.build_agent
-    evaluate.build_agent = lambda spec, seed, flags: Cheater()
-    try:
-        out = io.StringIO()
-        code = play.main(["--seat", "0", "--hands", "1", "--seed", "3"], stdin=io.StringIO("pass\n" * 5), stdout=out)
-    finally:
-        evaluate.build_agent = real_build
+    monkeypatch.setattr(play, "build_agent", lambda spec, seed, flags: Cheater())
+    out = io.StringIO()
+    code = play.main(["--seat", "0", "--hands", "1", "--seed", "3"], stdin=io.StringIO("pass\n" * 5), stdout=out)
     assert code == 1
-    assert "chose an illegal action" in out.getvalue()
+    assert re.search(r"error: P\d \((left opponent|partner|right opponent), heuristic\) chose an illegal action",
+                     out.getvalue())
+
+
+def test_discard_numbers_stay_fixed():
+    # Seed 11, seat 2: our "bid 120" wins the auction; the 14 cards are numbered once for the discard.
+    rc, text = run(["--hands", "1", "--seed", "11", "--seat", "2", "--partner", "random", "--opponents", "random"],
+                   ["bid 120", "3", "3", "1", "2", "4", "5", "trump black", "quit"])
+    assert rc == 0
+    lists = [block.split("\nP2> ")[0] for block in text.split("Your choices (lay a card down")[1:]]
+    assert len(lists) == 5
+    first = {int(n): name for n, name in CHOICE.findall(lists[0])}
+    assert sorted(first) == list(range(1, 15))
+    for later in lists[1:]:  # the cards left keep their first numbers
+        assert all(first[int(n)] == name for n, name in CHOICE.findall(later))
+    laid = re.findall(r"You lay down (\S+)\.", text)
+    assert laid == [first[3], first[1], first[2], first[4], first[5]]
+    assert f"choice 3 ({first[3]}) is already laid down" in text
+
+
+def test_auto_forced_plays_single_moves_and_says_so():
+    argv = ["--hands", "1", "--seed", "3", "--partner", "random", "--opponents", "random"]
+    rc, text = run(argv + ["--auto-forced"], ["1"] * 300)
+    assert rc == 0 and "=== Hand 1 over ===" in text
+    forced = re.findall(r"Your only legal move is (\S+): played for you \(--auto-forced\)\.", text)
+    assert forced  # at least the last trick's card
+    rc, text = run(argv, ["1"] * 300)
+    assert rc == 0 and "played for you" not in text
+
+
+def test_help_lists_the_in_game_commands(capsys):
+    with pytest.raises(SystemExit) as exc:
+        play.main(["--help"], stdin=io.StringIO(""), stdout=io.StringIO())
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "in-game commands" in out and "--auto-forced" in out
+    for word in ("help", "show", "quit"):
+        assert re.search(rf"^  {word}\b", out, re.MULTILINE), word

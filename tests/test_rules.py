@@ -4,7 +4,7 @@ play rules and scoring, driven by action id through the environment or the pure 
 import random
 
 import pytest
-from conftest import (
+from helpers import (
     DEAL_75_45,
     DEAL_80_40,
     DEAL_90_30,

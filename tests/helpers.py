@@ -1,8 +1,9 @@
-"""Shared helpers for the rule, flag, property and observation tests.
+"""Shared helpers for the rule, flag, property and observation tests (``from helpers import ...``).
 
 Fixed deals are written with card names (``R14``, ``B5``, ``Rook``) and turned into ids by
 ``layout.parse_card``; actions are driven by id through the environment (``parse_action``).
-Tests import these helpers with ``from conftest import ...`` (pytest puts ``tests/`` on the path).
+pytest puts ``tests/`` on the import path (the test folder is not a package), so test modules
+import this module by name; fixtures, when there are shared ones, belong in ``conftest.py``.
 """
 
 from __future__ import annotations

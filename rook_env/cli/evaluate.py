@@ -1,0 +1,142 @@
+"""``rook-eval`` / ``python evaluate.py``: duplicate matches and round robins from the command line.
+
+    rook-eval heuristic random --deals 2000 --seed 0 --json runs/eval/hr.json --plot runs/eval/hr.png
+    rook-eval heuristic+random random --flag deck=full --workers 2
+    rook-eval --round-robin random heuristic ppo --deals 1000
+
+Tables use rich and plots matplotlib (the ``[tools]`` extra); without rich the tables are plain text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Sequence
+
+from rook_env.agents.registry import check_team, parse_team
+from rook_env.evaluation import DEFAULT_BLOCK_SIZE, IllegalActionError, check_flags, play_match, round_robin
+from rook_env.evaluation.report import (
+    TOOLS_HINT,
+    have_plots,
+    match_tables,
+    plot_match,
+    plot_round_robin,
+    print_tables,
+    round_robin_tables,
+)
+from rook_env.evaluation.round_robin import DEFAULT_RATING_BOOT
+
+from .common import parse_flags, prepare_out_path
+
+EXAMPLES = """examples:
+  %(prog)s heuristic random --deals 2000 --seed 0 --json runs/eval/hr.json --plot runs/eval/hr.png
+  %(prog)s heuristic+random random --flag deck=full --workers 2
+  %(prog)s --round-robin random heuristic ppo --deals 500 --workers 2
+
+Tables need rich and --plot needs matplotlib: pip install -e ".[tools]" (without rich the tables print
+as plain text); the ppo agent needs torch: pip install -e ".[train]"."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        description="Duplicate matches between Rook teams (agent specs: random, heuristic, ppo, path.pt; "
+                    "'x+y' for a mixed partnership), or a round robin with ratings.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("team_a", nargs="?", help="team A spec")
+    p.add_argument("team_b", nargs="?", help="team B spec")
+    p.add_argument("--round-robin", nargs="+", metavar="SPEC", help="play every pair of these team specs and rate them")
+    p.add_argument("--deals", type=int, default=2000, help="deals per match (each played twice when duplicate; default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals and agents (default 0)")
+    p.add_argument("--workers", type=int, default=1, help="processes (0: all CPUs); results do not depend on it")
+    p.add_argument("--no-duplicate", action="store_true", help="play each deal once (seatings alternate) instead of twice")
+    p.add_argument("--flag", action="append", default=[], metavar="NAME=VALUE", help="environment rule flag (repeatable)")
+    p.add_argument("--json", metavar="PATH", help="write the results as JSON (folders are created)")
+    p.add_argument("--plot", metavar="PATH",
+                   help="write a PNG plot (running mean with its interval; ratings in round robin); needs matplotlib")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--bootstrap", type=int, default=2000, metavar="B", help="bootstrap resamples of a match's mean (default 2000)")
+    p.add_argument("--rating-bootstrap", type=int, default=DEFAULT_RATING_BOOT, metavar="B",
+                   help=f"round robin: bootstrap resamples for the rating intervals (default {DEFAULT_RATING_BOOT})")
+    p.add_argument("--block-size", type=int, default=DEFAULT_BLOCK_SIZE, help=argparse.SUPPRESS)
+    p.add_argument("--prior", type=float, default=1.0, help="round robin: virtual games per pair in the rating fit")
+    p.add_argument("--independent-seeds", action="store_true",
+                   help="seed the agents of the two seatings independently (default: common random numbers, "
+                        "so identical teams cancel exactly)")
+    p.add_argument("--strict", action="store_true", help="stop at the first illegal action")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = build_parser()
+    args = p.parse_args(argv)
+    if args.round_robin and (args.team_a or args.team_b):
+        p.error("give either two team specs or --round-robin SPEC SPEC ..., not both")
+    if not args.round_robin and not (args.team_a and args.team_b):
+        p.error("give two team specs (e.g. `heuristic random`) or --round-robin SPEC SPEC ...")
+    if args.round_robin and len(args.round_robin) < 2:
+        p.error("--round-robin needs at least two team specs")
+    for opt, value, low in (("--deals", args.deals, 1), ("--workers", args.workers, 0), ("--bootstrap", args.bootstrap, 1),
+                            ("--rating-bootstrap", args.rating_bootstrap, 1), ("--block-size", args.block_size, 1)):
+        if value < low:
+            p.error(f"{opt} must be >= {low}, got {value}")
+    if not 0 < args.confidence < 1:
+        p.error(f"--confidence must be in (0, 1), got {args.confidence}")
+    if args.prior < 0:
+        p.error(f"--prior must be >= 0, got {args.prior}")
+    if args.plot and not have_plots():
+        p.error(f"--plot needs matplotlib, which is not installed: {TOOLS_HINT}")
+    workers = args.workers or os.cpu_count() or 1
+    try:
+        prepare_out_path("--json", args.json)
+        prepare_out_path("--plot", args.plot)
+        flags = check_flags(parse_flags(args.flag))
+        specs = args.round_robin or [args.team_a, args.team_b]
+        teams = [parse_team(s) for s in specs]
+        for t in {t.name: t for t in teams}.values():
+            check_team(t, flags)
+    except ValueError as exc:
+        p.error(str(exc))
+    common = dict(deals=args.deals, seed=args.seed, flags=flags, duplicate=not args.no_duplicate, workers=workers,
+                  progress=not args.no_progress, confidence=args.confidence, n_boot=args.bootstrap,
+                  strict=args.strict, block_size=args.block_size, check=False,
+                  common_seeds=not args.independent_seeds)
+    try:
+        if args.round_robin:
+            rr = round_robin(teams, prior=args.prior, rating_boot=args.rating_bootstrap, **common)
+            print_tables(round_robin_tables(rr))
+            illegal = sum(m.illegal_total for m in rr.matches.values())
+            out = rr.to_dict()
+            if args.plot:
+                plot_round_robin(rr, args.plot)
+        else:
+            res = play_match(teams[0], teams[1], **common)
+            print_tables(match_tables(res))
+            illegal = res.illegal_total
+            out = res.to_dict()
+            if args.plot:
+                plot_match(res, args.plot)
+    except IllegalActionError as exc:
+        print(f"illegal action: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted")
+        return 130
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+        print(f"wrote {args.json}")
+    if args.plot:
+        print(f"wrote {args.plot}")
+    if illegal:
+        print(f"{illegal} illegal action(s): agents must only choose legal actions")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

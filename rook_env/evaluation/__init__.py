@@ -1,0 +1,45 @@
+"""Evaluate Rook agents: duplicate matches, games to the target score, round-robin ratings.
+
+Takes agent specs (``"random"``, ``"heuristic"``, ``"ppo"``, ``"path/to.pt"``), or any object
+with ``act(observation, info) -> action`` through a factory, so a policy trained with any RL
+library plays against the baselines from the user's own code::
+
+    from rook_env.evaluation import play_match, round_robin
+
+    class MyAgent:                                   # the protocol of rook_env.agents.base
+        def act(self, observation, info=None):       # observation: {"observation", "action_mask"}
+            return my_policy(observation["observation"], observation["action_mask"])
+
+    res = play_match(lambda seed: MyAgent(), "heuristic", deals=500, seed=0)
+    res.mean, res.ci, res.games["win_rate"], res.to_dict()
+    rr = round_robin(["random", "heuristic", lambda seed: MyAgent()], deals=500)
+
+Modules: :mod:`.match` (the duplicate match engine, :func:`play_match`), :mod:`.deals` (seeded
+deals), :mod:`.results` (:class:`MatchResult`), :mod:`.round_robin` (ratings with intervals),
+:mod:`.stats` (intervals, Bradley-Terry), :mod:`.report` (tables and plots: the ``[tools]`` extra).
+Team specs (``"heuristic+random"``, 2-tuples, factories) are parsed by
+:func:`rook_env.agents.registry.parse_team`. The command line is ``rook-eval`` (``evaluate.py``).
+"""
+
+from __future__ import annotations
+
+from rook_env.loop import IllegalActionError
+
+from .deals import check_flags, derive_seed, make_deal
+from .match import play_match
+from .results import DEFAULT_BLOCK_SIZE, REC_FIELDS, MatchResult, TeamStats
+from .round_robin import RoundRobinResult, rating_intervals, round_robin
+from .stats import (
+    bootstrap_mean_ci,
+    bradley_terry,
+    elo_from_strengths,
+    elo_ratings,
+    games_from_stream,
+    wilson_interval,
+)
+
+__all__ = [
+    "DEFAULT_BLOCK_SIZE", "REC_FIELDS", "IllegalActionError", "MatchResult", "RoundRobinResult", "TeamStats",
+    "bootstrap_mean_ci", "bradley_terry", "check_flags", "derive_seed", "elo_from_strengths", "elo_ratings",
+    "games_from_stream", "make_deal", "play_match", "rating_intervals", "round_robin", "wilson_interval",
+]

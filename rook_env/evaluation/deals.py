@@ -1,0 +1,48 @@
+"""Seeded deals of evaluation: deal ``i`` of seed ``s`` is the same on every machine and process."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import Any, Mapping
+
+import numpy as np
+
+from rook_env.cards import bits
+from rook_env.config import make_config
+from rook_env.rules import RookState
+
+__all__ = ["check_flags", "derive_seed", "make_deal"]
+
+
+def derive_seed(*parts: Any) -> int:
+    """A 63-bit seed from any parts (stable across processes and Python runs)."""
+    parts = tuple(int(p) if isinstance(p, (int, np.integer)) and not isinstance(p, bool) else p for p in parts)
+    digest = hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
+def make_deal(seed: int, index: int, flags: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], int]:
+    """Deal ``index`` of the stream of ``seed``: (reset options {hands, nest, dealer}, env seed).
+    Cards are dealt as RULES.md says (one at a time from the dealer's left, five to the nest);
+    the dealer rotates (``index % 4``); the env seed drives any redeal inside the hand."""
+    seed, index = int(seed), int(index)
+    config = make_config(**dict(flags or {}))
+    state = RookState(config)
+    state.rng = random.Random(derive_seed("deal", seed, index))
+    state.new_game(dealer=index % 4)
+    options = {"hands": [bits(h) for h in state.hands], "nest": bits(state.nest), "dealer": index % 4}
+    return options, derive_seed("env", seed, index)
+
+
+def check_flags(flags: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The rule flags of an evaluation as a dict; raises ValueError naming a bad flag, or when
+    ``episode`` is set (evaluation plays single hands and builds games from the deal stream)."""
+    flags = dict(flags or {})
+    if flags.get("episode", "hand") != "hand":
+        raise ValueError(
+            "evaluation plays single hands (episode=hand); games to target_score are built from the deal "
+            "stream, so do not set episode"
+        )
+    make_config(**flags)  # raises ValueError naming a bad flag
+    return flags

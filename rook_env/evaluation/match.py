@@ -1,0 +1,277 @@
+"""The duplicate match engine: :func:`play_match` plays team A against team B on seeded deals.
+
+Duplicate play (the default): deal ``i`` is generated from ``(seed, i)`` (hands, nest; the
+dealer rotates ``i % 4``) and played twice through ``raw_env.reset(options=...)``, once with
+team A in seats {0, 2} and once with A in seats {1, 3}; every seat keeps its cards, so each
+hand is played by the same member role of the other team. Redeals inside a deal draw from an
+environment RNG seeded per deal, identical in both seatings. The agent at seat ``s`` is seeded
+from ``(seed, block, s)`` in *both* seatings (common random numbers): two identical teams
+therefore produce exactly opposite results in the two seatings, and swapping the teams
+negates every deal pair exactly.
+
+Deals are processed in fixed blocks (``block_size`` deals; agents are built once per block),
+so ``workers=N`` gives results identical to ``workers=1`` for the same seed.
+
+Statistics: mean points per deal (team A's hand score minus team B's, averaged over the two
+seatings of a deal) with a percentile bootstrap interval over deal pairs; games to
+``target_score`` built from the deal stream (hand scores accumulated deal by deal, RULES.md's
+end rule, one stream per seating) with a Wilson interval; contracts, sets, mean winning bid,
+points as bidders / defenders; illegal actions (they must be zero: an illegal action raises in
+``raw_env``; it is counted, replaced by the lowest legal action, and reported); fallbacks (the
+sum of the agents' ``fallbacks`` counters, for agents that keep one); speed.
+Hands are played with the game score at 0-0 (agents do not see the running game score).
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing as mp
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from rook_env.agents.registry import TeamSpec, build_agent, check_team, parse_team
+from rook_env.env import raw_env
+from rook_env.loop import IllegalActionError, Step, play_turns, reset_agents
+
+from .deals import check_flags, derive_seed, make_deal
+from .results import DEFAULT_BLOCK_SIZE, FIELD, REC_FIELDS, MatchResult, team_stats
+from .stats import bootstrap_mean_ci, games_from_stream, wilson_interval
+
+__all__ = ["play_match"]
+
+
+def _seat_role(seating: int, seat: int) -> tuple[int, int]:
+    """(team 0=A / 1=B, member 0/1) of ``seat``: seating 0 puts A in seats {0, 2}, seating 1 in {1, 3}."""
+    team = (seat & 1) ^ seating
+    return team, seat >> 1
+
+
+@dataclass(frozen=True)
+class _Context:
+    teams: tuple[TeamSpec, TeamSpec]
+    flags: dict[str, Any]
+    seed: int
+    duplicate: bool
+    strict: bool
+    block_size: int
+    deals: int
+    common_seeds: bool = True
+
+
+_ENVS: dict[Any, Any] = {}
+_WORKER_CTX: _Context | None = None
+
+
+def _env_for(flags: Mapping[str, Any]) -> raw_env:
+    key = tuple(sorted(flags.items()))
+    env = _ENVS.get(key)
+    if env is None:
+        env = _ENVS[key] = raw_env(**dict(flags))
+    return env
+
+
+def _fallbacks(agents: Sequence[Any], seating: int) -> list[int]:
+    """Sum of the ``fallbacks`` counters of each team's distinct agents ([A, B])."""
+    out = [0, 0]
+    seen: set[int] = set()
+    for seat, agent in enumerate(agents):
+        if id(agent) not in seen:
+            seen.add(id(agent))
+            out[_seat_role(seating, seat)[0]] += int(getattr(agent, "fallbacks", 0) or 0)
+    return out
+
+
+def _play_hand(env: raw_env, agents: Sequence[Any], options: dict[str, Any], env_seed: int, seating: int,
+               strict: bool, where: str) -> tuple[dict[str, Any], list[int], list[int], int]:
+    """Play one hand; returns (hand result, illegal actions [A, B], fallbacks [A, B], steps)."""
+    env.reset(seed=env_seed, options=options)
+    reset_agents(agents)
+    illegal = [0, 0]
+    before = _fallbacks(agents, seating)
+
+    def replace_illegal(step: Step, error: ValueError) -> int:
+        team = _seat_role(seating, step.seat)[0]
+        if strict:
+            raise IllegalActionError(f"{where}, seat {step.seat} (team {'AB'[team]}): {error}", step.seat,
+                                     step.action) from error
+        illegal[team] += 1
+        return int(np.flatnonzero(step.observation["action_mask"])[0])  # the lowest legal action
+
+    steps = play_turns(env, agents, on_illegal=replace_illegal)
+    after = _fallbacks(agents, seating)
+    return env.infos["player_0"]["hand"], illegal, [after[0] - before[0], after[1] - before[1]], steps
+
+
+def _run_block(block: int, ctx: _Context) -> list[tuple[int, ...]]:
+    """Play the deals of one block (both seatings when duplicate); deterministic in (seed, block)."""
+    env = _env_for(ctx.flags)
+    start = block * ctx.block_size
+    stop = min(ctx.deals, start + ctx.block_size)
+    # agents[seating][seat]; the seat's seed is shared by both seatings (common random numbers).
+    agents: dict[int, list[Any]] = {}
+    for seating in (0, 1):
+        row = []
+        for seat in range(4):
+            team, member = _seat_role(seating, seat)
+            key = ("agent", ctx.seed, block, seat) if ctx.common_seeds else ("agent", ctx.seed, block, seating, seat)
+            row.append(build_agent(ctx.teams[team].members[member], derive_seed(*key), ctx.flags))
+        agents[seating] = row
+    out: list[tuple[int, ...]] = []
+    for deal in range(start, stop):
+        options, env_seed = make_deal(ctx.seed, deal, ctx.flags)
+        for seating in (0, 1) if ctx.duplicate else (deal % 2,):
+            res, illegal, fallbacks, steps = _play_hand(
+                env, agents[seating], options, env_seed, seating, ctx.strict, f"deal {deal}, seating {seating}"
+            )
+            ta = seating  # team index (0: seats {0,2}) of A
+            hs, ct = res["hand_scores"], res["counters"]
+            out.append((
+                deal, seating, int((res["bidder"] & 1) == ta), int(res["bid"]), int(bool(res["made"])),
+                int(hs[ta]), int(hs[1 - ta]), int(ct[ta]), int(ct[1 - ta]),
+                illegal[0], illegal[1], fallbacks[0], fallbacks[1], int(env.game.deals - 1), steps,
+            ))
+    return out
+
+
+def _progress_bar(total: int, desc: str) -> Any:
+    """A tqdm bar on stderr, or None (with a one-line note) when tqdm is not installed."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        print('(no progress bar: tqdm is not installed; pip install -e ".[tools]")', file=sys.stderr)
+        return None
+    return tqdm(total=total, unit="deal", desc=desc, file=sys.stderr, dynamic_ncols=True, leave=False)
+
+
+def _init_worker(ctx: _Context) -> None:
+    global _WORKER_CTX
+    _WORKER_CTX = ctx
+    if "torch" in sys.modules:  # one thread per worker process
+        try:
+            sys.modules["torch"].set_num_threads(1)
+        except Exception:
+            pass
+
+
+def _run_block_in_worker(block: int) -> list[tuple[int, ...]]:
+    assert _WORKER_CTX is not None
+    return _run_block(block, _WORKER_CTX)
+
+
+def _summarise(records: np.ndarray, ctx: _Context, confidence: float, n_boot: int, elapsed: float,
+               workers: int) -> MatchResult:
+    deal = records[:, FIELD["deal"]]
+    diff = (records[:, FIELD["score_a"]] - records[:, FIELD["score_b"]]).astype(np.float64)
+    per_deal = np.bincount(deal, weights=diff, minlength=ctx.deals) / np.bincount(deal, minlength=ctx.deals)
+    mean = float(per_deal.mean())
+    ci = bootstrap_mean_ci(per_deal, confidence=confidence, n_boot=n_boot, seed=derive_seed("bootstrap", ctx.seed) % 2**32)
+    target = int(ctx.flags.get("target_score", 300))
+    winners: list[int] = []
+    unfinished = 0
+    for seating in sorted(set(records[:, FIELD["seating"]].tolist())) if ctx.duplicate else [None]:
+        rows = records if seating is None else records[records[:, FIELD["seating"]] == seating]
+        w, pend = games_from_stream(zip(rows[:, FIELD["score_a"]].tolist(), rows[:, FIELD["score_b"]].tolist()), target)
+        winners += w
+        unfinished += pend
+    won_a = sum(1 for w in winners if w == 0)
+    played = len(winners)
+    g_lo, g_hi = wilson_interval(won_a, played, confidence)
+    games = {
+        "target_score": target,
+        "played": played,
+        "won_a": won_a,
+        "won_b": played - won_a,
+        "win_rate": won_a / played if played else math.nan,
+        "ci": [g_lo, g_hi],
+        "hands_in_unfinished": unfinished,
+    }
+    return MatchResult(
+        team_a=ctx.teams[0].name, team_b=ctx.teams[1].name, deals=ctx.deals, seed=ctx.seed,
+        duplicate=ctx.duplicate, flags=dict(ctx.flags), confidence=confidence,
+        pair_values=per_deal, mean=mean, ci=ci,
+        pair_wins={"A": int((per_deal > 0).sum()), "B": int((per_deal < 0).sum()), "tied": int((per_deal == 0).sum())},
+        games=games,
+        teams={"A": team_stats(records, 0), "B": team_stats(records, 1)},
+        illegal={"A": int(records[:, FIELD["illegal_a"]].sum()), "B": int(records[:, FIELD["illegal_b"]].sum())},
+        fallbacks={"A": int(records[:, FIELD["fallbacks_a"]].sum()), "B": int(records[:, FIELD["fallbacks_b"]].sum())},
+        hands=int(records.shape[0]), redeals=int(records[:, FIELD["redeals"]].sum()),
+        steps=int(records[:, FIELD["steps"]].sum()), elapsed_s=elapsed, workers=workers, records=records,
+        common_seeds=ctx.common_seeds, block_size=ctx.block_size,
+    )
+
+
+
+def play_match(
+    spec_a: Any,
+    spec_b: Any,
+    deals: int = 2000,
+    seed: int = 0,
+    flags: Mapping[str, Any] | None = None,
+    duplicate: bool = True,
+    workers: int = 1,
+    progress: bool = False,
+    *,
+    names: tuple[str | None, str | None] = (None, None),
+    confidence: float = 0.95,
+    n_boot: int = 2000,
+    strict: bool = False,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    check: bool = True,
+    common_seeds: bool = True,
+) -> MatchResult:
+    """Play team A against team B over ``deals`` seeded deals (each twice when ``duplicate``).
+
+    ``spec_a`` / ``spec_b``: team specs (see :func:`parse_team`); ``flags``: the environment's
+    rule flags; ``workers``: processes (results are identical for any value); ``strict``: raise
+    :class:`IllegalActionError` on an illegal action instead of counting it; ``block_size``:
+    deals per block (agents are rebuilt, freshly seeded, at each block; part of the seed's
+    definition); ``check``: build every member once up front to fail early on a bad spec;
+    ``common_seeds``: seed the agent at seat ``s`` identically in both seatings (common random
+    numbers: identical teams cancel exactly, swapping A and B negates every deal pair); False
+    seeds all eight seat-agents of a deal independently.
+    """
+    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
+        raise ValueError(f"deals must be a positive integer, got {deals!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if block_size < 1:
+        raise ValueError(f"block_size must be >= 1, got {block_size}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an integer (results are reproducible per seed), got {seed!r}")
+    flags = check_flags(flags)
+    teams = (parse_team(spec_a, names[0]), parse_team(spec_b, names[1]))
+    if check:
+        for t in teams:
+            check_team(t, flags)
+    ctx = _Context(teams, flags, int(seed), bool(duplicate), bool(strict), int(block_size), deals, bool(common_seeds))
+    n_blocks = (deals + block_size - 1) // block_size
+    blocks = range(n_blocks)
+    workers = min(workers, n_blocks)
+    bar = _progress_bar(deals, f"{teams[0].name} vs {teams[1].name}") if progress else None
+    t0 = time.perf_counter()
+    chunks: list[list[tuple[int, ...]]] = []
+    try:
+        if workers == 1:
+            for b in blocks:
+                chunks.append(_run_block(b, ctx))
+                if bar is not None:
+                    bar.update(len(chunks[-1]) // (2 if duplicate else 1))
+        else:
+            methods = mp.get_all_start_methods()
+            mpctx = mp.get_context("fork" if "fork" in methods else None)
+            with mpctx.Pool(workers, initializer=_init_worker, initargs=(ctx,)) as pool:
+                for chunk in pool.imap(_run_block_in_worker, blocks, chunksize=1):
+                    chunks.append(chunk)
+                    if bar is not None:
+                        bar.update(len(chunk) // (2 if duplicate else 1))
+    finally:
+        if bar is not None:
+            bar.close()
+    elapsed = time.perf_counter() - t0
+    records = np.array([r for c in chunks for r in c], dtype=np.int64).reshape(-1, len(REC_FIELDS))
+    return _summarise(records, ctx, confidence, n_boot, elapsed, workers)
+
