@@ -452,7 +452,7 @@ draw();
 def main(argv: Sequence[str] | None = None) -> int:
     from .agents import make_agent
     from .env import raw_env
-    from .evaluation import parse_flags
+    from .cli.common import parse_flags
 
     p = argparse.ArgumentParser(prog="python -m rook_env.replay", description="Record hands and write an HTML replay.")
     p.add_argument("--agents", nargs=N_SEATS, default=["heuristic", "random", "heuristic", "random"],

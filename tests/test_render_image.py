@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("PIL")
 
 import rook_env  # noqa: E402
-from conftest import L, complete_deal, ids, step_text  # noqa: E402
+from helpers import L, complete_deal, ids, step_text  # noqa: E402
 from pettingzoo.test import render_test  # noqa: E402
 from rook_env.agents import make_agent  # noqa: E402
 from rook_env.render_image import (  # noqa: E402
