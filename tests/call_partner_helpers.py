@@ -36,18 +36,24 @@ def cp_deal(config: CallPartnerConfig, fixed: dict[int, str] | None = None, nest
 def scripted_setup(st: CallPartnerState, bid: int | None = None, discards: Iterable[int] | None = None,
                    trump: int = 0, rook: str = "high", called: Iterable[int] | None = None) -> None:
     """From a fresh deal: the seat left of the dealer bids (the minimum by default), the others
-    pass; the bidder discards ``discards`` (default: the nest as dealt), names ``trump``, the
+    pass; the bidder discards ``discards`` (default: the nest as dealt, as far as the discard rule
+    allows, then the lowest legal cards), names ``trump``, the
     Rook's rank and calls ``called`` (default: the lowest legal card(s))."""
     L = st.L
     assert st.phase == BID and not st.bid_history
     st.apply(L.bid_action(bid or L.bids[0]))
     for _ in range(st.n - 1):
         st.apply(L.PASS)
-    discards = list(bits_of(st.nest) if discards is None else discards)
     for _ in range(4):
         if st.phase == DISCARD:
-            for c in discards:
-                st.apply(c)
+            if discards is not None:
+                for c in discards:
+                    st.apply(c)
+                continue
+            nest = bits_of(st.nest)
+            while st.phase == DISCARD:
+                legal = st.legal_actions()
+                st.apply(next((c for c in nest if c in legal), legal[0]))
         elif st.phase == TRUMP:
             st.apply(L.TRUMP0 + trump)
         elif st.phase == ROOK:
