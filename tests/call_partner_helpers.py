@@ -34,11 +34,13 @@ def cp_deal(config: CallPartnerConfig, fixed: dict[int, str] | None = None, nest
 
 
 def scripted_setup(st: CallPartnerState, bid: int | None = None, discards: Iterable[int] | None = None,
-                   trump: int = 0, rook: str = "high", called: Iterable[int] | None = None) -> None:
+                   trump: int = 0, rook: str = "high", called: Iterable[int] | None = None,
+                   stop_at_call: bool = False) -> None:
     """From a fresh deal: the seat left of the dealer bids (the minimum by default), the others
     pass; the bidder discards ``discards`` (default: the nest as dealt, as far as the discard rule
     allows, then the lowest legal cards), names ``trump``, the
-    Rook's rank and calls ``called`` (default: the lowest legal card(s))."""
+    Rook's rank and calls ``called`` (default: the lowest legal card(s)); ``stop_at_call``: stop
+    in the call phase."""
     L = st.L
     assert st.phase == BID and not st.bid_history
     st.apply(L.bid_action(bid or L.bids[0]))
@@ -59,6 +61,8 @@ def scripted_setup(st: CallPartnerState, bid: int | None = None, discards: Itera
         elif st.phase == ROOK:
             st.apply(L.ROOK_HIGH if rook == "high" else L.ROOK_LOW)
         elif st.phase == CALL:
+            if stop_at_call:
+                return
             for c in (called if called is not None else [None] * st.config.n_called):
                 st.apply(st.legal_actions()[0] if c is None else c)
     assert st.phase == PLAY
