@@ -91,6 +91,6 @@ def test_acts_on_its_observation_only():
         e.step(a if rng.random() < 0.8 else rng.choice(e.game.legal_actions()))
 
 
-def test_feeds_a_known_partner_and_beats_random():
+def test_beats_random():
     mean, se = measure(players=5, hands=100, seed=1)
     assert mean - 2 * se > 0, f"heuristic vs random: {mean:+.1f} +/- {se:.1f}"
