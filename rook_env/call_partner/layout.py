@@ -1,0 +1,179 @@
+"""Cards, deal sizes and the action-id layout of call-your-partner Rook.
+
+Card ids: ``id = n_ranks * colour + rank_index`` (red 0, yellow 1, green 2, black 3), the Rook
+Bird last. Full deck (ranks 1..14, the 1 above the 14): ``14 * colour + (rank - 1)``, Rook 56,
+the same ids as the partnership game's full deck. ``deck="no_twos_to_fours"`` (ranks 1, 5..14):
+``11 * colour + index``, Rook 44.
+
+Action ids, always in this order (full deck, bids 100..200 by 5)::
+
+    0 .. 56    a card: discard it / call it / play it   (n_cards = 57)
+    57         pass                                     (1)
+    58 .. 78   bid 100, 105, ..., 200                   (n_bids = 21)
+    79 .. 82   trump red, yellow, green, black          (4)
+    83 .. 84   rook high, rook low                      (2)
+    85         call a redeal (no counter in hand)       (1)
+    -----------------------------------------------------------
+    86 actions = 57 + 1 + 21 + 4 + 2 + 1   (no_twos_to_fours: 74 = 45 + 1 + 21 + 4 + 2 + 1)
+
+The card actions mean "discard" in the discard phase, "call" in the call phase and "play" in
+the play phase; the phase is in the observation. Card sets are ``int`` bitmasks over card ids;
+legal-action sets are bitmasks over action ids. Pure Python (standard library only).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..cards import COLOUR_LETTERS, COLOUR_NAMES, N_COLOURS, RANK_POINTS, ROOK_NAME, ROOK_POINTS, bits, rank_power
+from .config import CallPartnerConfig
+
+# Ranks of each deck, in id order (RULES.md C2.1).
+DECK_RANKS = {"full": tuple(range(1, 15)), "no_twos_to_fours": (1,) + tuple(range(5, 15))}
+LAST_TRICK_POINTS = 20  # the last trick is worth 20 besides its counters (RULES.md C2.2)
+# (nest size, hand size) per deck and player count (RULES.md C3.1).
+DEAL_SIZES = {
+    ("full", 4): (5, 13), ("full", 5): (7, 10), ("full", 6): (3, 9),
+    ("no_twos_to_fours", 4): (5, 10), ("no_twos_to_fours", 5): (5, 8), ("no_twos_to_fours", 6): (3, 7),
+}
+ROOK_CHOICES = ("high", "low")
+
+__all__ = [
+    "COLOUR_NAMES", "DEAL_SIZES", "DECK_RANKS", "LAST_TRICK_POINTS", "ROOK_CHOICES", "CallPartnerLayout",
+    "bits", "layout_for", "rank_power",
+]
+
+
+class CallPartnerLayout:
+    """Deck, deal sizes and action ids of one configuration; ids <-> meanings <-> short text.
+
+    Obtain it with :func:`layout_for` (cached per deck, player count and bid range)."""
+
+    def __init__(self, deck: str, players: int, bids: tuple[int, ...]) -> None:
+        self.deck = deck
+        self.players = players
+        self.ranks: tuple[int, ...] = DECK_RANKS[deck]
+        self.n_ranks = len(self.ranks)
+        self.n_cards = N_COLOURS * self.n_ranks + 1
+        self.rook = self.n_cards - 1
+        self.rook_bit = 1 << self.rook
+        self.nest_size, self.hand_size = DEAL_SIZES[deck, players]
+        assert self.nest_size + players * self.hand_size == self.n_cards
+        self.n_tricks = self.hand_size
+        self.bids = bids
+        self.n_bids = len(bids)
+        # Action ids (module docstring).
+        self.PASS = self.n_cards
+        self.BID0 = self.PASS + 1
+        self.TRUMP0 = self.BID0 + self.n_bids
+        self.ROOK_HIGH = self.TRUMP0 + N_COLOURS
+        self.ROOK_LOW = self.ROOK_HIGH + 1
+        self.REDEAL = self.ROOK_LOW + 1
+        self.n_actions = self.REDEAL + 1
+        # Card masks and values.
+        self.all_cards = (1 << self.n_cards) - 1
+        self.colour_mask = tuple(((1 << self.n_ranks) - 1) << (c * self.n_ranks) for c in range(N_COLOURS))
+        self.card_colour = tuple([c for c in range(N_COLOURS) for _ in range(self.n_ranks)] + [-1])
+        self.card_rank = tuple(list(self.ranks) * N_COLOURS + [0])
+        self.card_points = tuple([RANK_POINTS.get(r, 0) for r in self.card_rank[:-1]] + [ROOK_POINTS])
+        self.counter_mask = sum(1 << c for c, p in enumerate(self.card_points) if p)
+        self.counter_points = sum(self.card_points)  # 180
+        self.total_points = self.counter_points + LAST_TRICK_POINTS  # 200 per hand
+        self.bid_mask = ((1 << self.n_bids) - 1) << self.BID0
+        self.trump_mask = ((1 << N_COLOURS) - 1) << self.TRUMP0
+        self.rook_mask = (1 << self.ROOK_HIGH) | (1 << self.ROOK_LOW)
+        self.card_names = tuple(
+            ROOK_NAME if c == self.rook else f"{COLOUR_LETTERS[self.card_colour[c]]}{self.card_rank[c]}"
+            for c in range(self.n_cards)
+        )
+        self._name_to_card = {n.lower(): c for c, n in enumerate(self.card_names)}
+        # Trick power of a card within its colour (the 1 above the 14).
+        self.card_power = tuple(rank_power(r) for r in self.card_rank[:-1]) + (0,)
+
+    def card_id(self, colour: int, rank: int) -> int:
+        """Card id of ``rank`` (e.g. 14) in ``colour`` (0..3)."""
+        if rank not in self.ranks or not 0 <= colour < N_COLOURS:
+            raise ValueError(f"no card of colour {colour} and rank {rank} in the {self.deck} deck")
+        return colour * self.n_ranks + self.ranks.index(rank)
+
+    def card_name(self, card: int) -> str:
+        """Short text of a card: ``R14``, ``B1``, ``Rook``."""
+        return self.card_names[card]
+
+    def parse_card(self, text: str) -> int:
+        """Inverse of :meth:`card_name` (case-insensitive)."""
+        try:
+            return self._name_to_card[text.strip().lower()]
+        except KeyError:
+            raise ValueError(f"unknown card {text!r} in the {self.deck} deck; cards look like R14, Y1, Rook") from None
+
+    def bid_action(self, value: int) -> int:
+        if value not in self.bids:
+            raise ValueError(f"bid {value} is not one of {self.bids}")
+        return self.BID0 + self.bids.index(value)
+
+    def action_kind(self, action: int) -> str:
+        """'card', 'pass', 'bid', 'trump', 'rook' or 'redeal'."""
+        if not isinstance(action, int) or not 0 <= action < self.n_actions:
+            raise ValueError(f"action {action!r} out of range 0..{self.n_actions - 1}")
+        if action < self.n_cards:
+            return "card"
+        if action == self.PASS:
+            return "pass"
+        if action < self.TRUMP0:
+            return "bid"
+        if action < self.ROOK_HIGH:
+            return "trump"
+        if action < self.REDEAL:
+            return "rook"
+        return "redeal"
+
+    def action_name(self, action: int) -> str:
+        """Short text: ``R14``, ``Rook``, ``pass``, ``bid 135``, ``trump green``, ``rook high``, ``redeal``."""
+        kind = self.action_kind(action)
+        if kind == "card":
+            return self.card_names[action]
+        if kind == "bid":
+            return f"bid {self.bids[action - self.BID0]}"
+        if kind == "trump":
+            return f"trump {COLOUR_NAMES[action - self.TRUMP0]}"
+        if kind == "rook":
+            return f"rook {ROOK_CHOICES[action - self.ROOK_HIGH]}"
+        return kind
+
+    def parse_action(self, text: str) -> int:
+        """Inverse of :meth:`action_name` (case-insensitive; ``135`` alone means ``bid 135``)."""
+        t = " ".join(text.strip().lower().split())
+        if t == "pass":
+            return self.PASS
+        if t == "redeal":
+            return self.REDEAL
+        if t.startswith("bid "):
+            t = t[4:]
+        if t.isdigit():
+            return self.bid_action(int(t))
+        if t.startswith("trump "):
+            colour = t[6:]
+            if colour in COLOUR_NAMES:
+                return self.TRUMP0 + COLOUR_NAMES.index(colour)
+            raise ValueError(f"unknown trump colour {colour!r}; one of {', '.join(COLOUR_NAMES)}")
+        if t.startswith("rook "):
+            choice = t[5:]
+            if choice in ROOK_CHOICES:
+                return self.ROOK_HIGH + ROOK_CHOICES.index(choice)
+            raise ValueError(f"unknown Rook rank {choice!r}; 'rook high' or 'rook low'")
+        return self.parse_card(t)
+
+    def table(self) -> list[tuple[int, str, str]]:
+        """Every action as (id, kind, short text)."""
+        return [(a, self.action_kind(a), self.action_name(a)) for a in range(self.n_actions)]
+
+
+@lru_cache(maxsize=None)
+def _layout(deck: str, players: int, bids: tuple[int, ...]) -> CallPartnerLayout:
+    return CallPartnerLayout(deck, players, bids)
+
+
+def layout_for(config: CallPartnerConfig) -> CallPartnerLayout:
+    """The (shared, immutable) layout of a configuration."""
+    return _layout(config.deck, config.players, config.bids)
