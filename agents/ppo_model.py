@@ -94,19 +94,6 @@ class ActorCritic(nn.Module):
         return self.critic(critic_in).squeeze(-1)
 
 
-@torch.no_grad()
-def act_batch(
-    actor: nn.Module, obs: np.ndarray, masks: np.ndarray, greedy: bool, device: str | torch.device = "cpu",
-    generator: torch.Generator | None = None,
-) -> np.ndarray:
-    """Actions for a batch of observations (B, obs_dim) and masks (B, n_actions) from an actor MLP."""
-    o = torch.as_tensor(obs, dtype=torch.float32, device=device)
-    m = torch.as_tensor(masks, device=device).bool()
-    d = MaskedCategorical(actor(o), m)
-    a = d.mode() if greedy else d.sample(generator)
-    return a.cpu().numpy()
-
-
 # ---------------------------------------------------------------------------- checkpoints
 CHECKPOINT_FORMAT = "rook_env.ppo"
 CHECKPOINT_VERSION = 1
