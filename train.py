@@ -797,13 +797,15 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             log(f"behaviour cloning: {what} {done}/{total} ({time.time() - session_start:.0f}s)")
 
     stop_reason = "total_decisions"
+    phase = "ppo"  # what a Ctrl-C interrupts
     rollback = None  # an interrupted iteration's starting point
     try:
         if not resume:
             writer.add_text("config", "```\n" + yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False) + "\n```")
             if cfg.bc_steps > 0 and not cfg.init_checkpoint:
-                state["bc"] = {"interrupted": True}  # what last.pt says if Ctrl-C comes now
+                phase, state["bc"] = "behaviour cloning", {"interrupted": True}  # what last.pt says on Ctrl-C
                 state["bc"] = behaviour_clone(model, cfg, device, rng, bc_progress)
+                phase = "ppo"
                 acc = state["bc"]["held_out_accuracy"]
                 log(f"behaviour cloning: {state['bc']['decisions']} heuristic decisions, {cfg.bc_steps} steps, "
                     f"held-out accuracy " + " ".join(f"{k} {v:.3f}" for k, v in acc.items())
@@ -883,6 +885,12 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
                         post[f"vs_{opp[:4]}"] = f"{last_eval[opp]['mean']:+.0f}"
                 bar.set_postfix(post, refresh=False)
                 bar.update(min(n, cfg.total_decisions - bar.n))
+
+        if not state["history"] or "eval" not in state["history"][-1]:  # evaluate the final policy too
+            ev = run_eval()
+            if state["history"]:
+                state["history"][-1]["eval"] = ev
+            save_best(ev)
     except KeyboardInterrupt:
         stop_reason = "interrupted"
         if rollback is not None:  # the iteration in progress is dropped
@@ -896,10 +904,10 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
     if stop_reason == "interrupted":
         save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool)
         writer.close()
-        during_bc = bool(state["bc"] and state["bc"].get("interrupted"))
+        during_bc = phase == "behaviour cloning"
         summary = {"name": cfg.name, "seed": cfg.seed, "stop_reason": stop_reason, "iterations": state["iteration"],
                    "decisions": state["decisions"], "wall_seconds": round(state["wall_seconds"], 1),
-                   "interrupted_during": "behaviour cloning" if during_bc else "ppo", "paths": {"last": last_ckpt}}
+                   "interrupted_during": phase, "paths": {"last": last_ckpt}}
         if not quiet:
             saved = ("the partly cloned network (iteration 0; --resume goes on with PPO without repeating "
                      "behaviour cloning; start afresh with --overwrite)" if during_bc else
@@ -909,11 +917,6 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
         return summary
 
     # -------------------------------------------------------------------- the end
-    if not state["history"] or "eval" not in state["history"][-1]:
-        ev = run_eval()
-        if state["history"]:
-            state["history"][-1]["eval"] = ev
-        save_best(ev)
     save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool)
     # The shipped form: the best model only.
     best = load_checkpoint(best_ckpt)
