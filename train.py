@@ -57,8 +57,9 @@ import random
 import shutil
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -147,7 +148,7 @@ class Config:
     checkpoint_every: int = 10  # iterations
     progress: bool = True  # tqdm bar
 
-    def check(self) -> "Config":
+    def check(self) -> Config:
         """Raise ValueError naming the first field whose value is out of range."""
 
         def bad(name: str, why: str) -> None:

@@ -11,7 +11,7 @@ exactly 0.0 in float32, so ``sample()`` can never return them and ``entropy()`` 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch

@@ -17,7 +17,7 @@ import os
 import shutil
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from rook_env import evaluation
 from rook_env.agents.ppo_model import CheckpointError, load_checkpoint, model_from_checkpoint
