@@ -242,7 +242,10 @@ def make_train_config(config_path: str | None = None, overrides: Sequence[str] =
         except yaml.YAMLError:
             raise ValueError(f"override {item!r}: the value is not valid YAML") from None
     apply(parsed, "the command line")
-    return OmegaConf.to_object(cfg).check()
+    try:
+        return OmegaConf.to_object(cfg).check()
+    except OmegaConfBaseException as exc:  # e.g. an unresolvable ${interpolation}
+        raise ValueError(f"config field {exc.full_key!r}: {str(exc).splitlines()[0]}") from None
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -206,6 +206,9 @@ def test_malformed_yaml_is_a_one_line_error_with_file_and_line(tmp_path, capsys)
     p.write_text("- just\n- a list\n")
     with pytest.raises(ValueError, match="must be a YAML mapping"):
         train.make_train_config(str(p))
+    p.write_text("name: x\nlr: ${nowhere}\n")
+    with pytest.raises(ValueError, match="config field 'lr'"):
+        train.make_train_config(str(p))
     assert train.main(["--config", str(tmp_path / "missing.yaml")]) == 2
     assert "missing.yaml" in capsys.readouterr().err
 
