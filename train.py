@@ -1,9 +1,9 @@
 """PPO self-play for four-player partnership Rook, in one file (in the spirit of CleanRL's ppo.py).
 
-    python train.py --config configs/default.yaml                 # the shipped agent's run
-    python train.py --config configs/smoke.yaml --set seed=3       # about a minute on 2 CPU cores
-    python train.py --config configs/default.yaml --lr 1e-4 --opponent_mix.heuristic 0.6
-    python train.py --resume runs/default/last.pt --total_decisions 30000000
+    python train.py --config configs/smoke.yaml                    # about a minute on 2 CPU cores
+    python train.py --config configs/default.yaml                  # the shipped agent's run
+    python train.py --config configs/default.yaml --lr 1e-4 --set seed=3 --opponent_mix.heuristic 0.6
+    python train.py --resume runs/default/last.pt --total_decisions 12_000_000
     tensorboard --logdir runs
 
 What happens, all of it in this file:
@@ -14,7 +14,7 @@ What happens, all of it in this file:
 2. **Opponents per game** are drawn from ``opponent_mix`` (interpolated towards ``opponent_mix_end``
    over training): ``self`` (all four seats are the current policy and all four learn), ``pool`` (the
    other team is a past snapshot of the policy), ``heuristic`` / ``random`` (the other team is
-   ``agents.make_agent(...)``). Outside ``self`` the learning team is drawn at random each game.
+   ``make_agent(...)``). Outside ``self`` the learning team is drawn at random each game.
 3. **Credit assignment in the AEC game.** Each learning seat's trajectory is *its own decisions only*,
    in order. A reward the env pays to a seat (score_diff at the end of a hand, times ``reward_scale``)
    is credited to that seat's latest decision; GAE then bootstraps from one decision of the seat to
@@ -32,14 +32,16 @@ What happens, all of it in this file:
    (the seat's observation plus every hidden hand and the nest). Training only: the actor never sees it.
 6. **PPO update**: clipped surrogate, clipped value loss, entropy bonus (scheduled), advantage
    normalisation per minibatch, global gradient clipping, linear learning-rate schedule
-   (:func:`ppo_loss`).
+   (:func:`ppo_loss`, :func:`ppo_update`).
 7. **Behaviour-cloning warm start** (``bc_steps > 0``): the actor imitates the heuristic agent on
    ``bc_hands`` heuristic-vs-heuristic hands, and the critic regresses their returns, before PPO.
 
 Outputs in ``runs/<name>/``: TensorBoard events, ``last.pt`` / ``best.pt`` (model, optimizer, config,
-counters, RNG states, snapshot pool), ``agent.pt`` (the best model only: what ships), ``curve.png``
-and ``summary.json``. Training is reproducible for a seed (same config, same machine, same
-``torch_threads``), resumes included; a ``max_minutes`` stop is the only wall-clock-dependent part.
+counters, RNG states, snapshot pool), ``agent.pt`` (the best model only: what ships, see
+tools/ship.py), ``curve.png`` and ``summary.json``. A new run refuses an existing ``runs/<name>/``
+unless ``--overwrite`` (or ``--resume``). Ctrl-C saves ``last.pt`` and prints how to resume.
+Training is reproducible for a seed (same config, same machine, same ``torch_threads``), resumes
+included; a ``max_minutes`` stop is the only wall-clock-dependent part.
 """
 
 from __future__ import annotations
@@ -48,20 +50,26 @@ import argparse
 import copy
 import dataclasses
 import json
+import math
 import os
 import platform
 import random
+import shutil
 import sys
 import time
-import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 import yaml
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 from torch import nn
 
+from rook_env import make_config, raw_env
+from rook_env.agents import make_agent
 from rook_env.agents.ppo_model import (
     CHECKPOINT_FORMAT,
     CHECKPOINT_VERSION,
@@ -71,7 +79,6 @@ from rook_env.agents.ppo_model import (
     load_checkpoint,
     model_from_checkpoint,
 )
-from rook_env import make_config, raw_env
 from rook_env.env import AGENT_SEAT
 
 OPPONENT_KINDS = ("self", "pool", "heuristic", "random")
@@ -83,14 +90,15 @@ TRAIN_SEED_LOW = 2**40
 # =============================================================================================== config
 @dataclass
 class Config:
-    """Every training option. YAML files and the command line override these defaults."""
+    """Every training option. A YAML file and the command line override these defaults (OmegaConf
+    checks the types); :meth:`check` checks the values."""
 
     name: str = "default"  # run directory runs/<name>/
     run_dir: str = "runs"
     seed: int = 1
     device: str = "auto"  # auto (cuda when present), cpu, cuda, cuda:0 ...
     torch_threads: int = 1
-    env_flags: dict = field(default_factory=dict)  # rule flags of rook_env (RULES.md); {} = default game
+    env_flags: dict[str, Any] = field(default_factory=dict)  # rule flags of rook_env (RULES.md); {} = default game
     # --- budget
     total_decisions: int = 20_000_000  # learner decisions to train on
     max_minutes: float = 0.0  # stop training after this wall time of this session, BC included (0: no limit)
@@ -115,12 +123,13 @@ class Config:
     max_grad_norm: float = 0.5
     target_kl: float = 0.0  # > 0: stop an update's epochs early when approx_kl exceeds it
     # --- network
-    hidden: list = field(default_factory=lambda: [256, 256, 256])
+    hidden: list[int] = field(default_factory=lambda: [256, 256, 256])
     central_critic: bool = True
     init_checkpoint: str = ""  # start from this checkpoint's weights (a fresh run otherwise: new optimizer, counters)
     # --- opponents
-    opponent_mix: dict = field(default_factory=lambda: {"self": 0.4, "pool": 0.2, "heuristic": 0.3, "random": 0.1})
-    opponent_mix_end: dict = field(default_factory=dict)  # {} = constant mix; else linear interpolation
+    opponent_mix: dict[str, float] = field(
+        default_factory=lambda: {"self": 0.4, "pool": 0.2, "heuristic": 0.3, "random": 0.1})
+    opponent_mix_end: dict[str, float] = field(default_factory=dict)  # {} = constant mix; else linear interpolation
     pool_size: int = 10  # past snapshots kept
     pool_every: int = 10  # iterations between snapshots
     # --- behaviour-cloning warm start from the heuristic agent
@@ -132,51 +141,40 @@ class Config:
     # --- evaluation, checkpoints
     eval_every: int = 10  # iterations; 0 = only at the end
     eval_deals: int = 200  # duplicate deals per opponent (each played with both seatings)
-    eval_opponents: list = field(default_factory=lambda: ["random", "heuristic"])
+    eval_opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
     eval_seed: int = 1_000  # seed of the checkpoint-selection deals (keep held-out evaluations on other seeds)
     final_eval_deals: int = 0  # > 0: evaluate the best checkpoint at the end on held-out deals
     final_eval_seed: int = 50_000_000
     checkpoint_every: int = 10  # iterations
     progress: bool = True  # tqdm bar
 
-    # ------------------------------------------------------------------ validation
-    def validate(self) -> "Config":
+    def check(self) -> Config:
+        """Raise ValueError naming the first field whose value is out of range."""
+
         def bad(name: str, why: str) -> None:
             raise ValueError(f"config field {name!r}: {why} (got {getattr(self, name)!r})")
 
         for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            want = {"int": int, "float": float, "bool": bool, "str": str, "dict": dict, "list": list}[f.type]
-            if want in (int, float) and isinstance(v, str):  # YAML reads 1e-4 as a string
-                try:
-                    v = float(v)
-                except ValueError:
-                    bad(f.name, f"must be of type {f.type}")
-            if want is int and isinstance(v, float) and v.is_integer():  # 1e6 -> 1000000
-                v = int(v)
-            setattr(self, f.name, v)
-            if want is float and isinstance(v, int) and not isinstance(v, bool):
-                v = float(v)
-                setattr(self, f.name, v)
-            if not isinstance(v, want) or (want is int and isinstance(v, bool)):
-                bad(f.name, f"must be of type {f.type}")
+            if f.type == "float" and not math.isfinite(getattr(self, f.name)):
+                bad(f.name, "must be a finite number")
         for name in ("total_decisions", "num_envs", "rollout_decisions", "update_epochs", "minibatch_size",
-                     "torch_threads", "pool_size", "pool_every", "eval_deals", "bc_hands", "bc_batch"):
+                     "torch_threads", "pool_size", "pool_every", "eval_deals", "bc_hands", "bc_batch",
+                     "lr", "bc_lr", "reward_scale", "clip_coef"):
             if getattr(self, name) <= 0:
                 bad(name, "must be > 0")
-        for name in ("bc_steps", "eval_every", "final_eval_deals", "checkpoint_every", "max_minutes", "target_kl",
-                     "ent_coef", "ent_coef_end", "vf_coef", "lr_end", "max_grad_norm"):
+        for name in ("seed", "eval_seed", "final_eval_seed", "bc_steps", "eval_every", "final_eval_deals",
+                     "checkpoint_every", "max_minutes", "target_kl", "ent_coef", "ent_coef_end", "vf_coef", "lr_end",
+                     "max_grad_norm"):
             if getattr(self, name) < 0:
                 bad(name, "must be >= 0")
-        if self.lr <= 0:
-            bad("lr", "must be > 0")
-        if not 0 <= self.gamma <= 1:
-            bad("gamma", "must be in [0, 1]")
-        if not 0 <= self.gae_lambda <= 1:
-            bad("gae_lambda", "must be in [0, 1]")
+        for name in ("gamma", "gae_lambda"):
+            if not 0 <= getattr(self, name) <= 1:
+                bad(name, "must be in [0, 1]")
         if not 0 <= self.bc_label_smoothing < 1:
             bad("bc_label_smoothing", "must be in [0, 1)")
-        if not self.hidden or not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in self.hidden):
+        if not self.name or os.sep in self.name or self.name in (".", ".."):
+            bad("name", "must be a folder name (not empty, no path separator)")
+        if not self.hidden or min(self.hidden) <= 0:
             bad("hidden", "must be a non-empty list of positive integers")
         for name in ("opponent_mix", "opponent_mix_end"):
             mix = getattr(self, name)
@@ -184,15 +182,17 @@ class Config:
                 continue
             unknown = sorted(set(mix) - set(OPPONENT_KINDS))
             if unknown:
-                bad(name, f"unknown opponent kind(s) {', '.join(map(str, unknown))}; known: {', '.join(OPPONENT_KINDS)}")
-            if any(not isinstance(w, (int, float)) or isinstance(w, bool) or w < 0 for w in mix.values()):
-                bad(name, "weights must be numbers >= 0")
+                bad(name, f"unknown opponent kind(s) {', '.join(unknown)}; known: {', '.join(OPPONENT_KINDS)}")
+            if not all(math.isfinite(w) and w >= 0 for w in mix.values()):
+                bad(name, "weights must be finite numbers >= 0")
             if sum(mix.values()) <= 0:
                 bad(name, "weights must not all be 0")
+        if not self.eval_opponents:
+            bad("eval_opponents", "must name at least one opponent")
         for opp in self.eval_opponents:
-            if opp not in ("random", "heuristic") and not str(opp).endswith(".pt"):
+            if opp not in ("random", "heuristic") and not opp.endswith(".pt"):
                 bad("eval_opponents", f"unknown opponent {opp!r}; use random, heuristic or a checkpoint path")
-        if not (self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda")):
+        if not (self.device in ("auto", "cpu") or self.device.startswith("cuda")):
             bad("device", "must be auto, cpu or cuda[:N]")
         try:
             make_config(**self.env_flags)  # unknown rule flags / bad values raise, naming them
@@ -201,80 +201,78 @@ class Config:
         return self
 
 
-CONFIG_FIELDS = {f.name: f for f in dataclasses.fields(Config)}
-
-
-def apply_overrides(cfg_dict: dict, overrides: dict, source: str) -> None:
-    """Apply {field or field.key: value}; an unknown field raises ValueError naming it."""
-    for key, value in overrides.items():
-        name, _, sub = str(key).partition(".")
-        if name not in CONFIG_FIELDS:
-            raise ValueError(
-                f"unknown config field {name!r} (from {source}); known fields: {', '.join(CONFIG_FIELDS)}"
-            )
-        if sub:
-            if CONFIG_FIELDS[name].type != "dict":
-                raise ValueError(f"config field {name!r} (from {source}) is not a mapping; {key!r} is not allowed")
-            cfg_dict[name] = dict(cfg_dict.get(name) or {})
-            cfg_dict[name][sub] = value
-        else:
-            cfg_dict[name] = value
-
-
 def make_train_config(config_path: str | None = None, overrides: Sequence[str] = (), base: dict | None = None) -> Config:
-    """Defaults <- ``base`` (e.g. a resumed checkpoint's config) <- YAML file <- ``key=value`` overrides."""
-    cfg = dataclasses.asdict(Config())
+    """Defaults <- ``base`` (a resumed checkpoint's config) <- YAML file <- ``field=value`` overrides.
+
+    A dotted override (``opponent_mix.heuristic=0.5``) sets one entry of a mapping; a whole value
+    (``opponent_mix={self: 1}``, or a mapping in the YAML file) replaces the field. Errors are
+    ValueErrors naming the field (or the file and line of a YAML syntax error).
+    """
+    cfg = OmegaConf.structured(Config)
+
+    def apply(items: dict, source: str) -> None:
+        for key, value in items.items():
+            try:
+                OmegaConf.update(cfg, str(key), value, merge=False)
+            except OmegaConfBaseException as exc:
+                what = "unknown config field" if "not in 'Config'" in str(exc) else "config field"
+                raise ValueError(f"{what} {exc.full_key!r} (from {source}): {str(exc).splitlines()[0]}") from None
+            except ValueError:  # OmegaConf: a dotted key below a list or a number
+                raise ValueError(f"config field {key!r} (from {source}): no such entry") from None
+
     if base:
-        apply_overrides(cfg, base, "the checkpoint")
+        apply(base, "the checkpoint")
     if config_path:
-        with open(config_path) as fh:
-            data = yaml.safe_load(fh) or {}
+        try:
+            data = OmegaConf.to_container(OmegaConf.load(config_path))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            raise ValueError(f"{config_path}{where}: malformed YAML: {getattr(exc, 'problem', None) or exc}") from None
         if not isinstance(data, dict):
             raise ValueError(f"{config_path}: a config file must be a YAML mapping of field: value")
-        apply_overrides(cfg, data, config_path)
+        apply(data, config_path)
     parsed = {}
     for item in overrides:
-        if "=" not in item:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
             raise ValueError(f"override {item!r} must look like field=value")
-        k, v = item.split("=", 1)
-        parsed[k.strip()] = yaml.safe_load(v) if v.strip() else ""
-    apply_overrides(cfg, parsed, "the command line")
-    return Config(**cfg).validate()
+        try:
+            parsed[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            raise ValueError(f"override {item!r}: the value is not valid YAML") from None
+    apply(parsed, "the command line")
+    try:
+        return OmegaConf.to_object(cfg).check()
+    except OmegaConfBaseException as exc:  # e.g. an unresolvable ${interpolation}
+        raise ValueError(f"config field {exc.full_key!r}: {str(exc).splitlines()[0]}") from None
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        description="PPO self-play training for Rook. Any config field can be set with --set field=value "
-        "or --field value (mappings: --opponent_mix.heuristic 0.5).",
+        description="PPO self-play training for Rook. Any config field (see Config in train.py) can be set with "
+        "--set field=value or --field value; a map entry with --opponent_mix.heuristic 0.5.",
     )
     p.add_argument("--config", help="YAML config file (fields of train.Config)")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="override a config field")
-    p.add_argument("--resume", metavar="PATH", help="resume from a checkpoint written by this script")
-    p.add_argument("--ship", metavar="RUN_DIR", help="instead of training: copy RUN_DIR/agent.pt to --ship-to.pt and "
-                   "write --ship-to.json with a held-out duplicate evaluation (evaluate.play_match)")
-    p.add_argument("--ship-to", default=os.path.join("agents", "checkpoints", "ppo_default"), metavar="PATH_NO_EXT")
-    p.add_argument("--ship-deals", type=int, default=2000, help="held-out deals per opponent (default 2000)")
-    p.add_argument("--ship-seed", type=int, default=20261129, help="seed of the held-out deals (not eval_seed)")
-    p.add_argument("--ship-workers", type=int, default=1, help="evaluation processes")
+    p.add_argument("--resume", metavar="PATH", help="resume from a checkpoint written by this script (last.pt)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="delete an existing runs/<name>/ and start afresh (a new run refuses it otherwise)")
     args, rest = p.parse_known_args(argv)
     i = 0
-    while i < len(rest):  # --field value / --field=value
+    while i < len(rest):  # --field value / --field=value become field=value overrides
         tok = rest[i]
         if not tok.startswith("--"):
             p.error(f"unexpected argument {tok!r}")
-        key = tok[2:]
-        if "=" in key:
-            key, val = key.split("=", 1)
+        key, eq, val = tok[2:].partition("=")
+        if eq:
             i += 1
-        else:
-            if i + 1 >= len(rest):
-                p.error(f"{tok} needs a value")
+        elif i + 1 < len(rest):
             val = rest[i + 1]
             i += 2
-        key = key.replace("-", "_")
-        if key.partition(".")[0] not in CONFIG_FIELDS:
-            p.error(f"unknown config field {key.partition('.')[0]!r}; known fields: {', '.join(CONFIG_FIELDS)}")
-        args.set.append(f"{key}={val}")
+        else:
+            p.error(f"{tok} needs a value")
+        args.set.append(f"{key.replace('-', '_')}={val}")
     return args
 
 
@@ -344,6 +342,35 @@ def ppo_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.T
             "approx_kl": approx_kl, "clipfrac": clipfrac}
 
 
+def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: dict, cfg: Config,
+               ent_coef: float) -> dict:
+    """``update_epochs`` passes of minibatch PPO over one rollout; returns the mean of each loss term."""
+    device = next(model.parameters()).device
+    b = {k: torch.as_tensor(v, device=device) for k, v in batch.items() if v is not None}
+    critic_in = b["cin"] if cfg.central_critic else b["obs"]
+    n = len(b["act"])
+    logs = {k: [] for k in ("loss", "pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac")}
+    model.train()
+    for epoch in range(cfg.update_epochs):
+        perm = torch.randperm(n, device=device)
+        for start in range(0, n, cfg.minibatch_size):
+            mb = perm[start:start + cfg.minibatch_size]
+            dist = model.dist(b["obs"][mb], b["mask"][mb])
+            out = ppo_loss(
+                dist.log_prob(b["act"][mb]), b["logp"][mb], b["adv"][mb], model.value(critic_in[mb]), b["val"][mb],
+                b["ret"][mb], dist.entropy(), cfg.clip_coef, cfg.vf_coef, ent_coef, cfg.clip_vloss, cfg.norm_adv,
+            )
+            optimizer.zero_grad()
+            out["loss"].backward()
+            nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            for k in logs:
+                logs[k].append(out[k].item())
+        if cfg.target_kl and np.mean(logs["approx_kl"][-max(1, n // cfg.minibatch_size):]) > cfg.target_kl:
+            break
+    return {k: float(np.mean(v)) for k, v in logs.items()}
+
+
 def linear(start: float, end: float, progress: float) -> float:
     return start + (end - start) * min(max(progress, 0.0), 1.0)
 
@@ -354,32 +381,6 @@ def mix_at(cfg: Config, progress: float) -> dict:
     w = {k: linear(float(cfg.opponent_mix.get(k, 0.0)), float(end.get(k, 0.0)), progress) for k in OPPONENT_KINDS}
     tot = sum(w.values())
     return {k: v / tot for k, v in w.items()}
-
-
-# =========================================================================================== opponents
-_warned_heuristic = False
-
-
-def heuristic_available() -> bool:
-    try:
-        import rook_env.agents.heuristic  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def make_scripted(spec: str, seed: int, env_flags: dict):
-    """``agents.make_agent(spec)``; the heuristic falls back to random (with a warning) while
-    agents/heuristic.py does not exist yet."""
-    global _warned_heuristic
-    from rook_env.agents import make_agent
-
-    if spec == "heuristic" and not heuristic_available():
-        if not _warned_heuristic:
-            warnings.warn("agents/heuristic.py is not available yet: 'heuristic' opponents fall back to random")
-            _warned_heuristic = True
-        spec = "random"
-    return make_agent(spec, seed=seed, **env_flags)
 
 
 # ========================================================================================== collection
@@ -427,7 +428,8 @@ class Collector:
             snap = int(self.rng.integers(len(self.pool)))
             opps = {s: snap for s in (1 - team, 3 - team)}
         else:
-            opps = {s: make_scripted(mode, int(self.rng.integers(2**31)), self.cfg.env_flags) for s in (1 - team, 3 - team)}
+            opps = {s: make_agent(mode, seed=int(self.rng.integers(2**31)), **self.cfg.env_flags)
+                    for s in (1 - team, 3 - team)}
         t.start(seed, mode, learners, opps)
 
     @torch.no_grad()
@@ -542,20 +544,17 @@ class Collector:
 
 # ==================================================================================== BC warm start
 def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: np.random.Generator,
-                    log: Callable[[str], None]) -> dict:
+                    progress: Callable[[str, int, int], None]) -> dict:
     """Imitate the heuristic agent (actor: cross-entropy with legal-action label smoothing) and fit the
-    critic to the heuristic games' returns. Skipped, with a warning, when there is no heuristic yet.
-    5% of the hands are held out to report the imitation accuracy on unseen decisions."""
-    if not heuristic_available():
-        warnings.warn("bc_steps > 0 but agents/heuristic.py is not available: skipping the behaviour-cloning warm start")
-        return {"skipped": True}
+    critic to the heuristic games' returns. 5% of the hands are held out to report the imitation
+    accuracy on unseen decisions. ``progress(what, done, total)`` is called after every hand and step."""
     t0 = time.time()
     env = raw_env(**cfg.env_flags)
     phase = slice(0, 5)  # the observation starts with the phase one-hot (bid, discard, trump, play, over)
     obs, masks, cins, acts, rets, hand_ids = [], [], [], [], [], []
     for h in range(cfg.bc_hands):
         env.reset(seed=int(rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))
-        teachers = [make_scripted("heuristic", int(rng.integers(2**31)), cfg.env_flags) for _ in range(4)]
+        teachers = [make_agent("heuristic", seed=int(rng.integers(2**31)), **cfg.env_flags) for _ in range(4)]
         seats, ret = [], [0.0] * 4
         while not all(env.terminations.values()):
             agent = env.agent_selection
@@ -573,6 +572,7 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
             for ag, r in env.rewards.items():
                 ret[AGENT_SEAT[ag]] += cfg.reward_scale * r
         rets += [ret[s] for s in seats]  # gamma = 1 Monte Carlo return of each decision (reward at hand end)
+        progress("heuristic hands", h + 1, cfg.bc_hands)
     O = torch.as_tensor(np.stack(obs), device=device)
     M = torch.as_tensor(np.stack(masks), device=device).bool()
     C = torch.as_tensor(np.stack(cins), device=device)
@@ -598,6 +598,7 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
         (pi_loss + cfg.vf_coef * v_loss).backward()
         nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
         opt.step()
+        progress("steps", step + 1, cfg.bc_steps)
 
     @torch.no_grad()
     def accuracy(idx: torch.Tensor) -> dict:
@@ -611,53 +612,50 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
                 out[name] = hit[ph == k].mean().item()
         return out
 
-    acc_train = accuracy(train_idx[:20000])
-    acc_val = accuracy(val_idx)
-    out = {"decisions": len(A), "hands": cfg.bc_hands, "steps": cfg.bc_steps, "train_accuracy": acc_train,
-           "held_out_accuracy": acc_val, "pi_loss": pi_loss.item(), "v_loss": v_loss.item(),
-           "seconds_data": round(t_data, 1), "seconds": round(time.time() - t0, 1)}
-    log(f"behaviour cloning: {len(A)} heuristic decisions (forced moves skipped: {cfg.skip_forced}), "
-        f"{cfg.bc_steps} steps, accuracy train {acc_train.get('all', 0):.3f} / held-out "
-        + " ".join(f"{k} {v:.3f}" for k, v in acc_val.items()) + f", {out['seconds']:.0f}s")
-    return out
+    return {"decisions": len(A), "hands": cfg.bc_hands, "steps": cfg.bc_steps,
+            "train_accuracy": accuracy(train_idx[:20000]), "held_out_accuracy": accuracy(val_idx),
+            "pi_loss": pi_loss.item(), "v_loss": v_loss.item(),
+            "seconds_data": round(t_data, 1), "seconds": round(time.time() - t0, 1)}
 
 
 # ========================================================================================= evaluation
 def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cfg: Config) -> dict:
-    """Duplicate evaluation of the greedy policy through evaluate.py's play_match (one evaluation code)."""
-    from rook_env.evaluation import play_match
-
+    """Duplicate evaluation of the greedy policy with rook_env.evaluation.play_match."""
     from rook_env.agents.ppo_agent import PPOAgent
+    from rook_env.evaluation import play_match
 
     frozen = copy.deepcopy(model).cpu().eval()
 
-    def factory(seed: int) -> PPOAgent:  # evaluate.py's callable team spec: factory(seed) -> agent
+    def factory(seed: int) -> PPOAgent:  # play_match's callable team spec: factory(seed) -> agent
         return PPOAgent(frozen, greedy=True, seed=seed)
 
     factory.name = "ppo(training)"
     res = play_match(factory, opponent, deals=deals, seed=seed, flags=cfg.env_flags, duplicate=True, workers=1)
     lo, hi = (float(x) for x in res.ci)
     return {"opponent": opponent, "mean": float(res.mean), "ci95": [lo, hi], "half_width": (hi - lo) / 2,
-            "deals": deals, "backend": "evaluate.play_match"}
+            "deals": deals}
 
 
 # ======================================================================================== checkpoints
 def rng_state(rng: np.random.Generator) -> dict:
-    return {"python": random.getstate(), "numpy": rng.bit_generator.state,
-            "torch": torch.get_rng_state()}
+    return {"python": random.getstate(), "numpy": rng.bit_generator.state, "torch": torch.get_rng_state()}
+
+
+def set_rng_state(rng: np.random.Generator, saved: dict) -> None:
+    random.setstate(saved["python"])
+    rng.bit_generator.state = saved["numpy"]
+    torch.set_rng_state(saved["torch"])
 
 
 def save_checkpoint(path: str, model: ActorCritic, optimizer, cfg: Config, state: dict, rng: np.random.Generator,
-                    pool: list[nn.Module], full: bool = True) -> None:
+                    pool: list[nn.Module], full: bool = True, rng_saved: dict | None = None) -> None:
     """Write a checkpoint atomically. ``full=False``: the model only (what ships with the repo)."""
-    env = raw_env(**cfg.env_flags)
     ckpt = {
         "format": CHECKPOINT_FORMAT,
         "format_version": CHECKPOINT_VERSION,
         "model_kwargs": model.kwargs(),
         "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
         "env_flags": dict(cfg.env_flags),
-        "obs_size": int(env.observation_space("player_0")["observation"].shape[0]),
         "config": dataclasses.asdict(cfg),
         "iteration": state["iteration"],
         "decisions": state["decisions"],
@@ -668,7 +666,7 @@ def save_checkpoint(path: str, model: ActorCritic, optimizer, cfg: Config, state
     if full:
         ckpt.update(
             optimizer=optimizer.state_dict(),
-            rng=rng_state(rng),
+            rng=rng_saved or rng_state(rng),
             pool=[{k: v.detach().cpu() for k, v in a.state_dict().items()} for a in pool],
             bc=state.get("bc"),
         )
@@ -691,8 +689,24 @@ def seed_everything(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def train(cfg: Config, resume: str | None = None, quiet: bool = False) -> dict:
-    """Train; returns the summary (also written to runs/<name>/summary.json)."""
+def prepare_run_dir(out_dir: str, resume: str | None, overwrite: bool) -> None:
+    """A new run never mixes its checkpoints and event files with an earlier run's."""
+    if not resume and os.path.isdir(out_dir) and os.listdir(out_dir):
+        if not overwrite:
+            raise FileExistsError(
+                f"{out_dir} already holds a run: continue it with --resume {os.path.join(out_dir, 'last.pt')}, "
+                f"replace it with --overwrite, or choose another --name"
+            )
+        shutil.rmtree(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+
+
+def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite: bool = False) -> dict:
+    """Train; returns the summary (also written to runs/<name>/summary.json).
+
+    Ctrl-C (KeyboardInterrupt) saves ``last.pt`` at the last completed iteration (or, during
+    behaviour cloning, the partly cloned network at iteration 0) and returns a summary whose
+    ``stop_reason`` is ``"interrupted"``."""
     from torch.utils.tensorboard import SummaryWriter
 
     session_start = time.time()  # max_minutes counts from here: warm start, training and evaluation
@@ -700,8 +714,9 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False) -> dict:
     device = pick_device(cfg.device)
     rng = seed_everything(cfg.seed)
     out_dir = os.path.join(cfg.run_dir, cfg.name)
-    os.makedirs(out_dir, exist_ok=True)
-    log = (lambda s: None) if quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    prepare_run_dir(out_dir, resume, overwrite)
+    last_ckpt = os.path.join(out_dir, "last.pt")
+    best_ckpt = os.path.join(out_dir, "best.pt")
 
     env = raw_env(**cfg.env_flags)
     obs_dim = env.observation_space("player_0")["observation"].shape[0]
@@ -711,6 +726,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False) -> dict:
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
     collector = Collector(cfg, device, rng)
     state = {"iteration": 0, "decisions": 0, "wall_seconds": 0.0, "best": None, "history": [], "bc": None}
+    started = f"new run {out_dir}"
 
     if resume:
         ckpt = load_checkpoint(resume, map_location=device)
@@ -721,163 +737,190 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False) -> dict:
             raise CheckpointError(f"{resume!r}: its network {loaded.kwargs()} differs from the config's {model.kwargs()}")
         model.load_state_dict(loaded.state_dict())
         optimizer.load_state_dict(ckpt["optimizer"])
-        random.setstate(ckpt["rng"]["python"])
-        rng.bit_generator.state = ckpt["rng"]["numpy"]
-        torch.set_rng_state(ckpt["rng"]["torch"])
+        set_rng_state(rng, ckpt["rng"])
         for sd in ckpt["pool"]:
             snap = copy.deepcopy(model.actor)
             snap.load_state_dict(sd)
             collector.pool.append(snap.eval())
         for k in ("iteration", "decisions", "wall_seconds", "best", "history", "bc"):
             state[k] = ckpt.get(k, state[k])
-        log(f"resumed {resume}: iteration {state['iteration']}, {state['decisions']:,} decisions")
-
-    if cfg.init_checkpoint and not resume:
+        started = f"resumed {resume}: iteration {state['iteration']}, {state['decisions']:,} decisions"
+    elif cfg.init_checkpoint:
         init = model_from_checkpoint(load_checkpoint(cfg.init_checkpoint), cfg.init_checkpoint, obs_dim, n_actions)
         if init.kwargs() != model.kwargs():
             raise CheckpointError(f"init_checkpoint {cfg.init_checkpoint!r}: its network {init.kwargs()} differs from "
                                   f"the config's {model.kwargs()}")
         model.load_state_dict(init.state_dict())
-        log(f"initialised from {cfg.init_checkpoint}")
-    writer = SummaryWriter(out_dir)
-    if not resume:
-        writer.add_text("config", "```\n" + yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False) + "\n```")
-        log(f"run {out_dir} on {device}: obs {obs_dim}, actions {n_actions}, critic input {critic_dim or obs_dim}, "
-            f"{sum(p.numel() for p in model.parameters()):,} parameters")
-        if cfg.bc_steps > 0 and not cfg.init_checkpoint:
-            state["bc"] = behaviour_clone(model, cfg, device, rng, log)
-    if not heuristic_available():
-        warnings.warn("agents/heuristic.py is not available yet: 'heuristic' opponents and evaluations use random")
+        started = f"initialised from {cfg.init_checkpoint}"
+    # A resumed run drops the events an interrupted session logged after its checkpoint (no duplicate steps).
+    writer = SummaryWriter(out_dir, purge_step=state["decisions"] + 1 if resume else None)
 
     def run_eval() -> dict:
         res = {"iteration": state["iteration"], "decisions": state["decisions"]}
         for opp in cfg.eval_opponents:
-            if opp == "heuristic" and not heuristic_available():
-                continue
-            r = evaluate_policy(model, opp, cfg.eval_deals, cfg.eval_seed, cfg)
-            res[opp] = r
-            writer.add_scalar(f"eval/{opp}", r["mean"], state["decisions"])
+            res[opp] = evaluate_policy(model, opp, cfg.eval_deals, cfg.eval_seed, cfg)
+            writer.add_scalar(f"eval/{opp}", res[opp]["mean"], state["decisions"])
         return res
 
-    def score_of(ev: dict) -> float:
+    def score_of(ev: dict) -> float:  # checkpoint selection: the strongest baseline evaluated
         for opp in ("heuristic", "random"):
             if opp in ev:
                 return ev[opp]["mean"]
         return float("-inf")
 
-    start_time = session_start - state["wall_seconds"]  # wall time of the run, across resumes
-    bar = None
-    if cfg.progress and not quiet:
-        from tqdm import tqdm
-
-        bar = tqdm(total=cfg.total_decisions, initial=min(state["decisions"], cfg.total_decisions), unit="dec",
-                   unit_scale=True, dynamic_ncols=True, smoothing=0.1)
-    last_ckpt = os.path.join(out_dir, "last.pt")
-    best_ckpt = os.path.join(out_dir, "best.pt")
-    stop_reason = "total_decisions"
-    while state["decisions"] < cfg.total_decisions:
-        if cfg.max_minutes and time.time() - session_start > cfg.max_minutes * 60:
-            stop_reason = "max_minutes"
-            break
-        progress = state["decisions"] / cfg.total_decisions
-        lr = linear(cfg.lr, cfg.lr_end, progress)
-        ent_coef = linear(cfg.ent_coef, cfg.ent_coef_end, progress)
-        for g in optimizer.param_groups:
-            g["lr"] = lr
-
-        # ---------------------------------------------------------------- collect
-        t0 = time.time()
-        model.eval()
-        batch, cstats = collector.collect(model, progress)
-        t_collect = time.time() - t0
-        n = len(batch["act"])
-
-        # ---------------------------------------------------------------- update
-        t1 = time.time()
-        model.train()
-        b = {k: torch.as_tensor(v, device=device) for k, v in batch.items() if v is not None}
-        b_cin = b["cin"] if cfg.central_critic else b["obs"]
-        logs = {k: [] for k in ("loss", "pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac")}
-        for epoch in range(cfg.update_epochs):
-            perm = torch.randperm(n, device=device)
-            for s in range(0, n, cfg.minibatch_size):
-                mb = perm[s:s + cfg.minibatch_size]
-                dist = model.dist(b["obs"][mb], b["mask"][mb])
-                out = ppo_loss(
-                    dist.log_prob(b["act"][mb]), b["logp"][mb], b["adv"][mb], model.value(b_cin[mb]), b["val"][mb],
-                    b["ret"][mb], dist.entropy(), cfg.clip_coef, cfg.vf_coef, ent_coef, cfg.clip_vloss, cfg.norm_adv,
-                )
-                optimizer.zero_grad()
-                out["loss"].backward()
-                nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-                optimizer.step()
-                for k in logs:
-                    logs[k].append(out[k].item())
-            if cfg.target_kl and np.mean(logs["approx_kl"][-max(1, n // cfg.minibatch_size):]) > cfg.target_kl:
-                break
-        t_update = time.time() - t1
-
-        # ---------------------------------------------------------------- bookkeeping
-        state["iteration"] += 1
-        state["decisions"] += n
-        state["wall_seconds"] = time.time() - start_time
-        it, dec = state["iteration"], state["decisions"]
-        if it % cfg.pool_every == 0:
-            collector.pool.append(copy.deepcopy(model.actor).eval())
-            collector.pool = collector.pool[-cfg.pool_size:]
-        var_y = np.var(batch["ret"])
-        explained_var = float("nan") if var_y == 0 else float(1 - np.var(batch["ret"] - batch["val"]) / var_y)
-        scalars = {f"losses/{k}": float(np.mean(v)) for k, v in logs.items()}
-        scalars.update({
-            "losses/explained_variance": explained_var, "charts/lr": lr, "charts/ent_coef": ent_coef,
-            "perf/collect_decisions_per_s": n / t_collect, "perf/update_decisions_per_s": n * cfg.update_epochs / t_update,
-            "perf/decisions_per_s": n / (t_collect + t_update), "charts/hands": cstats["hands"],
-            "charts/pool_size": len(collector.pool),
-        })
-        for mode, rets in cstats["returns"].items():
-            if rets:
-                scalars[f"train/points_{mode}"] = float(np.mean(rets))
-        for k, v in mix_at(cfg, progress).items():
-            scalars[f"mix/{k}"] = v
-        for k, v in scalars.items():
-            writer.add_scalar(k, v, dec)
-        rec = {"iteration": it, "decisions": dec, "wall_seconds": state["wall_seconds"],
-               **{k.split("/")[1]: v for k, v in scalars.items() if k.startswith(("losses", "train", "perf"))}}
-        evaluated = False
-        if cfg.eval_every and it % cfg.eval_every == 0:
-            rec["eval"] = run_eval()
-            evaluated = True
-            if state["best"] is None or score_of(rec["eval"]) > state["best"]["score"]:
-                state["best"] = {"score": score_of(rec["eval"]), "iteration": it, "decisions": dec, "eval": rec["eval"]}
-                save_checkpoint(best_ckpt, model, optimizer, cfg, state, rng, collector.pool)
-        state["history"].append(rec)
-        if it % cfg.checkpoint_every == 0:
-            save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool)
-        if bar is not None:
-            post = {"dps": f"{n / (t_collect + t_update):.0f}", "pg": f"{scalars['losses/pg_loss']:.3f}",
-                    "vf": f"{scalars['losses/v_loss']:.3f}", "ent": f"{scalars['losses/entropy']:.2f}"}
-            last_eval = next((h["eval"] for h in reversed(state["history"]) if "eval" in h), None)
-            for opp in ("random", "heuristic"):
-                if last_eval and opp in last_eval:
-                    post[f"vs_{opp[:4]}"] = f"{last_eval[opp]['mean']:+.0f}"
-            bar.set_postfix(post, refresh=False)
-            bar.update(min(n, cfg.total_decisions - bar.n))
-        elif evaluated:
-            log(f"it {it} dec {dec:,}: " + ", ".join(f"vs {o} {rec['eval'][o]['mean']:+.1f}"
-                                                     for o in cfg.eval_opponents if o in rec["eval"]))
-    if bar is not None:
-        bar.close()
-
-    # -------------------------------------------------------------------- the end
-    if not state["history"] or "eval" not in state["history"][-1]:
-        ev = run_eval()
-        if state["history"]:
-            state["history"][-1]["eval"] = ev
+    def save_best(ev: dict) -> None:
         if state["best"] is None or score_of(ev) > state["best"]["score"]:
             state["best"] = {"score": score_of(ev), "iteration": state["iteration"], "decisions": state["decisions"],
                              "eval": ev}
             save_checkpoint(best_ckpt, model, optimizer, cfg, state, rng, collector.pool)
+
+    start_time = session_start - state["wall_seconds"]  # wall time of the run, across resumes
+    bar = None
+
+    def log(line: str) -> None:
+        if bar is not None:
+            bar.write(line, file=sys.stderr)
+        elif not quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    if cfg.progress and not quiet:
+        from tqdm import tqdm
+
+        # Created before behaviour cloning so that its clock covers the whole session.
+        bar = tqdm(total=cfg.total_decisions, initial=min(state["decisions"], cfg.total_decisions), unit="dec",
+                   unit_scale=True, dynamic_ncols=True, smoothing=0.1)
+
+    log(f"{started} on {device}: obs {obs_dim}, actions {n_actions}, critic input {critic_dim or obs_dim}, "
+        f"{sum(p.numel() for p in model.parameters()):,} parameters")
+
+    def bc_progress(what: str, done: int, total: int) -> None:
+        if bar is not None:
+            if done == total or done % max(1, total // 100) == 0:
+                bar.set_description_str(f"behaviour cloning: {what} {done}/{total}")
+        elif done == total or done % max(1, total // 10) == 0:
+            log(f"behaviour cloning: {what} {done}/{total} ({time.time() - session_start:.0f}s)")
+
+    stop_reason = "total_decisions"
+    phase = "ppo"  # what a Ctrl-C interrupts
+    rollback = None  # an interrupted iteration's starting point
+    try:
+        if not resume:
+            writer.add_text("config", "```\n" + yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False) + "\n```")
+            if cfg.bc_steps > 0 and not cfg.init_checkpoint:
+                phase, state["bc"] = "behaviour cloning", {"interrupted": True}  # what last.pt says on Ctrl-C
+                state["bc"] = behaviour_clone(model, cfg, device, rng, bc_progress)
+                phase = "ppo"
+                acc = state["bc"]["held_out_accuracy"]
+                log(f"behaviour cloning: {state['bc']['decisions']} heuristic decisions, {cfg.bc_steps} steps, "
+                    f"held-out accuracy " + " ".join(f"{k} {v:.3f}" for k, v in acc.items())
+                    + f", {state['bc']['seconds']:.0f}s")
+                if bar is not None:
+                    bar.set_description_str("")
+
+        while state["decisions"] < cfg.total_decisions:
+            if cfg.max_minutes and time.time() - session_start > cfg.max_minutes * 60:
+                stop_reason = "max_minutes"
+                break
+            # Ctrl-C before this iteration is booked rolls back to here, so that last.pt resumes exactly.
+            rollback = {"model": copy.deepcopy(model.state_dict()), "optimizer": copy.deepcopy(optimizer.state_dict()),
+                        "rng": rng_state(rng)}
+            progress = state["decisions"] / cfg.total_decisions
+            lr = linear(cfg.lr, cfg.lr_end, progress)
+            ent_coef = linear(cfg.ent_coef, cfg.ent_coef_end, progress)
+            for g in optimizer.param_groups:
+                g["lr"] = lr
+
+            # ---------------------------------------------------------------- collect
+            t0 = time.time()
+            model.eval()
+            batch, cstats = collector.collect(model, progress)
+            t_collect = time.time() - t0
+            n = len(batch["act"])
+
+            # ---------------------------------------------------------------- update
+            t1 = time.time()
+            losses = ppo_update(model, optimizer, batch, cfg, ent_coef)
+            t_update = time.time() - t1
+
+            # ---------------------------------------------------------------- bookkeeping
+            state["iteration"] += 1
+            state["decisions"] += n
+            state["wall_seconds"] = time.time() - start_time
+            it, dec = state["iteration"], state["decisions"]
+            if it % cfg.pool_every == 0:
+                collector.pool.append(copy.deepcopy(model.actor).eval())
+                collector.pool = collector.pool[-cfg.pool_size:]
+            rollback = None  # the iteration is booked
+
+            var_y = np.var(batch["ret"])
+            explained_var = float("nan") if var_y == 0 else float(1 - np.var(batch["ret"] - batch["val"]) / var_y)
+            scalars = {f"losses/{k}": v for k, v in losses.items()}
+            scalars.update({
+                "losses/explained_variance": explained_var, "charts/lr": lr, "charts/ent_coef": ent_coef,
+                "perf/collect_decisions_per_s": n / t_collect,
+                "perf/update_decisions_per_s": n * cfg.update_epochs / t_update,
+                "perf/decisions_per_s": n / (t_collect + t_update), "charts/hands": cstats["hands"],
+                "charts/pool_size": len(collector.pool),
+            })
+            for mode, rets in cstats["returns"].items():
+                if rets:
+                    scalars[f"train/points_{mode}"] = float(np.mean(rets))
+            for k, v in mix_at(cfg, progress).items():
+                scalars[f"mix/{k}"] = v
+            for k, v in scalars.items():
+                writer.add_scalar(k, v, dec)
+            rec = {"iteration": it, "decisions": dec, "wall_seconds": state["wall_seconds"],
+                   **{k.split("/")[1]: v for k, v in scalars.items() if k.startswith(("losses", "train", "perf"))}}
+            state["history"].append(rec)
+            if cfg.eval_every and it % cfg.eval_every == 0:
+                rec["eval"] = run_eval()
+                save_best(rec["eval"])
+                if bar is None:
+                    log(f"it {it} dec {dec:,}: " + ", ".join(f"vs {o} {rec['eval'][o]['mean']:+.1f}"
+                                                             for o in cfg.eval_opponents))
+            if it % cfg.checkpoint_every == 0:
+                save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool)
+            if bar is not None:
+                post = {"dps": f"{n / (t_collect + t_update):.0f}", "pg": f"{losses['pg_loss']:.3f}",
+                        "vf": f"{losses['v_loss']:.3f}", "ent": f"{losses['entropy']:.2f}"}
+                last_eval = next((h["eval"] for h in reversed(state["history"]) if "eval" in h), None)
+                for opp in ("random", "heuristic"):
+                    if last_eval and opp in last_eval:
+                        post[f"vs_{opp[:4]}"] = f"{last_eval[opp]['mean']:+.0f}"
+                bar.set_postfix(post, refresh=False)
+                bar.update(min(n, cfg.total_decisions - bar.n))
+
+        if not state["history"] or "eval" not in state["history"][-1]:  # evaluate the final policy too
+            ev = run_eval()
+            if state["history"]:
+                state["history"][-1]["eval"] = ev
+            save_best(ev)
+    except KeyboardInterrupt:
+        stop_reason = "interrupted"
+        if rollback is not None:  # the iteration in progress is dropped
+            model.load_state_dict(rollback["model"])
+            optimizer.load_state_dict(rollback["optimizer"])
+            set_rng_state(rng, rollback["rng"])
+    if bar is not None:
+        bar.close()
     state["wall_seconds"] = time.time() - start_time
+
+    if stop_reason == "interrupted":
+        save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool)
+        writer.close()
+        during_bc = phase == "behaviour cloning"
+        summary = {"name": cfg.name, "seed": cfg.seed, "stop_reason": stop_reason, "iterations": state["iteration"],
+                   "decisions": state["decisions"], "wall_seconds": round(state["wall_seconds"], 1),
+                   "interrupted_during": phase, "paths": {"last": last_ckpt}}
+        if not quiet:
+            saved = ("the partly cloned network (iteration 0; --resume goes on with PPO without repeating "
+                     "behaviour cloning; start afresh with --overwrite)" if during_bc else
+                     f"iteration {state['iteration']}, {state['decisions']:,} decisions")
+            print(f"\ninterrupted: saved {last_ckpt}: {saved}\nresume with: python train.py --resume {last_ckpt}",
+                  file=sys.stderr)
+        return summary
+
+    # -------------------------------------------------------------------- the end
     save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool)
     # The shipped form: the best model only.
     best = load_checkpoint(best_ckpt)
@@ -888,8 +931,6 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False) -> dict:
     final = {}
     if cfg.final_eval_deals > 0:
         for opp in cfg.eval_opponents:
-            if opp == "heuristic" and not heuristic_available():
-                continue
             final[opp] = evaluate_policy(best_model, opp, cfg.final_eval_deals, cfg.final_eval_seed, cfg)
     writer.close()
     curve = os.path.join(out_dir, "curve.png")
@@ -897,9 +938,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False) -> dict:
     summary = {
         "name": cfg.name, "seed": cfg.seed, "stop_reason": stop_reason, "iterations": state["iteration"],
         "decisions": state["decisions"], "wall_seconds": round(state["wall_seconds"], 1),
-        "device": str(device), "machine": machine_info(), "heuristic_available": heuristic_available(),
-        "bc": state["bc"], "best": state["best"], "final_eval": final,
-        "paths": {"last": last_ckpt, "best": best_ckpt, "agent": agent_path, "curve": curve},
+        "device": str(device), "machine": machine_info(), "bc": state["bc"], "best": state["best"],
+        "final_eval": final, "paths": {"last": last_ckpt, "best": best_ckpt, "agent": agent_path, "curve": curve},
         "config": dataclasses.asdict(cfg),
     }
     with open(os.path.join(out_dir, "summary.json"), "w") as fh:
@@ -914,19 +954,23 @@ def machine_info() -> dict:
             "cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__}
 
 
+def format_eval(label: str, r: dict) -> str:
+    return f"  {label:26s} {r['mean']:+7.1f} points/deal  95% [{r['ci95'][0]:+.1f}, {r['ci95'][1]:+.1f}]  ({r['deals']} deals)"
+
+
 def print_summary(s: dict) -> None:
-    print(f"\n== {s['name']}: {s['decisions']:,} decisions, {s['iterations']} iterations, "
-          f"{s['wall_seconds'] / 60:.1f} min ({s['stop_reason']})")
+    print(f"\n== {s['name']} (seed {s['seed']}): {s['decisions']:,} decisions, {s['iterations']} iterations, "
+          f"{s['wall_seconds'] / 60:.1f} min, stopped by {s['stop_reason']}")
     if s["best"]:
-        print(f"best at iteration {s['best']['iteration']} ({s['best']['decisions']:,} decisions):")
+        print(f"best checkpoint: iteration {s['best']['iteration']} ({s['best']['decisions']:,} decisions)")
         for opp, r in s["best"]["eval"].items():
             if isinstance(r, dict):
-                print(f"  vs {opp:9s} {r['mean']:+7.1f} points/deal  95% [{r['ci95'][0]:+.1f}, {r['ci95'][1]:+.1f}]"
-                      f"  ({r['deals']} selection deals)")
+                print(format_eval(f"vs {opp} (selection)", r))
     for opp, r in s["final_eval"].items():
-        print(f"  held-out vs {opp:9s} {r['mean']:+7.1f} points/deal  95% [{r['ci95'][0]:+.1f}, {r['ci95'][1]:+.1f}]"
-              f"  ({r['deals']} deals)")
-    print(f"outputs: {s['paths']}")
+        print(format_eval(f"vs {opp} (held out)", r))
+    print("outputs:")
+    for what, path in s["paths"].items():
+        print(f"  {what:6s} {path}")
 
 
 def plot_curve(history: list, path: str, title: str = "") -> None:
@@ -970,79 +1014,20 @@ def plot_curve(history: list, path: str, title: str = "") -> None:
     plt.close(fig)
 
 
-def ship(run_dir: str, dest: str, deals: int, seed: int, workers: int = 1) -> dict:
-    """Copy a run's best model (agent.pt) to ``dest``.pt and evaluate it on held-out deals (duplicate,
-    against random and heuristic, with evaluate.play_match) into ``dest``.json."""
-    import shutil
-
-    from rook_env import evaluation
-
-    with open(os.path.join(run_dir, "summary.json")) as fh:
-        summary = json.load(fh)
-    src = os.path.join(run_dir, "agent.pt")
-    ckpt = load_checkpoint(src)
-    model_from_checkpoint(ckpt, src)  # loads, or raises a clear error
-    os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
-    shutil.copyfile(src, dest + ".pt")
-    flags = ckpt["env_flags"]
-    results = {}
-    for opp in ("random", "heuristic"):
-        t0 = time.time()
-        res = evaluation.play_match(dest + ".pt", opp, deals=deals, seed=seed, flags=flags, duplicate=True,
-                                  workers=workers)
-        results[opp] = {"mean": res.mean, "ci95": list(res.ci), "deals": deals, "seed": seed,
-                        "pair_wins": res.pair_wins, "games": res.games, "seconds": round(time.time() - t0, 1),
-                        "command": f"python evaluate.py {dest}.pt {opp} --deals {deals} --seed {seed}"}
-        print(f"held-out: {res.summary()}")
-    info = {
-        "checkpoint": dest + ".pt",
-        "size_bytes": os.path.getsize(dest + ".pt"),
-        "trained_with": "python train.py --config configs/default.yaml",
-        "seed": summary["seed"],
-        "config": summary["config"],
-        "env_flags": flags,
-        "training": {k: summary[k] for k in ("decisions", "iterations", "wall_seconds", "stop_reason", "device",
-                                             "machine", "bc")},
-        "selected": {"iteration": summary["best"]["iteration"], "decisions": summary["best"]["decisions"],
-                     "selection_eval": summary["best"]["eval"],
-                     "rule": f"best vs-heuristic mean on {summary['config']['eval_deals']} selection deals "
-                             f"(seed {summary['config']['eval_seed']}), evaluated every "
-                             f"{summary['config']['eval_every']} iterations"},
-        "held_out_eval": results,
-        "learning_curve": summary["paths"]["curve"],
-    }
-    curve = summary["paths"]["curve"]
-    if os.path.isfile(curve):
-        shutil.copyfile(curve, dest + "_curve.png")
-        info["learning_curve"] = dest + "_curve.png"
-    with open(dest + ".json", "w") as fh:
-        json.dump(info, fh, indent=2)
-    return info
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.ship:
-        try:
-            ship(args.ship, args.ship_to, args.ship_deals, args.ship_seed, args.ship_workers)
-        except (CheckpointError, OSError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        return 0
     try:
-        base = None
-        if args.resume:
-            base = load_checkpoint(args.resume)["config"]
+        base = load_checkpoint(args.resume)["config"] if args.resume else None
         cfg = make_train_config(args.config, args.set, base=base)
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError) as exc:  # bad config, unreadable file or checkpoint (CheckpointError)
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        train(cfg, resume=args.resume)
-    except CheckpointError as exc:
+        summary = train(cfg, resume=args.resume, overwrite=args.overwrite)
+    except (CheckpointError, FileExistsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return 0
+    return 130 if summary["stop_reason"] == "interrupted" else 0
 
 
 if __name__ == "__main__":

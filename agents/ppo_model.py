@@ -11,7 +11,7 @@ exactly 0.0 in float32, so ``sample()`` can never return them and ``entropy()`` 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -92,19 +92,6 @@ class ActorCritic(nn.Module):
 
     def value(self, critic_in: torch.Tensor) -> torch.Tensor:
         return self.critic(critic_in).squeeze(-1)
-
-
-@torch.no_grad()
-def act_batch(
-    actor: nn.Module, obs: np.ndarray, masks: np.ndarray, greedy: bool, device: str | torch.device = "cpu",
-    generator: torch.Generator | None = None,
-) -> np.ndarray:
-    """Actions for a batch of observations (B, obs_dim) and masks (B, n_actions) from an actor MLP."""
-    o = torch.as_tensor(obs, dtype=torch.float32, device=device)
-    m = torch.as_tensor(masks, device=device).bool()
-    d = MaskedCategorical(actor(o), m)
-    a = d.mode() if greedy else d.sample(generator)
-    return a.cpu().numpy()
 
 
 # ---------------------------------------------------------------------------- checkpoints

@@ -19,7 +19,6 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
-from torch import nn  # noqa: E402
 
 import train  # noqa: E402
 from rook_env.agents.ppo_model import ActorCritic  # noqa: E402
@@ -53,21 +52,7 @@ def main(argv=None) -> None:
         batch, st = col.collect(model, 0.0)
         t1 = time.perf_counter()
         n = len(batch["act"])
-        model.train()
-        b = {k: torch.as_tensor(v, device=device) for k, v in batch.items() if v is not None}
-        cin = b["cin"] if cfg.central_critic else b["obs"]
-        for _ in range(cfg.update_epochs):
-            perm = torch.randperm(n, device=device)
-            for s in range(0, n, cfg.minibatch_size):
-                mb = perm[s:s + cfg.minibatch_size]
-                d = model.dist(b["obs"][mb], b["mask"][mb])
-                out = train.ppo_loss(d.log_prob(b["act"][mb]), b["logp"][mb], b["adv"][mb], model.value(cin[mb]),
-                                     b["val"][mb], b["ret"][mb], d.entropy(), cfg.clip_coef, cfg.vf_coef,
-                                     cfg.ent_coef)
-                opt.zero_grad()
-                out["loss"].backward()
-                nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-                opt.step()
+        train.ppo_update(model, opt, batch, cfg, cfg.ent_coef)
         if device.type == "cuda":
             torch.cuda.synchronize()
         t2 = time.perf_counter()

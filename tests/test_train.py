@@ -1,8 +1,10 @@
 """train.py: masked sampling, GAE / credit assignment and the PPO loss on hand-checked cases,
-configs and their errors, checkpoints (corrupt ones too), and the smoke config end to end."""
+configs and their errors, checkpoints (corrupt ones too), run folders, Ctrl-C, resumes (bit-exact,
+TensorBoard steps not duplicated), the smoke config end to end, and tools/ship.py."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -138,17 +140,32 @@ def test_config_files_load():
 
 def test_overrides_from_the_command_line():
     args = train.parse_args(["--config", SMOKE, "--lr", "1e-4", "--set", "seed=3", "--opponent_mix.heuristic", "0.5",
-                             "--hidden=[32, 32]", "--total-decisions", "1e5"])
+                             "--hidden=[32, 32]", "--total-decisions", "100_000"])
     cfg = train.make_train_config(args.config, args.set)
     assert cfg.lr == 1e-4 and cfg.seed == 3 and cfg.opponent_mix["heuristic"] == 0.5
     assert cfg.hidden == [32, 32] and cfg.total_decisions == 100_000 and cfg.name == "smoke"
+    assert cfg.opponent_mix == {"self": 0.4, "pool": 0.1, "heuristic": 0.5, "random": 0.3}  # one entry changed
+
+
+def test_a_whole_mapping_replaces_the_field(tmp_path):
+    cfg = train.make_train_config(SMOKE, ["opponent_mix={self: 1}"])
+    assert cfg.opponent_mix == {"self": 1.0}
+    p = tmp_path / "mix.yaml"
+    p.write_text("opponent_mix: {heuristic: 1}\nenv_flags: {deck: full}\n")
+    cfg = train.make_train_config(str(p))
+    assert cfg.opponent_mix == {"heuristic": 1.0} and cfg.env_flags == {"deck": "full"}
 
 
 @pytest.mark.parametrize(
     "override, field",
     [("lrr=0.1", "lrr"), ("lr=fast", "lr"), ("lr=-1", "lr"), ("num_envs=0", "num_envs"),
      ("opponent_mix.experts=1", "opponent_mix"), ("env_flags.decks=full", "env_flags"),
-     ("hidden=[]", "hidden"), ("central_critic=maybe", "central_critic")],
+     ("hidden=[]", "hidden"), ("central_critic=maybe", "central_critic"), ("lr=.inf", "lr"), ("lr=.nan", "lr"),
+     ("gamma=1.5", "gamma"), ("bc_batch=-1", "bc_batch"), ("hidden=[64, -1]", "hidden"), ("hidden=[a]", "hidden"),
+     ("hidden.x=1", "hidden"), ("opponent_mix.self=.inf", "opponent_mix"), ("opponent_mix.self=-1", "opponent_mix"),
+     ("total_decisions=2.5", "total_decisions"), ("name=", "name"), ("name=a/b", "name"), ("seed=-1", "seed"),
+     ("max_minutes=.inf", "max_minutes"), ("reward_scale=0", "reward_scale"), ("eval_opponents=[]", "eval_opponents"),
+     ("device=tpu", "device")],
 )
 def test_bad_config_values_name_the_field(override, field):
     with pytest.raises(ValueError, match=field):
@@ -163,11 +180,37 @@ def test_unknown_field_in_a_yaml_file(tmp_path):
 
 
 def test_unknown_cli_field_exits_with_a_clear_message(capsys):
-    with pytest.raises(SystemExit):
-        train.parse_args(["--config", SMOKE, "--learning-rate", "0.1"])
+    assert train.main(["--config", SMOKE, "--learning-rate", "0.1"]) == 2
     assert "unknown config field 'learning_rate'" in capsys.readouterr().err
     assert train.main(["--config", SMOKE, "--set", "epochs=3"]) == 2
     assert "unknown config field 'epochs'" in capsys.readouterr().err
+
+
+def test_bad_values_in_a_yaml_file_name_the_field_and_the_file(tmp_path):
+    p = tmp_path / "inf.yaml"
+    p.write_text("name: x\nlr: .inf\n")
+    with pytest.raises(ValueError, match="config field 'lr': must be a finite number"):
+        train.make_train_config(str(p))
+    p.write_text("name: x\nnum_envs: many\n")
+    with pytest.raises(ValueError, match=r"config field 'num_envs' \(from .*inf.yaml\)"):
+        train.make_train_config(str(p))
+
+
+def test_malformed_yaml_is_a_one_line_error_with_file_and_line(tmp_path, capsys):
+    p = tmp_path / "broken.yaml"
+    p.write_text("name: x\nhidden: [64, 64\nlr: 0.1\n")
+    assert train.main(["--config", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert "broken.yaml, line 3" in err and "malformed YAML" in err
+    p.write_text("- just\n- a list\n")
+    with pytest.raises(ValueError, match="must be a YAML mapping"):
+        train.make_train_config(str(p))
+    p.write_text("name: x\nlr: ${nowhere}\n")
+    with pytest.raises(ValueError, match="config field 'lr'"):
+        train.make_train_config(str(p))
+    assert train.main(["--config", str(tmp_path / "missing.yaml")]) == 2
+    assert "missing.yaml" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------------------ checkpoints
@@ -207,19 +250,125 @@ def _tiny(tmp_path, name, *extra):
                                            "checkpoint_every=1", *extra])
 
 
-def test_resume_continues_exactly(tmp_path):
-    straight = train.train(_tiny(tmp_path, "straight", "total_decisions=3000"), quiet=True)
-    assert straight["iterations"] >= 3
+def _same_weights(path_a, path_b) -> bool:
+    a = torch.load(path_a, weights_only=True)["model"]
+    b = torch.load(path_b, weights_only=True)["model"]
+    return all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.fixture(scope="module")
+def straight_run(tmp_path_factory):
+    """Three iterations in one go: what every cut-and-resumed run must reproduce exactly."""
+    out = tmp_path_factory.mktemp("straight")
+    return train.train(_tiny(out, "straight", "total_decisions=3000"), quiet=True)
+
+
+def test_resume_continues_exactly(straight_run, tmp_path):
+    assert straight_run["iterations"] >= 3
     cut = train.train(_tiny(tmp_path, "cut", "total_decisions=1000"), quiet=True)
     assert cut["iterations"] == 1
     cfg = _tiny(tmp_path, "cut", "total_decisions=3000")
     resumed = train.train(cfg, resume=os.path.join(tmp_path, "cut", "last.pt"), quiet=True)
-    assert resumed["iterations"] == straight["iterations"]
-    assert resumed["decisions"] == straight["decisions"]
-    a = torch.load(os.path.join(tmp_path, "straight", "last.pt"), weights_only=True)
-    b = torch.load(os.path.join(tmp_path, "cut", "last.pt"), weights_only=True)
-    for k in a["model"]:
-        assert torch.equal(a["model"][k], b["model"][k]), k
+    assert resumed["iterations"] == straight_run["iterations"]
+    assert resumed["decisions"] == straight_run["decisions"]
+    assert _same_weights(straight_run["paths"]["last"], os.path.join(tmp_path, "cut", "last.pt"))
+
+
+def test_ctrl_c_in_an_update_saves_last_pt_and_resumes_exactly(straight_run, tmp_path, monkeypatch, capsys):
+    """KeyboardInterrupt in the middle of iteration 2's update (the network already half-updated):
+    last.pt holds iteration 1, and resuming from it reproduces the uninterrupted run bit for bit."""
+    seen = {"updates": 0, "losses": 0}
+    real_update, real_loss = train.ppo_update, train.ppo_loss
+
+    def counting_update(*args, **kwargs):
+        seen["updates"] += 1
+        return real_update(*args, **kwargs)
+
+    def interrupting_loss(*args, **kwargs):
+        if seen["updates"] == 2:
+            seen["losses"] += 1
+            if seen["losses"] == 3:  # two optimizer steps of iteration 2 are done
+                raise KeyboardInterrupt
+        return real_loss(*args, **kwargs)
+
+    monkeypatch.setattr(train, "ppo_update", counting_update)
+    monkeypatch.setattr(train, "ppo_loss", interrupting_loss)
+    cfg = _tiny(tmp_path, "ctrl_c", "total_decisions=3000", "checkpoint_every=5")
+    out = train.train(cfg)
+    assert out["stop_reason"] == "interrupted" and out["interrupted_during"] == "ppo"
+    assert out["iterations"] == 1
+    last = os.path.join(tmp_path, "ctrl_c", "last.pt")
+    assert load_checkpoint(last)["iteration"] == 1  # saved although checkpoint_every is 5
+    err = capsys.readouterr().err
+    assert f"resume with: python train.py --resume {last}" in err and "Traceback" not in err
+    assert seen["losses"] == 3
+    monkeypatch.setattr(train, "ppo_loss", real_loss)
+    resumed = train.train(cfg, resume=last, quiet=True)
+    assert resumed["decisions"] == straight_run["decisions"]
+    assert _same_weights(straight_run["paths"]["last"], last)
+
+
+def test_ctrl_c_during_behaviour_cloning_saves_the_cloned_network(tmp_path, monkeypatch, capsys):
+    real_bc = train.behaviour_clone
+
+    def interrupted_bc(model, cfg, device, rng, progress):
+        def progress_then_interrupt(what, done, total):
+            progress(what, done, total)
+            if what == "steps" and done == 5:
+                raise KeyboardInterrupt
+
+        return real_bc(model, cfg, device, rng, progress_then_interrupt)
+
+    monkeypatch.setattr(train, "behaviour_clone", interrupted_bc)
+    cfg = _tiny(tmp_path, "bc", "total_decisions=1000")
+    out = train.train(cfg)
+    assert out["stop_reason"] == "interrupted" and out["interrupted_during"] == "behaviour cloning"
+    err = capsys.readouterr().err
+    # progress lines while cloning, then what was saved and how to go on
+    assert "behaviour cloning: heuristic hands 4/4" in err and "behaviour cloning: steps 5/10" in err
+    assert "partly cloned network" in err and "resume with: python train.py --resume" in err
+    last = load_checkpoint(os.path.join(tmp_path, "bc", "last.pt"))
+    assert last["iteration"] == 0 and last["bc"] == {"interrupted": True}
+    untrained = train.ActorCritic(583, 58, cfg.hidden, 788)
+    assert not torch.equal(last["model"]["actor.0.weight"], untrained.state_dict()["actor.0.weight"])
+    monkeypatch.setattr(train, "behaviour_clone", real_bc)
+    resumed = train.train(cfg, resume=os.path.join(tmp_path, "bc", "last.pt"), quiet=True)
+    assert resumed["stop_reason"] == "total_decisions" and resumed["iterations"] == 1
+
+
+def test_a_new_run_refuses_an_existing_run_folder(tmp_path, capsys):
+    cfg = _tiny(tmp_path, "taken", "total_decisions=500", "bc_steps=0")
+    train.train(cfg, quiet=True)
+    with pytest.raises(FileExistsError, match="--resume .*last.pt.*--overwrite"):
+        train.train(cfg, quiet=True)
+    assert train.main(["--config", SMOKE, "--set", f"run_dir={tmp_path}", "--set", "name=taken"]) == 2
+    assert "already holds a run" in capsys.readouterr().err
+    train.train(cfg, quiet=True, overwrite=True)
+    events = [f for f in os.listdir(tmp_path / "taken") if f.startswith("events.out.tfevents")]
+    assert len(events) == 1  # the old run's event file went with it
+
+
+def _scalar_steps(run_dir: str, tag: str) -> list[int]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(run_dir)
+    acc.Reload()
+    return [e.step for e in acc.Scalars(tag)]
+
+
+def test_resumed_runs_do_not_duplicate_tensorboard_steps(tmp_path):
+    """Cut after iteration 1, go on to iteration 2 (logged), then resume again from iteration 1 as after a
+    crash: the purged iteration 2 is logged once, not twice."""
+    import shutil
+
+    train.train(_tiny(tmp_path, "tb", "total_decisions=1000", "bc_steps=0"), quiet=True)
+    run_dir = os.path.join(tmp_path, "tb")
+    shutil.copyfile(os.path.join(run_dir, "last.pt"), os.path.join(tmp_path, "it1.pt"))
+    cfg = _tiny(tmp_path, "tb", "total_decisions=2000", "bc_steps=0")
+    train.train(cfg, resume=os.path.join(run_dir, "last.pt"), quiet=True)
+    train.train(cfg, resume=os.path.join(tmp_path, "it1.pt"), quiet=True)
+    steps = _scalar_steps(run_dir, "losses/loss")
+    assert len(steps) == 2 and len(set(steps)) == 2, steps
 
 
 @pytest.fixture(scope="module")
@@ -254,6 +403,15 @@ def test_smoke_config_trains_end_to_end(smoke_run):
         env.step(a)
 
 
+def test_the_summary_prints_as_lines_not_a_dict(smoke_run, capsys):
+    train.print_summary(smoke_run)
+    out = capsys.readouterr().out
+    assert "{" not in out and "[" in out  # intervals, but no Python mappings
+    assert f"{smoke_run['decisions']:,} decisions" in out and "stopped by total_decisions" in out
+    for path in smoke_run["paths"].values():
+        assert f" {path}\n" in out
+
+
 def test_smoke_training_improves_over_the_untrained_policy(smoke_run):
     trained = PPOAgent.load(smoke_run["paths"]["agent"]).model
     cfg = train.make_train_config(SMOKE)
@@ -268,25 +426,43 @@ def test_smoke_training_improves_over_the_untrained_policy(smoke_run):
     assert r_trained["ci95"][0] > r_untrained["ci95"][1]
 
 
-def test_ship_copies_the_model_and_writes_a_held_out_evaluation(smoke_run, tmp_path):
+def _ship_tool():
+    spec = importlib.util.spec_from_file_location("ship_tool", os.path.join(ROOT, "tools", "ship.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_ship_copies_the_model_and_writes_a_held_out_evaluation(smoke_run, tmp_path, capsys):
+    ship = _ship_tool()
     run_dir = os.path.dirname(smoke_run["paths"]["agent"])
     dest = str(tmp_path / "shipped")
-    info = train.ship(run_dir, dest, deals=6, seed=99)
-    assert os.path.isfile(dest + ".pt") and info["size_bytes"] < 5_000_000
+    assert ship.main([run_dir, "--to", dest, "--deals", "6", "--seed", "99"]) == 0
+    assert os.path.isfile(dest + ".pt") and os.path.getsize(dest + ".pt") < 5_000_000
     with open(dest + ".json") as fh:
         data = json.load(fh)
     assert set(data["held_out_eval"]) == {"random", "heuristic"}
-    assert data["seed"] == 1 and "machine" in data["training"]
+    assert data["seed"] == 1 and "machine" in data["training"] and data["held_out_eval"]["random"]["seed"] == 99
+    assert data["learning_curve"] == dest + "_curve.png" and os.path.isfile(dest + "_curve.png")
     from rook_env.agents import make_agent
 
     assert make_agent(dest + ".pt").greedy
+    # an existing destination is never replaced without --force
+    before = os.path.getmtime(dest + ".pt")
+    assert ship.main([run_dir, "--to", dest, "--deals", "6"]) == 2
+    assert "--force" in capsys.readouterr().err and os.path.getmtime(dest + ".pt") == before
+    assert ship.main([run_dir, "--to", dest, "--deals", "6", "--force"]) == 0
 
 
-def test_heuristic_falls_back_to_random_with_a_warning_while_missing(monkeypatch):
-    from rook_env.agents.random_agent import RandomAgent
-
-    monkeypatch.setattr(train, "heuristic_available", lambda: False)
-    monkeypatch.setattr(train, "_warned_heuristic", False)
-    with pytest.warns(UserWarning, match="fall back to random"):
-        agent = train.make_scripted("heuristic", 0, {})
-    assert isinstance(agent, RandomAgent)
+def test_ship_defaults_to_the_shipped_checkpoint_and_refuses_to_replace_it(smoke_run, capsys):
+    ship = _ship_tool()
+    assert ship.SHIPPED == os.path.join("agents", "checkpoints", "ppo_default")
+    shipped = os.path.join(ROOT, ship.SHIPPED + ".pt")
+    before = os.path.getmtime(shipped)
+    cwd = os.getcwd()
+    try:
+        os.chdir(ROOT)
+        assert ship.main([os.path.dirname(smoke_run["paths"]["agent"]), "--deals", "6"]) == 2
+    finally:
+        os.chdir(cwd)
+    assert "--force" in capsys.readouterr().err and os.path.getmtime(shipped) == before
