@@ -44,6 +44,9 @@ class BatchCardPlay:
         self.all_cards = np.int64(tab.all_cards)
         self.counter_mask = np.int64(tab.counter_mask)
 
+    def __deepcopy__(self, memo: dict) -> BatchCardPlay:
+        return self  # holds no state of its own
+
     # ---------------------------------------------------------------- reading
     def select(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, list[int]]:
         """Rows decided in arrays (card play, a legal card, a regular trick) and the other rows."""

@@ -58,8 +58,8 @@ def hand_features(tab: CardTables, hand: int, trump: int) -> tuple[float, ...]:
             masters += 1
         if held >> order[1] & 1:
             seconds += 1
-    points = sum(tab.points[c] for c in range(tab.n_cards) if hand >> c & 1) / tab.scale
-    trump_points = sum(tab.points[c] for c in range(tab.n_cards) if (hand & suit[trump]) >> c & 1) / tab.scale
+    points = tab.points_of(hand) / tab.scale
+    trump_points = tab.points_of(hand & suit[trump]) / tab.scale
     return (1.0, trumps, rook, top1, top2, top3, masters, seconds, voids, singletons, points, trump_points)
 
 
@@ -167,7 +167,7 @@ class HandModel:
         if self.forced_discard:  # trump is named before the discard
             _, trump, _ = self.plan(view.hand)
         else:
-            nest_points = sum(tab.points[c] for c in _cards(view.discards))
+            nest_points = tab.points_of(view.discards)
             trump = max(range(N_COLOURS), key=lambda t: self._kept_value(view.hand, t, nest_points))
         action = tab.layout.TRUMP0 + trump
         return action if legal >> action & 1 else -1
@@ -181,10 +181,9 @@ class HandModel:
         best = self._plans.get(key)
         if best is not None:
             return best
-        points = self.tab.points
         for t in [trump] if trump >= 0 else range(N_COLOURS):
             for discard in self._discard_options(fourteen, t):
-                value = self._kept_value(fourteen & ~discard, t, sum(points[c] for c in _cards(discard)))
+                value = self._kept_value(fourteen & ~discard, t, self.tab.points_of(discard))
                 if best is None or value > best[0]:
                     best = (value, t, discard)
         if len(self._plans) > CACHE_SIZE:

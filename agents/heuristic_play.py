@@ -159,7 +159,7 @@ def _best_card(tab: CardTables, view: SeatView, trump: int, legal_cards: int, vo
             sizes[r] = tricks_left - 1
     odds = _Odds(tab, trump, unseen, voids, sizes)
     nest_value = _nest_value(tab, view, unseen)
-    trick_points = float(sum(points[card] for _, card in view.trick))
+    trick_points = float(sum([points[card] for _, card in view.trick]))
     if tricks_left <= 1:
         trick_points += nest_value
     cfg = tab.config
@@ -179,7 +179,7 @@ def _best_card(tab: CardTables, view: SeatView, trump: int, legal_cards: int, vo
             if power > win_power:
                 win_rel, win_card, win_power = r, card, power
         p_lose_to_winner = -1.0  # computed once, when first needed
-    best_card, best_score = -1, -1e9
+    best_card, best_score = (legal_cards & -legal_cards).bit_length() - 1, -1e9
     cards = legal_cards
     while cards:
         low = cards & -cards
@@ -204,30 +204,18 @@ def _best_card(tab: CardTables, view: SeatView, trump: int, legal_cards: int, vo
 
 def _nest_value(tab: CardTables, view: SeatView, unseen: int) -> float:
     """What the nest (and the last-trick bonus) is worth to whoever takes the last trick."""
-    points = tab.points
     if view.bidder == 0:
-        value = float(sum(points[c] for c in range(tab.n_cards) if view.discards >> c & 1))
+        value = float(tab.points_of(view.discards))
     elif tab.config.nest_discard == "no_counters_unless_forced":
         value = NEST_IF_COUNTERS * tab.scale if view.nest_counters else 0.0
     else:
-        value = 5.0 * _unseen_points(tab, unseen) / n if (n := unseen.bit_count()) else 0.0
+        value = 5.0 * tab.points_of(unseen) / n if (n := unseen.bit_count()) else 0.0
     return value + tab.config.last_trick_bonus
-
-
-def _unseen_points(tab: CardTables, unseen: int) -> int:
-    points = tab.points
-    m = unseen & tab.counter_mask
-    total = 0
-    while m:
-        low = m & -m
-        total += points[low.bit_length() - 1]
-        m ^= low
-    return total
 
 
 def _mean_unseen_counter(tab: CardTables, unseen: int) -> float:
     n = unseen.bit_count()
-    return _unseen_points(tab, unseen) / n if n else 0.0
+    return tab.points_of(unseen) / n if n else 0.0
 
 
 def _p_lead(odds: _Odds, card: int, led: int) -> float:

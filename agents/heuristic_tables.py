@@ -45,6 +45,11 @@ class CardTables:
         self.scale = layout.total_points / 120.0  # weights are written on the 120-point tournament scale
         self.hand_size = layout.hand_size
         self.n_tricks = layout.n_tricks
+        # (value, cards worth it) per counter value: points of a card set in a few popcounts
+        self.counters_by_value = tuple(
+            (value, sum(1 << c for c in range(n_cards) if self.points[c] == value))
+            for value in sorted(set(self.points) - {0})
+        )
         # suit[T][s]: cards of effective suit s; effective_suit[T][c]; trump_power[T][c] (-1: not a trump);
         # higher[T][c]: cards of c's effective suit that beat c; order[T][s]: suit s strongest first.
         self.suit: list[tuple[int, ...]] = []
@@ -82,6 +87,13 @@ class CardTables:
         self.points_array = np.array(self.points, np.float64)
         self.rank_power_array = np.array(self.rank_power, np.float64)
         self.card_bits = np.left_shift(np.int64(1), np.arange(n_cards, dtype=np.int64))
+
+    def __deepcopy__(self, memo: dict) -> CardTables:
+        return self  # immutable and shared by every agent of the configuration
+
+    def points_of(self, cards: int) -> int:
+        """Counter points of the card set ``cards``."""
+        return sum(value * (cards & mask).bit_count() for value, mask in self.counters_by_value)
 
     def strength(self, card: int, trump: int, led: int) -> float:
         """Power of ``card`` in a trick whose led effective suit is ``led`` (-1: it cannot win)."""
@@ -161,6 +173,9 @@ class SeatReader:
         self.card_mask = (1 << n) - 1
         self.n_tricks = layout.n_tricks
 
+    def __deepcopy__(self, memo: dict) -> SeatReader:
+        return self  # immutable and shared
+
     def read(self, vec: np.ndarray) -> SeatView:
         ol, n, full = self.ol, self.n_cards, self.card_mask
         vec = np.asarray(vec)
@@ -193,7 +208,10 @@ class SeatReader:
         v.partner_bid = bool(packed >> (ol.BIDS + 2 * nb) & ((1 << nb) - 1))
         passes = packed >> ol.PASSES
         row = (1 << (nb + 1)) - 1
-        v.passed = sum(1 << r for r in range(N_SEATS) if passes >> (r * (nb + 1)) & row)
+        v.passed = 0
+        for r in range(N_SEATS):
+            if passes >> (r * (nb + 1)) & row:
+                v.passed |= 1 << r
         nt = self.n_tricks
         v.tricks_won = (round(float(vec[ol.TRICKS_WON]) * nt), round(float(vec[ol.TRICKS_WON + 1]) * nt))
         v.tricks_left = round(float(vec[ol.TRICKS_LEFT]) * nt)
