@@ -119,9 +119,9 @@ class HeuristicAgent:
             raise ValueError("the action mask is empty: this seat has no legal action (not its turn, or the hand is over)")
         return self._act_one(observation["observation"], legal, None)
 
-    def _act_one(self, vec: np.ndarray, legal: int, key: int | None) -> int:
+    def _act_one(self, vec: np.ndarray, legal: int, key: int | None, packed: int | None = None) -> int:
         try:
-            view = self.reader.read(vec)
+            view = self.reader.read(vec, packed)
             action = self._decide(view, legal, key)
         except Exception:  # never crash: fall back to a safe legal action
             if self.strict:
@@ -204,7 +204,7 @@ class HeuristicAgent:
             self._batch = BatchCardPlay(self.tables, self.reader)
         out = np.empty(obs.shape[0], np.int64)
         # rows in card play with a regular trick go to the arrays; the rest one by one
-        vectorised, memory_rows = self._batch.select(obs, masks)
+        vectorised, other_rows = self._batch.select(obs, masks)
         if vectorised.size:
             key_list = keys[vectorised].tolist() if keys is not None else None
             hands = self._batch.hands(obs[vectorised])
@@ -213,9 +213,14 @@ class HeuristicAgent:
             out[vectorised] = cards
             for j, memory in enumerate(filed):
                 self._file(memory, None if key_list is None else key_list[j])
-        for i in memory_rows:
-            key = None if keys is None else int(keys[i])
-            out[i] = self._act_one(obs[i], _legal_bits(masks[i]), key)
+        if other_rows:
+            # one numpy call each for all these rows' bits, then the scalar path per row
+            packed_obs = np.packbits(obs[other_rows] > 0.5, axis=1, bitorder="little")
+            packed_masks = np.packbits(masks[other_rows] != 0, axis=1, bitorder="little")
+            for j, i in enumerate(other_rows):
+                key = None if keys is None else int(keys[i])
+                legal = int.from_bytes(packed_masks[j].tobytes(), "little")
+                out[i] = self._act_one(obs[i], legal, key, int.from_bytes(packed_obs[j].tobytes(), "little"))
         return out
 
 

@@ -148,7 +148,6 @@ def choose_card(tab: CardTables, view: SeatView, legal_cards: int, memory: Memor
 def _best_card(tab: CardTables, view: SeatView, trump: int, legal_cards: int, voids: list[int]) -> int:
     points = tab.points
     eff = tab.effective_suit[trump]
-    scale = tab.scale
     hand = view.hand
     unseen = tab.all_cards & ~hand & ~view.played_all & ~view.nest & ~view.discards
     position = len(view.trick)

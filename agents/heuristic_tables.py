@@ -93,7 +93,10 @@ class CardTables:
 
     def points_of(self, cards: int) -> int:
         """Counter points of the card set ``cards``."""
-        return sum(value * (cards & mask).bit_count() for value, mask in self.counters_by_value)
+        total = 0
+        for value, mask in self.counters_by_value:
+            total += value * (cards & mask).bit_count()
+        return total
 
     def strength(self, card: int, trump: int, led: int) -> float:
         """Power of ``card`` in a trick whose led effective suit is ``led`` (-1: it cannot win)."""
@@ -176,12 +179,14 @@ class SeatReader:
     def __deepcopy__(self, memo: dict) -> SeatReader:
         return self  # immutable and shared
 
-    def read(self, vec: np.ndarray) -> SeatView:
+    def read(self, vec: np.ndarray, packed: int | None = None) -> SeatView:
+        """The view of one observation vector (``packed``: its entries > 0.5 as bits, if known)."""
         ol, n, full = self.ol, self.n_cards, self.card_mask
         vec = np.asarray(vec)
         if vec.shape != (self.size,):
             raise ValueError(f"observation has shape {vec.shape}, expected ({self.size},) for this configuration")
-        packed = int.from_bytes(np.packbits(vec > 0.5, bitorder="little").tobytes(), "little")
+        if packed is None:
+            packed = int.from_bytes(np.packbits(vec > 0.5, bitorder="little").tobytes(), "little")
         v = SeatView()
         v.phase = _lowest(packed >> ol.PHASE & 0b11111, BID)
         v.hand = packed >> ol.HAND & full
