@@ -36,7 +36,6 @@ class BatchCardPlay:
         n = tab.n_cards
         self.n = n
         self.cards = np.arange(n, dtype=np.int64)
-        self.points_int = np.array(tab.points, np.int64)
         self.colour = np.array(tab.colour, np.int64)
         self.rook_high = tab.rook_high
         self.rook_bit = np.int64(tab.rook_bit)
@@ -54,7 +53,10 @@ class BatchCardPlay:
         on = obs > 0.5
         phase = on[:, ol.PHASE:ol.PHASE + 5]
         playing = phase[:, PLAY] & ~phase[:, :PLAY].any(axis=1)
-        has_card = (masks[:, :n] != 0).any(axis=1)
+        legal_cards = masks[:, :n] != 0
+        # a legal card outside the hand: only a malformed observation; the scalar path copes with it
+        in_hand = ~(legal_cards & ~on[:, ol.HAND:ol.HAND + n]).any(axis=1)
+        has_card = legal_cards.any(axis=1) & in_hand
         trick = self.reader.section_masks(on, ol.TRICK, 4, n)
         one_each = (_popcount(trick) <= 1).all(axis=1)
         leader = _first_set(on[:, ol.LEADER:ol.LEADER + 4])
@@ -100,18 +102,25 @@ class BatchCardPlay:
     # ---------------------------------------------------------------- choosing
     def choose(self, obs: np.ndarray, masks: np.ndarray, memories: list[Memory | None]) -> tuple[np.ndarray, list[Memory]]:
         """Cards (R,) for rows returned by :meth:`select`, and each row's memory to file."""
-        tab, n = self.tab, self.n
+        tab = self.tab
         v = self._read(obs, masks)
         R = obs.shape[0]
         rows = np.arange(R)
-        cards = self.cards[None, :]
+        at = rows[:, None]
         trump = v.trump
-        eff = tab.effective_suit_array[trump]  # (R, n)
+        eff = tab.effective_suit_array[trump]  # (R, n) by card id
         suit = tab.suit_array[trump]  # (R, 4)
         trumps = suit[rows, trump]
-        higher = tab.higher_array[trump]
-        points = tab.points_array[None, :]
+        higher = tab.higher_array[trump]  # (R, n) by card id
         hand = v.hand
+        # columns: the cards in hand, ascending (legal cards are among them), padded with unheld ones
+        held = ((hand[:, None] >> self.cards) & 1) != 0
+        width = max(int(held.sum(axis=1).max()), 1)
+        cards = np.argsort(~held, axis=1, kind="stable")[:, :width]  # (R, width) card ids
+        legal = v.legal[at, cards] & held[at, cards]
+        eff_c = eff[at, cards]
+        higher_c = higher[at, cards]
+        points = tab.points_array[cards]
         voids = self._voids(v, memories, trump, eff, suit)
         unseen = self.all_cards & ~hand & ~v.played_all & ~v.nest & ~v.discards
         position = v.position
@@ -139,12 +148,12 @@ class BatchCardPlay:
         extra = EXTRA * mean_counter * (3 - position)
         my_trumps = hand & trumps
         opp_trumps = unseen & trumps & (pool[:, 1] | pool[:, 3])
-        keep = self._keep_values(v, odds, cards, eff, higher, suit, trumps, unseen, my_trumps, opp_trumps,
+        keep = self._keep_values(v, odds, cards, eff_c, higher_c, suit, trumps, unseen, my_trumps, opp_trumps,
                                  nest_value, mean_counter, points)
 
         # chance that this side takes the trick, per card
         led_now = eff[rows, np.maximum(v.trick_card[:, 0], 0)]
-        led = np.where(position[:, None] == 0, eff, led_now[:, None])
+        led = np.where(position[:, None] == 0, eff_c, led_now[:, None])
         q1 = odds.p_beat(1, cards, led)
         q2 = odds.p_beat(2, cards, led)
         q3 = odds.p_beat(3, cards, led)
@@ -173,10 +182,10 @@ class BatchCardPlay:
         p = np.where(pos == 0, p_lead, np.where(beats, p_win, p_lose[:, None]))
 
         score = (2.0 * p - 1.0) * (trick_points[:, None] + points + extra[:, None]) - keep
-        bonus = self._lead_bonus(v, p, eff, trump, my_trumps, opp_trumps, points)
+        bonus = self._lead_bonus(v, p, eff_c, trump, my_trumps, opp_trumps, points)
         score = np.where(pos == 0, score + bonus, score)
-        score = score - 0.01 * tab.rank_power_array[None, :]
-        chosen = np.argmax(np.where(v.legal, score, -np.inf), axis=1)
+        score = score - 0.01 * tab.rank_power_array[cards]
+        chosen = cards[rows, np.argmax(np.where(legal, score, -np.inf), axis=1)]
 
         after = hand & ~(np.int64(1) << chosen)
         lead = np.where(position > 0, v.trick_card[:, 0], -1)
@@ -224,7 +233,10 @@ class BatchCardPlay:
 
     def _points(self, mask: np.ndarray) -> np.ndarray:
         """Points (int64) of each card set in ``mask`` (R,)."""
-        return ((mask[:, None] >> self.cards) & 1) @ self.points_int
+        total = np.zeros(mask.shape, np.int64)
+        for value, cards in self.tab.counters_by_value:
+            total += value * _popcount(mask & cards)
+        return total
 
     def _strength(self, trump: np.ndarray, card: np.ndarray, led: np.ndarray) -> np.ndarray:
         tab = self.tab
@@ -244,6 +256,7 @@ class BatchCardPlay:
 
     def _keep_values(self, v, odds, cards, eff, higher, suit, trumps, unseen, my_trumps, opp_trumps,
                      nest_value, mean_counter, points) -> np.ndarray:
+        """Keep values (R, width) of the column cards; ``eff``, ``higher``, ``points`` are per column."""
         tab = self.tab
         R = eff.shape[0]
         rows = np.arange(R)
@@ -255,7 +268,8 @@ class BatchCardPlay:
         if self.rook_high:
             k_trump = np.where(cards == tab.rook, K_ROOK, k_trump)
         mine = (my_trumps[:, None] >> cards & 1) != 0
-        top_trump = np.argmax(np.where(mine, tab.trump_power_array[trump], -np.inf), axis=1)
+        power = np.where(mine, tab.trump_power_array[trump[:, None], cards], -np.inf)
+        top_trump = cards[rows, np.argmax(power, axis=1)]
         top = (cards == top_trump[:, None]) & (my_trumps != 0)[:, None] & (nest_value > 0)[:, None]
         k_trump = np.where(top, k_trump + K_NEST * nest_value[:, None], k_trump)
         master = np.where(((opp_trumps != 0) | (my_trumps == 0))[:, None], K_MASTER, K_MASTER_SAFE)
@@ -334,15 +348,15 @@ class _Odds:
         p_void = self.p_void(r, led)
         if play.rook_high:
             p_rook_above = self.holds_any(r, above & rook_bit)
-            p_rook = self.holds_any(r, np.broadcast_to(rook_bit, above.shape))
+            p_rook = self.holds_any(r, np.full((above.shape[0], 1), rook_bit))
             trumps = self.trumps & ~rook_bit
         else:
-            p_rook_above = p_rook = np.zeros(above.shape)
+            p_rook_above = p_rook = np.zeros((above.shape[0], 1))
             trumps = self.trumps
         led_trump = self.holds_any(r, above)
         off_trump = p_rook_above + (1.0 - p_rook_above) * p_void * self.holds_any(r, above & ~rook_bit)
         p_follow = led_trump  # the same set: cards of the winner's suit above it
-        p_ruff = p_void * self.holds_any(r, np.broadcast_to(trumps[:, None], above.shape))
+        p_ruff = p_void * self.holds_any(r, trumps[:, None])
         side = 1.0 - (1.0 - p_rook) * (1.0 - p_follow) * (1.0 - p_ruff)
         is_trump = self.eff[self.rows, winner] == trump
         out = np.where(is_trump, np.where(led == trump, led_trump, off_trump), side)
