@@ -207,13 +207,22 @@ class HeuristicAgent:
         # rows in card play with a regular trick go to the arrays; the rest one by one
         vectorised, other_rows = self._batch.select(obs, masks)
         if vectorised.size:
-            key_list = keys[vectorised].tolist() if keys is not None else None
-            hands = self._batch.hands(obs[vectorised])
-            memories = [self._recall(h, None if key_list is None else key_list[j]) for j, h in enumerate(hands)]
-            cards, filed = self._batch.choose(obs[vectorised], masks[vectorised], memories)
+            every = vectorised.size == obs.shape[0]
+            if keys is None:
+                def recall(hands: list[int]) -> list[Memory | None]:
+                    return [self._memory.pop(h, None) for h in hands]
+            else:
+                key_list = keys.tolist() if every else keys[vectorised].tolist()
+                def recall(hands: list[int]) -> list[Memory | None]:
+                    return [self._keyed_memory.get(k) for k in key_list]
+            cards, filed = self._batch.choose(obs if every else obs[vectorised],
+                                              masks if every else masks[vectorised], recall)
             out[vectorised] = cards
-            for j, memory in enumerate(filed):
-                self._file(memory, None if key_list is None else key_list[j])
+            if keys is None:
+                for memory in filed:
+                    self._file(memory, None)
+            else:
+                self._keyed_memory.update(zip(key_list, filed))
         if other_rows:
             # one numpy call each for all these rows' bits, then the scalar path per row
             packed_obs = np.packbits(obs[other_rows] > 0.5, axis=1, bitorder="little")

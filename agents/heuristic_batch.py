@@ -8,6 +8,7 @@ over many thousands of decisions). Card sets are int64 bitmasks (at most 57 card
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Callable
 
 import numpy as np
 
@@ -67,10 +68,6 @@ class BatchCardPlay:
         chosen = playing & has_card & regular
         return np.flatnonzero(chosen), np.flatnonzero(~chosen).tolist()
 
-    def hands(self, obs: np.ndarray) -> list[int]:
-        on = obs > 0.5
-        return self.reader.section_masks(on, self.ol.HAND, 1, self.n)[:, 0].tolist()
-
     def _read(self, obs: np.ndarray, masks: np.ndarray) -> SimpleNamespace:
         ol, n, reader = self.ol, self.n, self.reader
         on = obs > 0.5
@@ -100,10 +97,13 @@ class BatchCardPlay:
         return v
 
     # ---------------------------------------------------------------- choosing
-    def choose(self, obs: np.ndarray, masks: np.ndarray, memories: list[Memory | None]) -> tuple[np.ndarray, list[Memory]]:
-        """Cards (R,) for rows returned by :meth:`select`, and each row's memory to file."""
+    def choose(self, obs: np.ndarray, masks: np.ndarray,
+               recall: Callable[[list[int]], list[Memory | None]]) -> tuple[np.ndarray, list[Memory]]:
+        """Cards (R,) for rows returned by :meth:`select`, and each row's memory to file;
+        ``recall(hands)`` gives the rows' memories from their hands."""
         tab = self.tab
         v = self._read(obs, masks)
+        memories = recall(v.hand.tolist())
         R = obs.shape[0]
         rows = np.arange(R)
         at = rows[:, None]
@@ -200,16 +200,12 @@ class BatchCardPlay:
         """known_voids for every row: remembered, the trick played to last, the current trick."""
         R = len(memories)
         rows = np.arange(R)
-        m_hand = np.full(R, -1, np.int64)
-        m_played = np.zeros((R, 4), np.int64)
-        m_lead = np.full(R, -1, np.int64)
-        m_voids = np.zeros((R, 4), np.int64)
-        for j, memory in enumerate(memories):
-            if memory is not None:
-                m_hand[j] = memory.hand
-                m_played[j] = memory.played
-                m_lead[j] = memory.lead
-                m_voids[j] = memory.voids
+        none = Memory(-1, (0, 0, 0, 0), -1, (0, 0, 0, 0))
+        table = [none if m is None else m for m in memories]
+        m_hand = np.array([m.hand for m in table], np.int64)
+        m_played = np.array([m.played for m in table], np.int64).reshape(R, 4)
+        m_lead = np.array([m.lead for m in table], np.int64)
+        m_voids = np.array([m.voids for m in table], np.int64).reshape(R, 4)
         before = np.bitwise_or.reduce(m_played, axis=1)
         valid = (m_hand == v.hand) & (before & ~v.played_all == 0)
         voids = np.where(valid[:, None], m_voids, 0)

@@ -127,8 +127,7 @@ def main() -> None:
             env_rates.append(n / t_env)
             rows.setdefault(f"act() before ({args.old_ref})", []).append(n / t_act)
         for n_tables in (64, 1024):
-            steps = args.steps if n_tables <= 64 else max(args.steps // 2, 40)
-            elapsed, n = time_batch(n_tables, steps, seed)
+            elapsed, n = time_batch(n_tables, args.steps, seed)
             rows.setdefault(f"act_batch N={n_tables}", []).append(n / elapsed)
     env_median = statistics.median(env_rates)
     print(f"heuristic decision speed, default rules, {args.repeats} repeats: median [min, max] decisions/s; "
