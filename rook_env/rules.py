@@ -23,6 +23,9 @@ from .config import RookConfig
 
 BID, DISCARD, TRUMP, PLAY, OVER = range(5)
 PHASE_NAMES = ("bid", "discard", "trump", "play", "over")
+# Trick-taking power of the Rook Bird per ``rook_rank``; a trump ranks 100 + its rank power,
+# a card of the led colour its rank power (see trick_winner_index).
+ROOK_POWER = {"high": 1000.0, "low": 100.0, "ten_and_half": 110.5}
 
 
 def _as_int(value: Any) -> int | None:
@@ -59,7 +62,7 @@ class RookState:
         self.L: Layout = layout_for(self.config)
         self.rng = random.Random(seed)
         self._rook_high = self.config.rook_rank == "high"
-        self._rook_power = {"high": 1000.0, "low": 100.0, "ten_and_half": 110.5}[self.config.rook_rank]
+        self._rook_power = ROOK_POWER[self.config.rook_rank]
         self.scores = [0, 0]
         self.dealer = 0
         self.hands_played = 0
