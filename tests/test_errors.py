@@ -295,7 +295,8 @@ def test_import_works_without_pettingzoo_registry():
     """PettingZoo 1.24 to 1.26 have no ``register`` / ``aec_registry``: importing and playing still work."""
     code = (
         "import pettingzoo\n"
-        "del pettingzoo.register, pettingzoo.aec_registry\n"
+        "for name in ('register', 'aec_registry'):\n"
+        "    vars(pettingzoo).pop(name, None)\n"
         "import rook_env, random\n"
         "e = rook_env.env(); e.reset(seed=0); rng = random.Random(0)\n"
         "while not all(e.terminations.values()):\n"
@@ -307,6 +308,7 @@ def test_import_works_without_pettingzoo_registry():
     assert out.stdout.strip() == "ok 1"
 
 
+@pytest.mark.skipif(not hasattr(pettingzoo, "make"), reason="PettingZoo < 1.27 has no registry")
 def test_metadata_name_matches_the_registered_id():
     e = pettingzoo.make("aec", rook_env.ENV_ID)
     assert rook_env.ENV_ID == "rook_env/" + e.metadata["name"] == "rook_env/Rook-v1"
