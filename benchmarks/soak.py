@@ -25,7 +25,7 @@ added as one more entry that yields the same records for each of its environment
 
 Usage::
 
-    python benchmarks/soak.py --hands 20000            # per driver; a few minutes
+    python benchmarks/soak.py --hands 10000            # hands per driver (20,000 in all)
     python benchmarks/soak.py --hands 200000 --json soak.json
 """
 
@@ -50,8 +50,8 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 import rook_env
-from rook_env.cards import NEST_SIZE, N_SEATS, Layout, bits, layout_for
-from rook_env.config import CHOICES, RookConfig, make_config
+from rook_env.cards import N_SEATS, Layout, bits, layout_for
+from rook_env.config import CHOICES, RookConfig
 from rook_env.observation import ObsLayout, obs_layout
 from rook_env.rules import BID, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP
 
