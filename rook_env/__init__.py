@@ -1,7 +1,8 @@
 """rook_env: four-player partnership Rook (Kentucky Discard tournament rules) for RL.
 
 ``rook_env.env(**flags)`` / ``rook_env.raw_env(**flags)`` are PettingZoo AEC
-environments; ``pettingzoo.make("aec", "rook_env/Rook-v0")`` makes the checked one.
+environments; ``pettingzoo.make("aec", "rook_env/Rook-v1")`` makes the checked one
+(PettingZoo 1.27 and newer, which have a registry; with 1.24 to 1.26 call ``rook_env.env()``).
 The pure rules live in :mod:`rook_env.rules`; the action layout in
 :mod:`rook_env.cards`; observations and their decoder in :mod:`rook_env.observation`.
 """
@@ -10,28 +11,31 @@ from __future__ import annotations
 
 from .cards import BID0, N_ACTIONS, N_CARDS, PASS, REDEAL, ROOK, TRUMP0, Layout, layout_for
 from .config import FLAG_NAMES, RookConfig, make_config
-from .env import AGENTS, CheckedRookEnv, env, raw_env
-from .observation import OBS_SIZE, ObsLayout, PlayerView, decode, encode, obs_layout
+from .env import AGENTS, ENV_ID, CheckedRookEnv, IllegalActionWarning, NotResetError, env, raw_env
+from .observation import OBS_SIZE, SCORE_CLIP, ObsLayout, PlayerView, decode, encode, obs_layout
 from .rules import RookState, team_of
 from .single_agent import SingleAgentRookEnv
-
-ENV_ID = "rook_env/Rook-v0"
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AGENTS", "BID0", "ENV_ID", "FLAG_NAMES", "N_ACTIONS", "N_CARDS", "OBS_SIZE", "PASS", "REDEAL", "ROOK",
-    "TRUMP0", "CheckedRookEnv", "Layout", "ObsLayout", "PlayerView", "RookConfig", "RookState", "SingleAgentRookEnv",
-    "decode",
-    "encode", "env", "layout_for", "make_config", "obs_layout", "raw_env", "team_of",
+    "SCORE_CLIP", "TRUMP0", "CheckedRookEnv", "IllegalActionWarning", "Layout", "NotResetError", "ObsLayout",
+    "PlayerView", "RookConfig", "RookState", "SingleAgentRookEnv", "decode", "encode", "env", "layout_for",
+    "make_config", "obs_layout", "raw_env", "team_of",
 ]
 
 
 def _register() -> None:
+    """Register ``ENV_ID`` with PettingZoo's registry where there is one (PettingZoo >= 1.27)."""
     import pettingzoo
 
-    if ENV_ID not in pettingzoo.aec_registry:
-        pettingzoo.register("aec", ENV_ID, entry_point="rook_env.env:env")
+    registry = getattr(pettingzoo, "aec_registry", None)
+    register = getattr(pettingzoo, "register", None)
+    if registry is None or register is None:  # PettingZoo 1.24 to 1.26: no registry, nothing to do
+        return
+    if ENV_ID not in registry:
+        register("aec", ENV_ID, entry_point="rook_env.env:env")
 
 
 _register()

@@ -174,7 +174,7 @@ class Layout:
         return [(a, self.action_kind(a), self.action_name(a)) for a in range(self.n_actions)]
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=64)  # bounded: a sweep over bid ranges must not grow memory for good
 def _layout(deck: str, bids: tuple[int, ...]) -> Layout:
     return Layout(deck, bids)
 

@@ -11,6 +11,37 @@ import operator
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+
+def as_int(value: Any, name: str) -> int:
+    """``value`` as a plain ``int``, else ``ValueError`` naming ``name``.
+
+    Python and numpy integers (anything with ``__index__``) are accepted; booleans (Python's and
+    numpy's), floats, strings and None are not: ``1.5`` or ``"3"`` is a mistake, never rounded or parsed.
+    The one integer check of the package: flags, seeds, seats, scores, card ids and actions use it.
+    """
+    # numpy's bool is named "bool_" (numpy 1) or "bool" (numpy 2); numpy 1 still gives it __index__.
+    if not isinstance(value, bool) and type(value).__name__ not in ("bool", "bool_"):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise ValueError(f"{name}={value!r} must be an integer")
+
+
+def as_float(value: Any, name: str) -> float:
+    """``value`` as a finite ``float`` (ints, floats, numpy numbers), else ``ValueError`` naming ``name``."""
+    if not isinstance(value, (str, bytes, bool)) and type(value).__name__ not in ("bool", "bool_"):
+        try:
+            out = float(value)
+        except (TypeError, ValueError):
+            pass
+        else:
+            if abs(out) < float("inf"):  # not inf, not nan
+                return out
+            raise ValueError(f"{name}={value!r} must be a finite number")
+    raise ValueError(f"{name}={value!r} must be a number")
+
+
 # Allowed values of the enumerated flags (the first is the default).
 CHOICES: dict[str, tuple[str, ...]] = {
     "all_pass": ("dealer_forced", "redeal"),
@@ -50,20 +81,14 @@ class RookConfig:
                 # Accept Python booleans for the on/off flag, stored canonically.
                 object.__setattr__(self, name, "on" if value else "off")
                 continue
-            if value not in allowed:
+            if not isinstance(value, str) or value not in allowed:
                 raise ValueError(f"{name}={value!r} is not allowed; allowed values: {', '.join(allowed)}")
         if self.min_bid is None:
             object.__setattr__(self, "min_bid", 70 if self.deck == "tournament" else 100)
         if self.max_bid is None:
             object.__setattr__(self, "max_bid", 120 if self.deck == "tournament" else 180)
         for name in ("target_score", "min_bid", "max_bid", "bid_step", "majority_tricks_bonus", "last_trick_bonus"):
-            value = getattr(self, name)
-            try:
-                if isinstance(value, bool):
-                    raise TypeError
-                object.__setattr__(self, name, operator.index(value))  # numpy integers too
-            except TypeError:
-                raise ValueError(f"{name}={value!r} must be an integer") from None
+            object.__setattr__(self, name, as_int(getattr(self, name), name))  # numpy integers too
         if self.target_score <= 0:
             raise ValueError(f"target_score={self.target_score} must be positive")
         if self.bid_step <= 0:

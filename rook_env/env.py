@@ -4,16 +4,18 @@ This module docstring is the environment's documentation page (see README for ta
 
 | Import             | ``from rook_env import env`` (checked) or ``raw_env`` (raises on misuse) |
 |--------------------|--------------------------------------------------------------------------|
-| Registered id      | ``pettingzoo.make("aec", "rook_env/Rook-v0", **flags)``                  |
+| Registered id      | ``pettingzoo.make("aec", "rook_env/Rook-v1", **flags)`` (PettingZoo >= 1.27) |
 | Actions            | Discrete(58) (default deck; see :mod:`rook_env.cards`)                    |
 | Agents             | ``player_0`` .. ``player_3``; teams {0, 2} and {1, 3}                    |
 | Observation        | Dict(observation=Box(583,), action_mask=Box(0, 1, (58,), int8))          |
+| Observation bounds | [0, 1]; the two scores [-4, 4] (``clip(score / target_score, -4, 4)``)   |
 | Rewards            | flag ``reward``: ``score_diff`` (default), ``team_score``, ``win_loss``  |
 
 Flow of one hand: bidding (pass / bid / redeal), the bidder discards five cards one
 by one, names trump, then nine tricks of card play. Only the seat to act has a
 non-zero action mask. ``episode="game"`` keeps dealing (dealer rotating) until a team
-wins at ``target_score``.
+wins at ``target_score``; ``max_hands`` truncates it after that many hands (the game
+stops at the end of the last hand: no further deal is shown, every mask is zero).
 
 Rewards are given when a hand ends. ``score_diff``: the own team's score change minus
 the opponents' (a set bid of 85 with 80 captured: -125 to the bidders, +125 to the
@@ -22,20 +24,40 @@ winning / losing team at the end of a game episode (in hand episodes: the sign o
 ``score_diff`` for that hand, 0 on a tie).
 
 Illegal actions: :class:`raw_env` raises ``ValueError`` naming the action, the phase
-and the legal actions. :func:`env` follows PettingZoo's classic convention
-(``TerminateIllegalWrapper``): a warning, the episode ends, the offender receives
-``illegal_reward`` (default -1) and the others 0. Actions outside the action space, a
-non-integer action, or stepping before ``reset()`` raise in both.
+and the legal actions, and nothing changes. :func:`env` follows PettingZoo's classic
+convention (``TerminateIllegalWrapper``): an :class:`IllegalActionWarning`, the episode
+ends, the offender receives ``illegal_reward`` (default -1) and the others 0.
+
+Environment checkers of RL libraries (RLlib's pre-check steps one random action,
+PettingZoo's ``api_test`` and gymnasium-style checkers sample the action space) are not
+special-cased: such a step is an illegal action like any other. With :func:`env` it warns
+(``IllegalActionWarning``), ends that episode with the penalty, and the check passes; the
+library's next ``reset()`` starts afresh. An illegal action is never silently accepted.
+Silence the warning during a check with
+``warnings.filterwarnings("ignore", category=rook_env.IllegalActionWarning)``.
+
+Misuse raises in both classes, and a rejected call changes nothing: an action outside
+the action space or not an integer, a bad seed or reset option (``ValueError``); an
+unknown agent name (``ValueError``); stepping, observing, ``last()``, ``state()`` or
+reading ``game`` before ``reset()`` (:class:`NotResetError`, a ``RuntimeError``);
+stepping or ``last()`` once every agent is done (``RuntimeError``: call ``reset()``).
+
+Copying: ``copy.deepcopy`` and ``pickle`` both carry the whole state (mid-hand
+included, with the RNG): the copy continues exactly as the original would.
 
 Version history:
+- v1: finite observation and state bounds (the two score entries are
+  ``clip(score / target_score, -4, 4)``, Box bounds [-4, 4]); fixed ``scores`` beyond
+  ``4 * target_score`` are rejected; a game truncated by ``max_hands`` shows no next deal;
+  pickling keeps the state.
 - v0: initial release.
 """
 
 from __future__ import annotations
 
-import operator
 import random
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -44,14 +66,33 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from .cards import N_SEATS, bits, layout_for
-from .config import make_config
-from .observation import ObservationEncoder, obs_layout, unpack_mask
+from .config import as_float, as_int, make_config
+from .observation import SCORE_CLIP, ObservationEncoder, obs_layout, unpack_mask
 from .render import render_text
 from .rules import OVER, RookState
+
+# The registered id (namespace/name-version); metadata["name"] is its name-version part.
+ENV_ID = "rook_env/Rook-v1"
 
 AGENTS = tuple(f"player_{i}" for i in range(N_SEATS))
 AGENT_SEAT = {a: i for i, a in enumerate(AGENTS)}
 OPTION_KEYS = ("hands", "nest", "dealer", "scores")
+
+
+class NotResetError(RuntimeError, AttributeError):
+    """The environment was used before ``reset()``.
+
+    A ``RuntimeError``; also an ``AttributeError`` so that ``hasattr(env, "game")`` and
+    ``getattr(env, "game", None)`` keep their usual meaning before the first reset.
+    """
+
+
+class IllegalActionWarning(UserWarning):
+    """:func:`env` was stepped with an illegal action: the episode ended with ``illegal_reward``."""
+
+
+def _unknown_agent(agent: Any) -> ValueError:
+    return ValueError(f"unknown agent {agent!r}; agents are {', '.join(AGENTS)}")
 
 
 class raw_env(AECEnv, EzPickle):
@@ -59,7 +100,7 @@ class raw_env(AECEnv, EzPickle):
 
     metadata = {
         "render_modes": ["human", "ansi", "rgb_array"],
-        "name": "rook_v0",
+        "name": ENV_ID.split("/")[1],
         "is_parallelizable": False,
         "render_fps": 1,
     }
@@ -67,11 +108,6 @@ class raw_env(AECEnv, EzPickle):
     def __init__(self, render_mode: str | None = None, max_hands: int | None = None, **flags: Any) -> None:
         EzPickle.__init__(self, render_mode=render_mode, max_hands=max_hands, **flags)
         super().__init__()
-        if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands <= 0):
-            raise ValueError(f"max_hands={max_hands!r} must be a positive integer or None")
-        # Game episodes between weak agents can last very long (sets keep both scores low):
-        # after max_hands hands the episode is truncated.
-        self.max_hands = max_hands
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode={render_mode!r} is not allowed; allowed values: None, human, ansi, rgb_array"
@@ -82,13 +118,25 @@ class raw_env(AECEnv, EzPickle):
             require_pillow()  # fail here, naming the extra to install, not at the first render()
         self.render_mode = render_mode
         self.config = make_config(**flags)
+        if max_hands is not None:
+            max_hands = as_int(max_hands, "max_hands")
+            if max_hands <= 0:
+                raise ValueError(f"max_hands={max_hands} must be a positive integer or None")
+            if self.config.episode != "game":
+                raise ValueError(
+                    f"max_hands={max_hands} applies only to episode='game'; a hand episode is always one hand"
+                )
+        # Game episodes between weak agents can last very long (sets keep both scores low):
+        # after max_hands hands the episode is truncated.
+        self.max_hands = max_hands
         self.layout = layout_for(self.config)
         self.obs_layout = obs_layout(self.config)
         n_act = self.layout.n_actions
         self.possible_agents = list(AGENTS)
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(self.obs_layout.low, self.obs_layout.high, dtype=np.float32),
+                # Copies: the cached layout's bound arrays must not be reachable through a space.
+                "observation": spaces.Box(self.obs_layout.low.copy(), self.obs_layout.high.copy(), dtype=np.float32),
                 "action_mask": spaces.Box(0, 1, (n_act,), dtype=np.int8),
             }
         )
@@ -101,33 +149,74 @@ class raw_env(AECEnv, EzPickle):
             dtype=np.float32,
         )
         self._rng: random.Random | None = None
-        self.game: RookState | None = None
+        self._game: RookState | None = None
         self._mask: int | None = None
+        # Before the first reset: no agent is active.
+        self.agents = []
+        self.agent_selection = None
+        self.rewards, self._cumulative_rewards, self.infos = {}, {}, {}
+        self.terminations, self.truncations = {}, {}
+
+    @property
+    def game(self) -> RookState:
+        """The pure rules state of the current episode (after ``reset()``)."""
+        game = self._game
+        if game is None:
+            raise NotResetError("env.game does not exist before reset(); call reset() first")
+        return game
 
     # ------------------------------------------------------------- PettingZoo
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        try:
+            return self.observation_spaces[agent]
+        except (KeyError, TypeError):
+            raise _unknown_agent(agent) from None
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        try:
+            return self.action_spaces[agent]
+        except (KeyError, TypeError):
+            raise _unknown_agent(agent) from None
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        if seed is not None or self._rng is None:
-            self._rng = random.Random(seed)
+        # Everything is checked before anything changes: a rejected reset leaves the
+        # current episode and the RNG stream as they were.
+        if seed is not None:
+            seed = as_int(seed, "seed")
+            if seed < 0:
+                raise ValueError(f"seed={seed} must be a non-negative integer or None")
+        if options is None:
+            options = {}
+        elif not isinstance(options, Mapping):
+            raise ValueError(f"options must be a dict with keys {', '.join(OPTION_KEYS)} (or None), got {options!r}")
+        scores = options.get("scores")
+        if scores is not None:
+            scores = RookState.check_scores(scores)
+            limit = int(SCORE_CLIP * self.config.target_score)
+            if max(abs(scores[0]), abs(scores[1])) > limit:
+                raise ValueError(
+                    f"scores={scores} out of range: each must be within -{limit}..{limit} "
+                    f"(SCORE_CLIP={SCORE_CLIP:g} times target_score={self.config.target_score}), "
+                    "the scores the observation encodes exactly"
+                )
+        rng = self._rng if seed is None and self._rng is not None else random.Random(seed)
         game = RookState(self.config)
-        game.rng = self._rng
-        options = dict(options or {})
-        unknown = sorted(set(options) - set(OPTION_KEYS))
-        if unknown:
-            # Not an error: PettingZoo's api_test resets with arbitrary options. Not silent either.
-            warnings.warn(f"ignoring unknown reset option(s) {', '.join(unknown)}; known: {', '.join(OPTION_KEYS)}")
-        game.new_game(
+        game.rng = rng
+        game.hand_limit = self.max_hands
+        game.new_game(  # checks dealer, hands and nest before drawing from rng
             dealer=options.get("dealer"),
-            scores=options.get("scores"),
+            scores=scores,
             hands=options.get("hands"),
             nest=options.get("nest"),
         )
-        self.game = game
+        unknown = [k for k in options if k not in OPTION_KEYS]
+        if unknown:
+            # Not an error: PettingZoo's api_test resets with arbitrary options. Not silent either.
+            warnings.warn(
+                f"ignoring unknown reset option(s) {', '.join(map(repr, unknown))}; known: {', '.join(OPTION_KEYS)}"
+            )
+        self._rng = rng
+        self._game = game
         self._enc = ObservationEncoder(game)
         self._enc.rebuild()
         self._mask = None
@@ -138,13 +227,17 @@ class raw_env(AECEnv, EzPickle):
         self.terminations = {a: False for a in AGENTS}
         self.truncations = {a: False for a in AGENTS}
         self.infos = {a: {} for a in AGENTS}
+        self._skip_agent_selection = None
         self.agent_selection = AGENTS[game.current]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = AGENT_SEAT[agent]
-        game = self.game
+        game = self._game
         if game is None:
-            raise RuntimeError("observe() called before reset(); call reset() first")
+            raise NotResetError("observe() called before reset(); call reset() first")
+        try:
+            seat = AGENT_SEAT[agent]
+        except (KeyError, TypeError):  # TypeError: an unhashable "agent"
+            raise _unknown_agent(agent) from None
         if seat == game.current and game.phase != OVER:
             if self._mask is None:
                 self._mask = game.legal_mask()
@@ -153,14 +246,38 @@ class raw_env(AECEnv, EzPickle):
             mask = np.zeros(self.layout.n_actions, np.int8)
         return {"observation": self._enc.obs[seat].copy(), "action_mask": mask}
 
-    def step(self, action: Any) -> None:
-        game = self.game
-        if game is None:
-            raise RuntimeError("step() called before reset(); call reset() first")
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """(observation, cumulative reward, terminated, truncated, info) of ``agent_selection``."""
+        if self._game is None:
+            raise NotResetError("last() called before reset(); call reset() first")
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            return
+        try:
+            return (
+                self.observe(agent) if observe else None,
+                self._cumulative_rewards[agent],
+                self.terminations[agent],
+                self.truncations[agent],
+                self.infos[agent],
+            )
+        except KeyError:
+            if not self.agents:
+                raise RuntimeError("last() called after every agent is done; call reset() first") from None
+            raise
+
+    def _done_error(self, action: Any) -> RuntimeError:
+        return RuntimeError(f"step({action!r}) called after every agent is done; call reset() first")
+
+    def step(self, action: Any) -> None:
+        game = self._game
+        if game is None:
+            raise NotResetError("step() called before reset(); call reset() first")
+        agent = self.agent_selection
+        try:
+            if self.terminations[agent] or self.truncations[agent]:
+                self._was_dead_step(action)
+                return
+        except KeyError:  # the episode is over and every agent has been removed
+            raise self._done_error(action) from None
         a = action if type(action) is int and 0 <= action < self.layout.n_actions else self._as_action(action)
         seat, phase, high_bid, deals, hands_played = (
             game.current, game.phase, game.high_bid, game.deals, game.hands_played
@@ -176,11 +293,13 @@ class raw_env(AECEnv, EzPickle):
         self._enc.update(seat, a, phase, high_bid, deals)
         if game.hands_played != hands_played:
             self._hand_finished()
-            if game.phase != OVER and self.max_hands is not None and game.hands_played >= self.max_hands:
-                self.truncations = {a_: True for a_ in self.agents}
+            if game.phase == OVER:
+                # Over without a winner in a game episode: stopped at max_hands (game.hand_limit).
+                truncated = game.winner < 0 and self.config.episode == "game"
+                done = self.truncations if truncated else self.terminations
+                for a_ in self.agents:
+                    done[a_] = True
         self.agent_selection = AGENTS[game.current]
-        if game.phase == OVER:
-            self.terminations = {a_: True for a_ in self.agents}
         if self.render_mode == "human":
             self.render()
 
@@ -188,17 +307,15 @@ class raw_env(AECEnv, EzPickle):
         if action is None:
             raise ValueError(f"action None given for {self.agent_selection}, which is not done; pass an action id")
         try:
-            if isinstance(action, (bool, np.bool_)):
-                raise TypeError
-            a = operator.index(action)
-        except TypeError:
+            a = as_int(action, "action")
+        except ValueError:
             raise ValueError(f"action {action!r} is not an integer action id") from None
         if not 0 <= a < self.layout.n_actions:
             raise ValueError(f"action {a} is outside the action space Discrete({self.layout.n_actions})")
         return a
 
     def _hand_finished(self) -> None:
-        game = self.game
+        game = self._game
         res = game.hand_result
         delta = res["hand_scores"]
         mode = self.config.reward
@@ -225,8 +342,13 @@ class raw_env(AECEnv, EzPickle):
     def state_for(self, agent: str) -> np.ndarray:
         """Full-information vector relative to ``agent``: its observation, then the hands of
         left, partner and right, then the nest as dealt and the discards (5 * n_cards)."""
-        seat = AGENT_SEAT[agent]
-        game = self.game
+        game = self._game
+        if game is None:
+            raise NotResetError("state() called before reset(); call reset() first")
+        try:
+            seat = AGENT_SEAT[agent]
+        except (KeyError, TypeError):
+            raise _unknown_agent(agent) from None
         n = self.layout.n_cards
         out = np.zeros(self.state_space.shape, np.float32)
         size = self.obs_layout.size
@@ -244,13 +366,13 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode is None:
             warnings.warn("render() called with render_mode=None; pass render_mode='ansi', 'human' or 'rgb_array'")
             return None
-        if self.game is None:
-            raise RuntimeError("render() needs reset() first")
+        if self._game is None:
+            raise NotResetError("render() called before reset(); call reset() first")
         if self.render_mode == "rgb_array":
             from .render_image import draw_table
 
-            return draw_table(self.game)
-        text = render_text(self.game)
+            return draw_table(self._game)
+        text = render_text(self._game)
         if self.render_mode == "human":
             print(text)
             return None
@@ -268,23 +390,43 @@ class raw_env(AECEnv, EzPickle):
         """This seat's observation as a readable :class:`rook_env.observation.PlayerView`."""
         from .observation import decode
 
-        return decode(self._enc.obs[AGENT_SEAT[agent]], self.config)
+        return decode(self.observe(agent)["observation"], self.config)
 
+    # -------------------------------------------------------------- copying
     def __deepcopy__(self, memo: dict) -> "raw_env":
         import copy
 
         new = self.__class__.__new__(self.__class__)
         memo[id(self)] = new
         for k, v in self.__dict__.items():
-            if k in ("game", "_enc"):
+            if k in ("_game", "_enc", "layout", "obs_layout"):
                 continue
             setattr(new, k, copy.deepcopy(v, memo))
-        if self.game is not None:
-            new.game = self.game.clone()
-            new.game.rng = new._rng  # one RNG stream per env, as in reset()
-            new._enc = ObservationEncoder(new.game)
+        new.layout, new.obs_layout = self.layout, self.obs_layout  # shared, immutable
+        new._game = None
+        if self._game is not None:
+            new._game = self._game.clone()
+            new._game.rng = new._rng  # one RNG stream per env, as in reset()
+            new._enc = ObservationEncoder(new._game)
             new._enc.obs[:] = self._enc.obs
         return new
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The whole state, not just the constructor arguments (EzPickle's default): an
+        # environment pickled mid-hand (Ray, multiprocessing) continues where it was.
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_enc", "layout", "obs_layout")}
+        state["_obs"] = self._enc.obs if self._game is not None else None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        obs = state.pop("_obs")
+        self.__dict__.update(state)
+        self.layout = layout_for(self.config)
+        self.obs_layout = obs_layout(self.config)
+        if self._game is not None:
+            self._enc = ObservationEncoder(self._game)
+            self._enc.obs[:] = obs
 
 
 class CheckedRookEnv(raw_env):
@@ -296,24 +438,30 @@ class CheckedRookEnv(raw_env):
     def __init__(
         self, render_mode: str | None = None, illegal_reward: float = -1.0, max_hands: int | None = None, **flags: Any
     ) -> None:
+        illegal_reward = as_float(illegal_reward, "illegal_reward")
         super().__init__(render_mode=render_mode, max_hands=max_hands, **flags)
         EzPickle.__init__(self, render_mode=render_mode, illegal_reward=illegal_reward, max_hands=max_hands, **flags)
-        self.illegal_reward = float(illegal_reward)
+        self.illegal_reward = illegal_reward
 
     def step(self, action: Any) -> None:
-        if self.game is None:
-            raise RuntimeError("step() called before reset(); call reset() first")
+        game = self._game
+        if game is None:
+            raise NotResetError("step() called before reset(); call reset() first")
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            return
+        try:
+            if self.terminations[agent] or self.truncations[agent]:
+                self._was_dead_step(action)
+                return
+        except KeyError:  # the episode is over and every agent has been removed
+            raise self._done_error(action) from None
         a = action if type(action) is int and 0 <= action < self.layout.n_actions else self._as_action(action)
         if self._mask is None:
-            self._mask = self.game.legal_mask()
+            self._mask = game.legal_mask()
         if not (self._mask >> a) & 1:
             warnings.warn(
-                f"[rook_env] {self.game.illegal_message(a, self._mask)}; "
-                f"the episode ends and {agent} receives {self.illegal_reward}"
+                f"[rook_env] {game.illegal_message(a, self._mask)}; "
+                f"the episode ends and {agent} receives {self.illegal_reward}",
+                IllegalActionWarning,
             )
             self._cumulative_rewards[agent] = 0
             self.terminations = {a_: True for a_ in self.agents}

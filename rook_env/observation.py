@@ -23,10 +23,15 @@ Default layout (tournament deck: N = 41 cards, B = 11 bid levels), 583 floats::
     counters        2             counters taken: my team, their team (/ points per deck)
     tricks_won      2             tricks taken: my team, their team (/ tricks per hand)
     tricks_left     1             tricks still to play (/ tricks per hand)
-    scores          2             game scores: my team, their team (/ target_score; may be < 0 or > 1)
+    scores          2             game scores: my team, their team (/ target_score, clipped to +-SCORE_CLIP)
     dealer          4             rel seat of the dealer
     ------------------------------------------------------------------
     5+41+44+48+4+11+4+4+164+164+41+41+1+2+2+1+2+4 = 583 (OBS_SIZE)
+
+Every entry is bounded: 0/1 and fractions in [0, 1], the scores in [-SCORE_CLIP, SCORE_CLIP]
+(``clip(score / target_score, -4, 4)``: exact for any score a fixed ``reset`` may set, and for every
+score of a game short of four targets' worth of sets). The layout depends only on the deck and the
+bid levels, so all configurations sharing those share one :class:`ObsLayout`.
 
 The exact size for a configuration is ``ObsLayout(config).size`` (default: see
 ``DEFAULT_OBS_LAYOUT.size``); ``ObsLayout.sections`` lists ``(name, start, stop)``.
@@ -46,15 +51,18 @@ from .cards import N_SEATS, Layout, bits, layout_for
 from .config import RookConfig
 from .rules import BID, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
 
+# The score entries hold clip(score / target_score, -SCORE_CLIP, SCORE_CLIP): finite Box bounds that
+# normalisation wrappers and space checkers accept. The batched engine encodes them the same way.
+SCORE_CLIP = 4.0
+
 
 class ObsLayout:
-    """Offsets of every observation section for one configuration."""
+    """Offsets of every observation section for one configuration (or its action :class:`Layout`)."""
 
-    def __init__(self, config: RookConfig) -> None:
-        L = layout_for(config)
+    def __init__(self, config: RookConfig | Layout) -> None:
+        L = config if isinstance(config, Layout) else layout_for(config)
         n, b = L.n_cards, L.n_bids
         self.L = L
-        self.config = config
         sizes = [
             ("phase", 5),
             ("hand", n),
@@ -83,20 +91,28 @@ class ObsLayout:
             start += size
         self.size = start
         self.slices = {name: slice(a, z) for name, a, z in self.sections}
-        # Box bounds: [0, 1] everywhere but the scores, which are unbounded.
+        # Section starts in layout order, for decode_masks' bisection of the non-zero entries.
+        self.bounds = tuple(a for _, a, _ in self.sections)
+        # Box bounds: [0, 1] everywhere but the scores, [-SCORE_CLIP, SCORE_CLIP].
         self.low = np.zeros(self.size, np.float32)
         self.high = np.ones(self.size, np.float32)
-        self.low[self.slices["scores"]] = -np.inf
-        self.high[self.slices["scores"]] = np.inf
+        self.low[self.slices["scores"]] = -SCORE_CLIP
+        self.high[self.slices["scores"]] = SCORE_CLIP
 
     def table(self) -> list[tuple[str, int, int, int]]:
         """(name, start, stop, size) for every section."""
         return [(name, a, z, z - a) for name, a, z in self.sections]
 
 
-@lru_cache(maxsize=None)
 def obs_layout(config: RookConfig) -> ObsLayout:
-    return ObsLayout(config)
+    """The (shared) observation layout of a configuration: cached per deck and bid levels, the
+    only things it depends on, so environments that differ in other flags add nothing."""
+    return _obs_layout(layout_for(config))
+
+
+@lru_cache(maxsize=64)
+def _obs_layout(layout: Layout) -> ObsLayout:
+    return ObsLayout(layout)
 
 
 DEFAULT_OBS_LAYOUT = obs_layout(RookConfig())
@@ -232,8 +248,7 @@ class ObservationEncoder:
 
     def _write_scores(self) -> None:
         st, S = self.state, self.ol.SCORES
-        target = st.config.target_score
-        s0, s1 = st.scores[0] / target, st.scores[1] / target
+        s0, s1 = scaled_scores(st.scores, st.config.target_score)
         self.obs[0::2, S:S + 2] = (s0, s1)
         self.obs[1::2, S:S + 2] = (s1, s0)
 
@@ -247,6 +262,14 @@ class ObservationEncoder:
         left = (L.n_tricks - len(st.tricks)) / nt
         self.obs[0::2, C:C + 5] = (p0, p1, w0, w1, left)
         self.obs[1::2, C:C + 5] = (p1, p0, w1, w0, left)
+
+
+def scaled_scores(scores: Sequence[int], target_score: int) -> tuple[float, float]:
+    """The two score entries of the observation: ``clip(score / target_score, -SCORE_CLIP, SCORE_CLIP)``."""
+    return (
+        min(max(scores[0] / target_score, -SCORE_CLIP), SCORE_CLIP),
+        min(max(scores[1] / target_score, -SCORE_CLIP), SCORE_CLIP),
+    )
 
 
 def encode(state: RookState, me: int, out: np.ndarray | None = None, ol: ObsLayout | None = None) -> np.ndarray:
@@ -293,8 +316,9 @@ def encode(state: RookState, me: int, out: np.ndarray | None = None, ol: ObsLayo
     out[ol.TRICKS_WON] = state.tricks_won[t] / L.n_tricks
     out[ol.TRICKS_WON + 1] = state.tricks_won[1 - t] / L.n_tricks
     out[ol.TRICKS_LEFT] = (L.n_tricks - len(state.tricks)) / L.n_tricks
-    out[ol.SCORES] = state.scores[t] / state.config.target_score
-    out[ol.SCORES + 1] = state.scores[1 - t] / state.config.target_score
+    scaled = scaled_scores(state.scores, state.config.target_score)
+    out[ol.SCORES] = scaled[t]
+    out[ol.SCORES + 1] = scaled[1 - t]
     out[ol.DEALER + rel[state.dealer]] = 1.0
     return out
 
@@ -408,7 +432,7 @@ def decode_masks(vec: Any, config: RookConfig) -> MaskView:
         raise ValueError(f"observation has shape {v.shape}, expected ({ol.size},) for this configuration")
     idx = np.flatnonzero(v > 0.5).tolist()
     out = MaskView()
-    b = _bounds(config)
+    b = ol.bounds
     pos = [bisect_left(idx, x) for x in b]
     # phase
     seg = idx[pos[0]:pos[1]]
@@ -459,12 +483,3 @@ def decode_masks(vec: Any, config: RookConfig) -> MaskView:
     ts = config.target_score
     out.scores = (round(float(v[ol.SCORES]) * ts), round(float(v[ol.SCORES + 1]) * ts))
     return out
-
-
-@lru_cache(maxsize=None)
-def _bounds(config: RookConfig) -> tuple[int, ...]:
-    ol = obs_layout(config)
-    names = ("phase", "hand", "bids", "passes", "bidder", "contract", "trump", "leader", "trick", "played",
-             "nest", "discards", "nest_counters", "counters", "tricks_won", "tricks_left", "scores", "dealer")
-    starts = {name: a for name, a, _ in ol.sections}
-    return tuple(starts[nm] for nm in names)

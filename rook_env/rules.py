@@ -14,28 +14,17 @@ returns to ``BID``.
 
 from __future__ import annotations
 
-import operator
 import random
 from typing import Any, Sequence
 
-from .cards import N_SEATS, Layout, bits, layout_for, rank_power
-from .config import RookConfig
+from .cards import NEST_SIZE, N_SEATS, Layout, bits, layout_for, rank_power
+from .config import RookConfig, as_int
 
 BID, DISCARD, TRUMP, PLAY, OVER = range(5)
 PHASE_NAMES = ("bid", "discard", "trump", "play", "over")
 # Trick-taking power of the Rook Bird per ``rook_rank``; a trump ranks 100 + its rank power,
 # a card of the led colour its rank power (see trick_winner_index).
 ROOK_POWER = {"high": 1000.0, "low": 100.0, "ten_and_half": 110.5}
-
-
-def _as_int(value: Any) -> int | None:
-    """``value`` as a plain int when it is an integer (numpy integers included, bools not), else None."""
-    if isinstance(value, bool):
-        return None
-    try:
-        return operator.index(value)
-    except TypeError:
-        return None
 
 
 def team_of(seat: int) -> int:
@@ -55,12 +44,13 @@ class RookState:
         "bid_history", "high_bid", "bidder", "passed", "n_passed",
         "trump", "leader", "trick", "tricks", "played", "played_by",
         "tricks_won", "points", "last_trick_team", "nest_has_counters", "hand_result",
+        "hand_limit",
     )
 
     def __init__(self, config: RookConfig | None = None, seed: int | None = None) -> None:
         self.config = config or RookConfig()
         self.L: Layout = layout_for(self.config)
-        self.rng = random.Random(seed)
+        self.rng = random.Random(None if seed is None else as_int(seed, "seed"))
         self._rook_high = self.config.rook_rank == "high"
         self._rook_power = ROOK_POWER[self.config.rook_rank]
         self.scores = [0, 0]
@@ -70,6 +60,9 @@ class RookState:
         self.winner = -1
         self.phase = OVER
         self.hand_result: dict[str, Any] | None = None
+        # episode="game": stop (phase OVER, no winner) after this many hands instead of dealing
+        # the next one, so that a truncated game never shows a deal that will not be played.
+        self.hand_limit: int | None = None
 
     # ------------------------------------------------------------------ setup
     def new_game(
@@ -79,34 +72,56 @@ class RookState:
         hands: Sequence[Sequence[int]] | None = None,
         nest: Sequence[int] | None = None,
     ) -> None:
-        """Start a game (or a single hand): scores, first dealer (drawn when None), deal."""
-        if scores is not None:
-            try:
-                ints = [] if isinstance(scores, (str, bytes)) else [_as_int(s) for s in scores]
-            except TypeError:  # not a sequence
-                ints = []
-            if len(ints) != 2 or None in ints:
-                raise ValueError(f"scores must be two integers (team 0, team 1), got {scores!r}")
-            self.scores = ints
-        else:
-            self.scores = [0, 0]
-        if dealer is None:
-            seat: int | None = self.rng.randrange(N_SEATS)
-        else:
-            seat = _as_int(dealer)
-            if seat is None or not 0 <= seat < N_SEATS:
-                raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
+        """Start a game (or a single hand): scores, first dealer (drawn when None), deal.
+
+        Every argument is checked before anything changes: a bad one raises ``ValueError``
+        and leaves the state and its RNG as they were.
+        """
+        new_scores = [0, 0] if scores is None else self.check_scores(scores)
+        seat = None if dealer is None else self.check_dealer(dealer)
+        deal = None if hands is None and nest is None else self._check_deal(hands, nest)
+        if seat is None:
+            seat = self.rng.randrange(N_SEATS)
+        self.scores = new_scores
         self.dealer = seat
         self.hands_played = 0
         self.deals = 0
         self.winner = -1
         self.hand_result = None
-        self.deal(hands, nest)
+        self.deal(checked=deal)
 
-    def deal(self, hands: Sequence[Sequence[int]] | None = None, nest: Sequence[int] | None = None) -> None:
-        """Deal a hand by the current dealer: given cards, or shuffled from ``self.rng``."""
+    @staticmethod
+    def check_scores(scores: Any) -> list[int]:
+        """``scores`` as two ints (team 0, team 1), else ``ValueError``."""
+        try:
+            if isinstance(scores, (str, bytes)) or len(scores) != 2:
+                raise ValueError
+            return [as_int(s, "score") for s in scores]
+        except (TypeError, ValueError):
+            raise ValueError(f"scores must be two integers (team 0, team 1), got {scores!r}") from None
+
+    @staticmethod
+    def check_dealer(dealer: Any) -> int:
+        """``dealer`` as a seat 0..3, else ``ValueError``."""
+        seat = as_int(dealer, "dealer")
+        if not 0 <= seat < N_SEATS:
+            raise ValueError(f"dealer must be a seat 0..{N_SEATS - 1}, got {dealer!r}")
+        return seat
+
+    def deal(
+        self,
+        hands: Sequence[Sequence[int]] | None = None,
+        nest: Sequence[int] | None = None,
+        checked: tuple[list[int], int] | None = None,
+    ) -> None:
+        """Deal a hand by the current dealer: given cards, or shuffled from ``self.rng``.
+
+        ``checked``: a deal already validated by :meth:`_check_deal` (hand masks, nest mask).
+        """
         L = self.L
-        if hands is None and nest is None:
+        if checked is not None:
+            masks, nest_mask = checked
+        elif hands is None and nest is None:
             deck = list(range(L.n_cards))
             self.rng.shuffle(deck)
             # Deal one at a time clockwise from the dealer's left; after each of the
@@ -117,7 +132,7 @@ class RookState:
             for rnd in range(L.hand_size):
                 for i in range(1, N_SEATS + 1):
                     hand_lists[(self.dealer + i) % N_SEATS].append(next(it))
-                if rnd < 5:
+                if rnd < NEST_SIZE:
                     nest_list.append(next(it))
             masks = [sum(1 << c for c in h) for h in hand_lists]
             nest_mask = sum(1 << c for c in nest_list)
@@ -146,29 +161,38 @@ class RookState:
         self.deals += 1
 
     def _check_deal(self, hands: Any, nest: Any) -> tuple[list[int], int]:
+        """A fixed deal as (four hand masks, nest mask), else ``ValueError`` saying what is wrong."""
         L = self.L
         if hands is None or nest is None:
             raise ValueError("a fixed deal needs both 'hands' (four lists) and 'nest'")
+
+        def card_list(cards: Any) -> list[Any]:
+            # A string is iterable but never a list of card ids (list("abcd") would be four "cards").
+            if isinstance(cards, (str, bytes, dict)):
+                raise TypeError
+            return list(cards)
+
         try:
-            hands, nest = [list(h) for h in hands], list(nest)
+            hand_lists, nest_list = [card_list(h) for h in card_list(hands)], card_list(nest)
         except TypeError:
             raise ValueError(
                 f"'hands' must be four lists of card ids and 'nest' a list of card ids, got {hands!r} and {nest!r}"
             ) from None
-        if len(hands) != N_SEATS:
-            raise ValueError(f"'hands' must hold {N_SEATS} lists, got {len(hands)}")
+        if len(hand_lists) != N_SEATS:
+            raise ValueError(f"'hands' must hold {N_SEATS} lists, got {len(hand_lists)}")
         seen: dict[int, str] = {}
         masks = []
-        for where, cards, size in [(f"hands[{i}]", h, L.hand_size) for i, h in enumerate(hands)] + [
-            ("nest", nest, 5)
-        ]:
-            cards = list(cards)
+        where_cards = [(f"hands[{i}]", h, L.hand_size) for i, h in enumerate(hand_lists)]
+        for where, cards, size in where_cards + [("nest", nest_list, NEST_SIZE)]:
             if len(cards) != size:
                 raise ValueError(f"{where} must hold {size} cards, got {len(cards)}")
             mask = 0
             for raw in cards:
-                c = _as_int(raw)
-                if c is None or not 0 <= c < L.n_cards:
+                try:
+                    c = as_int(raw, "card id")
+                except ValueError:
+                    c = -1
+                if not 0 <= c < L.n_cards:
                     raise ValueError(f"{where} holds unknown card id {raw!r}; card ids are 0..{L.n_cards - 1}")
                 if c in seen:
                     raise ValueError(f"card {c} ({L.card_name(c)}) is dealt twice: in {seen[c]} and {where}")
@@ -408,7 +432,9 @@ class RookState:
             "tricks_won": list(self.tricks_won),
             "game_winner": self.winner,
         }
-        if cfg.episode == "game" and self.winner < 0:
+        if cfg.episode == "game" and self.winner < 0 and (
+            self.hand_limit is None or self.hands_played < self.hand_limit
+        ):
             self.dealer = (self.dealer + 1) % N_SEATS
             self.deal()
         else:

@@ -29,6 +29,7 @@ def test_render():
     render_test(lambda render_mode=None: rook_env.env(render_mode=render_mode))
 
 
+@pytest.mark.skipif(not hasattr(pettingzoo, "make"), reason="PettingZoo < 1.27 has no registry")
 def test_registered_with_pettingzoo_make():
     e = pettingzoo.make("aec", rook_env.ENV_ID, deck="full")
     e.reset(seed=1)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import rook_env
 from rook_env.cards import bits
 from rook_env.config import CHOICES
-from rook_env.observation import OBS_SIZE, REL, decode, encode, obs_layout
+from rook_env.observation import OBS_SIZE, REL, SCORE_CLIP, decode, encode, obs_layout
 from rook_env.rules import BID, PHASE_NAMES
 
 RULE_FLAGS = ["all_pass", "no_counter_redeal", "nest_discard", "first_lead", "rook_rank", "deck"]
@@ -33,6 +33,9 @@ def expected_view(game, me):
             bids.append((rel[seat], high))
     t = me & 1
     sees_nest = me == game.bidder and game.phase != BID
+    # Scores are encoded clipped to +-SCORE_CLIP targets: exact within, saturated beyond.
+    lim = int(SCORE_CLIP * game.config.target_score)
+    scores = tuple(min(max(game.scores[k], -lim), lim) for k in (t, 1 - t))
     return {
         "phase": PHASE_NAMES[game.phase],
         "hand": bits(game.hands[me]),
@@ -50,7 +53,7 @@ def expected_view(game, me):
         "counters": (game.points[t], game.points[1 - t]),
         "tricks_won": (game.tricks_won[t], game.tricks_won[1 - t]),
         "tricks_left": L.n_tricks - len(game.tricks),
-        "scores": (game.scores[t], game.scores[1 - t]),
+        "scores": scores,
         "dealer": rel[game.dealer],
     }
 
