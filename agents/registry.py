@@ -6,8 +6,10 @@ for call-your-partner Rook. The rule flags handed to :func:`make_agent` pick the
 ``game`` key (:data:`GAMES`; default ``"partnership"``, the four-player game of :mod:`rook_env`;
 ``"call_partner"``: :mod:`rook_env.call_partner`) and are validated against that game's rules
 (:func:`game_config`), so ``make_agent("random", game="call_partner", players=5)`` accepts
-``players`` and ``make_agent("random", players=5)`` refuses it. A *member spec* is an agent spec or a callable ``factory(seed) -> agent``
-(how a trainer or any RL library hands over its own policy). A *team spec* is a member spec (both
+``players`` and ``make_agent("random", players=5)`` refuses it.
+
+A *member spec* is an agent spec or a callable ``factory(seed) -> agent`` (how a trainer or any
+RL library hands over its own policy). A *team spec* is a member spec (both
 partners), two agent specs joined by ``+`` (``"heuristic+random"``: the first plays the lower seat
 of the pair, its partner the second), or a 2-tuple of member specs.
 """
