@@ -17,7 +17,6 @@ from rook_env.call_partner import layout_for, make_config
 from rook_env.cli import play
 from rook_env.cli.play_call_partner import CallPartnerSession
 
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CP = ["--game", "call_partner"]
 CHOICE = re.compile(r"(\d+)\) (bid \d+|trump \w+|rook \w+|\S+)")
