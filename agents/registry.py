@@ -1,8 +1,15 @@
 """Building agents from specs: ``make_agent`` and the team specs of matches.
 
 An *agent spec* is ``"random"``, ``"heuristic"``, ``"ppo"`` (the shipped checkpoint) or a path to a
-checkpoint ending in ``.pt``. A *member spec* is an agent spec or a callable ``factory(seed) -> agent``
-(how a trainer or any RL library hands over its own policy). A *team spec* is a member spec (both
+checkpoint ending in ``.pt`` for the partnership game; ``"random"`` or ``"call_partner_heuristic"``
+for call-your-partner Rook. The rule flags handed to :func:`make_agent` pick the game with their
+``game`` key (:data:`GAMES`; default ``"partnership"``, the four-player game of :mod:`rook_env`;
+``"call_partner"``: :mod:`rook_env.call_partner`) and are validated against that game's rules
+(:func:`game_config`), so ``make_agent("random", game="call_partner", players=5)`` accepts
+``players`` and ``make_agent("random", players=5)`` refuses it.
+
+A *member spec* is an agent spec or a callable ``factory(seed) -> agent`` (how a trainer or any
+RL library hands over its own policy). A *team spec* is a member spec (both
 partners), two agent specs joined by ``+`` (``"heuristic+random"``: the first plays the lower seat
 of the pair, its partner the second), or a 2-tuple of member specs.
 """
@@ -12,33 +19,75 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from rook_env.call_partner.config import make_config as make_call_partner_config
 from rook_env.config import make_config
 
 from .base import Agent
+from .call_partner_heuristic import CallPartnerHeuristic
 from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
 
-__all__ = ["AGENT_SPECS", "TeamSpec", "build_agent", "check_team", "make_agent", "parse_team", "spec_label"]
+__all__ = [
+    "AGENT_SPECS", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "TeamSpec", "build_agent", "check_team", "game_config",
+    "make_agent", "parse_team", "spec_label", "split_game",
+]
 
-AGENT_SPECS = ("random", "heuristic", "ppo")  # besides a checkpoint path ending in .pt
-_SPEC_HELP = "use 'random', 'heuristic', 'ppo' or a checkpoint path ending in .pt"
+GAMES = ("partnership", "call_partner")  # values of the ``game`` key of rule flags
+DEFAULT_GAME = "partnership"
+# Agent specs per game (the partnership game also takes a checkpoint path ending in .pt).
+GAME_SPECS = {"partnership": ("random", "heuristic", "ppo"), "call_partner": ("random", "call_partner_heuristic")}
+AGENT_SPECS = ("random", "heuristic", "ppo", "call_partner_heuristic")  # besides a checkpoint path ending in .pt
+_SPEC_HELP = {
+    "partnership": "use 'random', 'heuristic', 'ppo' or a checkpoint path ending in .pt",
+    "call_partner": "call-your-partner Rook takes 'random' or 'call_partner_heuristic'",
+}
+
+
+def split_game(flags: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
+    """(game, the rule flags without ``game``); raises ValueError naming an unknown game."""
+    rules = dict(flags or {})
+    game = rules.pop("game", DEFAULT_GAME)
+    if game not in GAMES:
+        raise ValueError(f"game={game!r} is not allowed; allowed values: {', '.join(GAMES)}")
+    return game, rules
+
+
+def game_config(flags: Mapping[str, Any] | None) -> Any:
+    """The rules config of ``flags`` (``game`` picks :func:`rook_env.config.make_config` or
+    :func:`rook_env.call_partner.config.make_config`); raises ValueError naming a bad flag."""
+    game, rules = split_game(flags)
+    return make_call_partner_config(**rules) if game == "call_partner" else make_config(**rules)
 
 
 def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
-    """Build an agent from a spec string; ``flags`` are the environment's rule flags (validated
-    for every agent, so a misspelt flag is an error, not ignored)."""
+    """Build an agent from a spec string; ``flags`` are the environment's rule flags, ``game``
+    included (validated for every agent against that game's rules, so a misspelt flag is an
+    error, not ignored). ``"call_partner_heuristic"`` implies ``game="call_partner"``."""
+    if spec == "call_partner_heuristic" and "game" not in flags:
+        flags = {**flags, "game": "call_partner"}
+    game, rules = split_game(flags)
     if not isinstance(spec, str):
-        raise TypeError(f"agent spec must be a string ({_SPEC_HELP}), got {spec!r} ({type(spec).__name__})")
+        raise TypeError(f"agent spec must be a string ({_SPEC_HELP[game]}), got {spec!r} ({type(spec).__name__})")
     if spec == "random":
-        make_config(**flags)  # a random agent ignores the rules, but a bad flag is still the caller's error
+        game_config(flags)  # a random agent ignores the rules, but a bad flag is still the caller's error
         return RandomAgent(seed=seed)
+    if game == "call_partner":
+        if spec == "call_partner_heuristic":
+            return CallPartnerHeuristic(seed=seed, **rules)
+        if spec in GAME_SPECS["partnership"] or spec.endswith(".pt"):
+            raise ValueError(f"agent spec {spec!r} plays the partnership game, not call-your-partner Rook; "
+                             f"{_SPEC_HELP[game]}")
+        raise ValueError(f"unknown agent spec {spec!r}; {_SPEC_HELP[game]}")
+    if spec == "call_partner_heuristic":
+        raise ValueError(f"agent spec {spec!r} plays call-your-partner Rook (game='call_partner'), "
+                         f"not the partnership game; {_SPEC_HELP[game]}")
     if spec == "heuristic":
-        return HeuristicAgent(seed=seed, **flags)
+        return HeuristicAgent(seed=seed, **rules)
     if spec == "ppo" or spec.endswith(".pt"):
         from .ppo_agent import PPOAgent  # needs torch (the [train] extra): imported only when asked for
 
-        return PPOAgent.load(None if spec == "ppo" else spec, seed=seed, **flags)
-    raise ValueError(f"unknown agent spec {spec!r}; {_SPEC_HELP}")
+        return PPOAgent.load(None if spec == "ppo" else spec, seed=seed, **rules)
+    raise ValueError(f"unknown agent spec {spec!r}; {_SPEC_HELP[game]}")
 
 
 def spec_label(member: Any) -> str:

@@ -8,6 +8,7 @@ import io
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -20,6 +21,7 @@ from rook_env.agents.registry import parse_team
 from rook_env.cards import DEFAULT_LAYOUT as L
 from rook_env.cards import rank_power
 from rook_env.cli import evaluate
+from rook_env.evaluation.replays import match_replays, select_rows
 from rook_env.evaluation.report import match_tables, print_tables, round_robin_tables
 from rook_env.evaluation.results import FIELD
 from rook_env.observation import DEFAULT_OBS_LAYOUT as OL
@@ -429,3 +431,86 @@ def test_plain_text_tables_without_rich(tmp_path):
     proc = subprocess.run([sys.executable, "-c", block + run, "random", "random", "--plot", str(tmp_path / "x.png")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "--plot needs matplotlib" in proc.stderr and ".[tools]" in proc.stderr
+
+
+# ------------------------------------------------------------------------------ replays of evaluated hands
+def _html_hands(path):
+    """The hands embedded in a replay page (its JSON data element)."""
+    text = path.read_text(encoding="utf-8")
+    data = re.search(r'<script id="data" type="application/json">(.*?)</script>', text, re.S).group(1)
+    return text, json.loads(data.replace("<\\/", "</"))
+
+
+@pytest.mark.parametrize("duplicate", [True, False])
+def test_replays_are_the_hands_the_match_counted(duplicate):
+    """Random agents carry their generator from hand to hand: the replay must rebuild the block's
+    agents and replay the earlier deals to reproduce the very hands of the match."""
+    res = evaluation.play_match("heuristic", "random", deals=9, seed=4, block_size=4, duplicate=duplicate)
+    rec = res.records
+    swing = np.abs(rec[:, FIELD["score_a"]] - rec[:, FIELD["score_b"]])
+    rows = select_rows(rec, 4, "swing")
+    assert [int(swing[i]) for i in rows] == sorted(swing.tolist(), reverse=True)[:4]
+    hands, notes = match_replays(res, "heuristic", "random", 4, by="swing")
+    assert notes == [] and len(hands) == 4
+    for i, hand in zip(rows, hands):
+        deal, seating = int(rec[i, FIELD["deal"]]), int(rec[i, FIELD["seating"]])
+        options, env_seed = evaluation.make_deal(4, deal)
+        assert hand.seed == env_seed and hand.options["hands"] == options["hands"]
+        hs = hand.result["hand_scores"]
+        assert (hs[seating], hs[1 - seating]) == (rec[i, FIELD["score_a"]], rec[i, FIELD["score_b"]])
+        assert hand.agents[0].startswith("A: " if seating == 0 else "B: ")
+    sets = select_rows(rec, 100, "set")
+    assert sets and all(rec[i, FIELD["made"]] == 0 for i in sets)
+    first = select_rows(rec, 3, "order")
+    assert [(int(rec[i, FIELD["deal"]]), int(rec[i, FIELD["seating"]])) for i in first] == (
+        [(0, 0), (0, 1), (1, 0)] if duplicate else [(0, 0), (1, 1), (2, 0)])
+
+
+def test_replays_notice_an_agent_that_is_not_reproducible():
+    class Unseeded:  # ignores its seed: the replay of a hand cannot match
+        name = "unseeded"
+        rng = np.random.default_rng(0)
+
+        def __init__(self, seed=None):
+            pass
+
+        def act(self, obs, info=None):
+            legal = np.flatnonzero(obs["action_mask"])
+            return int(legal[Unseeded.rng.integers(legal.size)])
+
+    res = evaluation.play_match(Unseeded, "random", deals=3, seed=0)
+    _, notes = match_replays(res, Unseeded, "random", 3)
+    assert notes and "not reproducible" in notes[0]
+
+
+def test_cli_replays_write_a_self_contained_page(tmp_path, capsys):
+    out = tmp_path / "sub" / "swings.html"
+    rc = evaluate.main(["heuristic", "random", "--deals", "6", "--seed", "2", "--no-progress", "--replays", "3",
+                        "--replays-out", str(out)])
+    assert rc == 0
+    assert f"wrote 3 hand(s) to {out}" in capsys.readouterr().out
+    text, hands = _html_hands(out)
+    assert len(hands) == 3 and all(h["result"] is not None and h["steps"] for h in hands)
+    assert [h["swing"] for h in hands] == sorted((h["swing"] for h in hands), reverse=True)
+    assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/", text, re.I)  # no network address
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=", text, re.I)  # nothing loaded from outside
+    assert "A = heuristic vs B = random" in text
+    # --replays-by set keeps only hands whose bidders were set.
+    rc = evaluate.main(["heuristic", "random", "--deals", "6", "--seed", "2", "--no-progress", "--replays", "2",
+                        "--replays-by", "set", "--replays-out", str(out)])
+    assert rc == 0
+    _, hands = _html_hands(out)
+    assert hands and all(not h["result"]["made"] for h in hands)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--round-robin", "random", "heuristic", "--replays", "2"], "not of a round robin"),
+    (["random", "random", "--replays", "-1"], "--replays must be >= 0"),
+    (["random", "random", "--replays", "1", "--replays-by", "best"], "invalid choice"),
+    (["--game", "call_partner", "random", "random", "--replays", "1"], "--replays is not available"),
+])
+def test_cli_replays_bad_input(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        evaluate.main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err

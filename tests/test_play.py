@@ -150,7 +150,8 @@ def test_command_line_through_a_pipe():
         (["--partner", "bogus"], "unknown agent spec"),
         (["--partner", "heuristic+random"], "one agent spec"),
         (["--flag", "deck=huge"], "deck"),
-        (["--game", "--hands", "2"], "not allowed with"),
+        (["--game", "--hands", "2"], "--game: expected one argument"),  # --game names the game now
+        (["--players", "5"], "--players is for --game call_partner"),
     ],
 )
 def test_bad_command_line(argv, message, capsys):
@@ -227,7 +228,7 @@ def test_redeal_by_name_shows_the_new_hand():
 
 
 def test_game_mode_plays_to_the_target():
-    rc, text = run(["--game", "--seed", "1", "--partner", "random", "--opponents", "random",
+    rc, text = run(["--game", "partnership", "--seed", "1", "--partner", "random", "--opponents", "random",
                     "--flag", "target_score=50"], ["1"] * 2000)
     assert rc == 0
     assert "(game to 50)" in text and "*** Game over:" in text

@@ -6,14 +6,15 @@ import os
 import re
 from typing import Any, Iterable
 
-from rook_env.config import make_config
+from rook_env.agents.registry import game_config
 
 __all__ = ["parse_flags", "prepare_out_path"]
 
 
-def parse_flags(items: Iterable[str] | None) -> dict[str, Any]:
+def parse_flags(items: Iterable[str] | None, game: str = "partnership") -> dict[str, Any]:
     """``["deck=full", "target_score=500"]`` -> ``{"deck": "full", "target_score": 500}`` (validated
-    by :func:`rook_env.config.make_config`: a bad name or value raises ValueError naming it)."""
+    against the rules of ``game`` (``"partnership"`` or ``"call_partner"``): a bad name or value
+    raises ValueError naming it). The result holds the rule flags only, not ``game``."""
     flags: dict[str, Any] = {}
     for item in items or []:
         if "=" not in item:
@@ -21,8 +22,10 @@ def parse_flags(items: Iterable[str] | None) -> dict[str, Any]:
         k, v = (s.strip() for s in item.split("=", 1))
         if not k or not v:
             raise ValueError(f"--flag {item!r}: expected NAME=VALUE, e.g. --flag deck=full")
+        if k == "game":
+            raise ValueError(f"--flag {item!r}: game is not a rule flag (evaluate.py and play.py take --game)")
         flags[k] = int(v) if re.fullmatch(r"[+-]?\d+", v) else v
-    make_config(**flags)
+    game_config({**flags, "game": game})
     return flags
 
 

@@ -1,8 +1,11 @@
-"""``rook-eval`` / ``python evaluate.py``: duplicate matches and round robins from the command line.
+"""``rook-eval`` / ``python evaluate.py``: duplicate matches, round robins and call-your-partner rotation
+matches from the command line.
 
     rook-eval heuristic random --deals 2000 --seed 0 --json runs/eval/hr.json --plot runs/eval/hr.png
     rook-eval heuristic+random random --flag deck=full --workers 2
     rook-eval --round-robin random heuristic ppo --deals 1000
+    rook-eval --game call_partner --players 5 call_partner_heuristic random --deals 500
+    rook-eval heuristic random --deals 500 --replays 5 --replays-out runs/eval/swings.html
 
 Tables use rich and plots matplotlib (the ``[tools]`` extra); without rich the tables are plain text.
 """
@@ -15,8 +18,11 @@ import os
 import sys
 from typing import Sequence
 
-from rook_env.agents.registry import check_team, parse_team
+from rook_env.agents.registry import GAMES, TeamSpec, check_team, parse_team
 from rook_env.evaluation import DEFAULT_BLOCK_SIZE, IllegalActionError, check_flags, play_match, round_robin
+from rook_env.evaluation.call_partner import field_specs, play_rotation_match
+from rook_env.evaluation.replays import match_replays
+from rook_env.evaluation.results import MatchResult
 from rook_env.evaluation.report import (
     TOOLS_HINT,
     have_plots,
@@ -24,16 +30,31 @@ from rook_env.evaluation.report import (
     plot_match,
     plot_round_robin,
     print_tables,
+    rotation_tables,
     round_robin_tables,
 )
 from rook_env.evaluation.round_robin import DEFAULT_RATING_BOOT
+from rook_env.replay import SELECT_BY, write_html
 
 from .common import parse_flags, prepare_out_path
+
+DEFAULT_REPLAYS = os.path.join("runs", "eval", "replays.html")
 
 EXAMPLES = """examples:
   %(prog)s heuristic random --deals 2000 --seed 0 --json runs/eval/hr.json --plot runs/eval/hr.png
   %(prog)s heuristic+random random --flag deck=full --workers 2
   %(prog)s --round-robin random heuristic ppo --deals 500 --workers 2
+  %(prog)s --game call_partner --players 5 call_partner_heuristic random --deals 500
+  %(prog)s heuristic random --deals 500 --replays 5 --replays-by set
+
+--replays N saves N of the match's hands (the largest score swings, or --replays-by set|order) as one
+self-contained HTML page to step through (every seat's cards, each decision and its alternatives); the
+hands are replayed from the match's own deals and agent seeds, so they are the hands the statistics counted.
+
+Call-your-partner Rook (--game call_partner) is evaluated by rotation: a field of n agents (n = --players),
+given as a candidate and the baseline filling the other chairs, or as n specs; every deal is played n
+times with the seats rotated so that every agent plays every seat's cards. Reported: each agent's mean
+individual score per hand and its score minus the field's, with bootstrap intervals over deals.
 
 Tables need rich and --plot needs matplotlib: pip install -e ".[tools]" (without rich the tables print
 as plain text); the ppo agent needs torch: pip install -e ".[train]"."""
@@ -42,12 +63,18 @@ as plain text); the ppo agent needs torch: pip install -e ".[train]"."""
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         description="Duplicate matches between Rook teams (agent specs: random, heuristic, ppo, path.pt; "
-                    "'x+y' for a mixed partnership), or a round robin with ratings.",
+                    "'x+y' for a mixed partnership), a round robin with ratings, or a call-your-partner "
+                    "rotation match (--game call_partner; specs: random, call_partner_heuristic).",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("team_a", nargs="?", help="team A spec")
-    p.add_argument("team_b", nargs="?", help="team B spec")
+    p.add_argument("specs", nargs="*", metavar="SPEC",
+                   help="two team specs (A, B); with --game call_partner: a candidate and the baseline filling "
+                        "the other chairs, or one agent spec per chair")
+    p.add_argument("--game", choices=GAMES, default="partnership",
+                   help="partnership (four players in two fixed teams; default) or call_partner")
+    p.add_argument("--players", type=int, default=None,
+                   help="--game call_partner: players at the table, 4, 5 or 6 (default 5)")
     p.add_argument("--round-robin", nargs="+", metavar="SPEC", help="play every pair of these team specs and rate them")
     p.add_argument("--deals", type=int, default=2000, help="deals per match (each played twice when duplicate; default 2000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and agents (default 0)")
@@ -66,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--independent-seeds", action="store_true",
                    help="seed the agents of the two seatings independently (default: common random numbers, "
                         "so identical teams cancel exactly)")
+    p.add_argument("--replays", type=int, default=0, metavar="N",
+                   help="save N hands of the match as an HTML replay (two-team matches)")
+    p.add_argument("--replays-by", choices=SELECT_BY, default="swing",
+                   help="which hands: the largest score swing (default), the sets (largest swing first), "
+                        "or the first N")
+    p.add_argument("--replays-out", metavar="PATH", default=DEFAULT_REPLAYS,
+                   help=f"the HTML file of --replays (default {DEFAULT_REPLAYS})")
     p.add_argument("--strict", action="store_true", help="stop at the first illegal action")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
@@ -74,28 +108,29 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
-    if args.round_robin and (args.team_a or args.team_b):
+    if args.game == "call_partner":
+        return _call_partner_main(p, args)
+    if args.players is not None:
+        p.error("--players is for --game call_partner (the partnership game has four players)")
+    if args.round_robin and args.specs:
         p.error("give either two team specs or --round-robin SPEC SPEC ..., not both")
-    if not args.round_robin and not (args.team_a and args.team_b):
-        p.error("give two team specs (e.g. `heuristic random`) or --round-robin SPEC SPEC ...")
+    if not args.round_robin and len(args.specs) != 2:
+        p.error(f"give two team specs (e.g. `heuristic random`) or --round-robin SPEC SPEC ..., got {len(args.specs)}")
     if args.round_robin and len(args.round_robin) < 2:
         p.error("--round-robin needs at least two team specs")
-    for opt, value, low in (("--deals", args.deals, 1), ("--workers", args.workers, 0), ("--bootstrap", args.bootstrap, 1),
-                            ("--rating-bootstrap", args.rating_bootstrap, 1), ("--block-size", args.block_size, 1)):
-        if value < low:
-            p.error(f"{opt} must be >= {low}, got {value}")
-    if not 0 < args.confidence < 1:
-        p.error(f"--confidence must be in (0, 1), got {args.confidence}")
-    if args.prior < 0:
-        p.error(f"--prior must be >= 0, got {args.prior}")
+    if args.round_robin and args.replays:
+        p.error("--replays saves hands of a two-team match, not of a round robin")
+    _check_numbers(p, args)
     if args.plot and not have_plots():
         p.error(f"--plot needs matplotlib, which is not installed: {TOOLS_HINT}")
     workers = args.workers or os.cpu_count() or 1
     try:
         prepare_out_path("--json", args.json)
         prepare_out_path("--plot", args.plot)
+        if args.replays:
+            prepare_out_path("--replays-out", args.replays_out)
         flags = check_flags(parse_flags(args.flag))
-        specs = args.round_robin or [args.team_a, args.team_b]
+        specs = args.round_robin or args.specs
         teams = [parse_team(s) for s in specs]
         for t in {t.name: t for t in teams}.values():
             check_team(t, flags)
@@ -120,12 +155,46 @@ def main(argv: Sequence[str] | None = None) -> int:
             out = res.to_dict()
             if args.plot:
                 plot_match(res, args.plot)
+            if args.replays:
+                _save_replays(res, teams, args)
     except IllegalActionError as exc:
         print(f"illegal action: {exc}")
         return 1
     except KeyboardInterrupt:
         print("interrupted")
         return 130
+    return _finish(args, out, illegal)
+
+
+def _save_replays(res: MatchResult, teams: list[TeamSpec], args: argparse.Namespace) -> None:
+    """Record the chosen hands of the match again and write them as one HTML page."""
+    records, notes = match_replays(res, teams[0], teams[1], args.replays, by=args.replays_by)
+    if not records:
+        print(f"--replays: no hand to save (--replays-by {args.replays_by} selected none)")
+        return
+    what = {"swing": "largest score swings", "set": "sets, largest swing first", "order": "first hands"}
+    title = (f"Rook replays: A = {res.team_a} vs B = {res.team_b}, {len(records)} hands "
+             f"({what[args.replays_by]}) of {res.deals} deals, seed {res.seed}")
+    write_html(records, args.replays_out, title=title)
+    for note in notes:
+        print(f"warning: {note}")
+    print(f"wrote {len(records)} hand(s) to {args.replays_out}")
+
+
+def _check_numbers(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    for opt, value, low in (("--deals", args.deals, 1), ("--replays", args.replays, 0),
+                            ("--workers", args.workers, 0), ("--bootstrap", args.bootstrap, 1),
+                            ("--rating-bootstrap", args.rating_bootstrap, 1), ("--block-size", args.block_size, 1)):
+        if value < low:
+            p.error(f"{opt} must be >= {low}, got {value}")
+    if not 0 < args.confidence < 1:
+        p.error(f"--confidence must be in (0, 1), got {args.confidence}")
+    if args.prior < 0:
+        p.error(f"--prior must be >= 0, got {args.prior}")
+
+
+def _finish(args: argparse.Namespace, out: dict, illegal: int) -> int:
+    """Write the JSON, say what was written, and return the exit code (1 when an agent acted illegally)."""
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
@@ -136,6 +205,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{illegal} illegal action(s): agents must only choose legal actions")
         return 1
     return 0
+
+
+def _call_partner_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--game call_partner``: a rotation match (:func:`rook_env.evaluation.call_partner.play_rotation_match`)."""
+    for option, used in (("--round-robin", args.round_robin), ("--no-duplicate", args.no_duplicate),
+                         ("--independent-seeds", args.independent_seeds), ("--plot", args.plot),
+                         ("--replays", args.replays)):
+        if used:
+            p.error(f"{option} is not available with --game call_partner (a rotation match)")
+    _check_numbers(p, args)
+    workers = args.workers or os.cpu_count() or 1
+    try:
+        prepare_out_path("--json", args.json)
+        flags = parse_flags(args.flag, game="call_partner")
+        if args.players is not None:
+            if flags.get("players", args.players) != args.players:
+                raise ValueError(f"--players {args.players} contradicts --flag players={flags['players']}")
+            flags["players"] = args.players
+        flags = check_flags({"game": "call_partner", **flags})
+        members = field_specs(args.specs, flags.get("players", 5))
+        for spec in dict.fromkeys(members):
+            check_team(parse_team((spec, spec)), flags)
+    except ValueError as exc:
+        p.error(str(exc))
+    try:
+        res = play_rotation_match(members, deals=args.deals, seed=args.seed, flags=flags, workers=workers,
+                                  progress=not args.no_progress, confidence=args.confidence, n_boot=args.bootstrap,
+                                  strict=args.strict, block_size=args.block_size, check=False)
+    except IllegalActionError as exc:
+        print(f"illegal action: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted")
+        return 130
+    print_tables(rotation_tables(res))
+    return _finish(args, res.to_dict(), res.illegal_total)
 
 
 if __name__ == "__main__":

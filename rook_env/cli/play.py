@@ -3,6 +3,7 @@
     rook-play                                        # a game to 300, seat 0, heuristic agents
     rook-play --seat 2 --partner heuristic --opponents random --hands 3 --seed 7
     rook-play --opponents heuristic+random           # left opponent heuristic, right opponent random
+    rook-play --game call_partner --players 5 --seat 0 --opponents call_partner_heuristic
 
 At your turn the screen shows only what your seat may know (your hand sorted by colour, the
 auction, the contract, trump, the current trick and who led it, counters and scores; the nest
@@ -13,6 +14,7 @@ While you discard, the numbers stay fixed (a card keeps its number until all fiv
 bidding and card play each list is numbered afresh, as the others have moved in between.
 ``--auto-forced`` plays a move for you when it is your only legal one, and says so.
 Input is read line by line from stdin, so the program can be driven by a script.
+``--game call_partner`` seats you at a call-your-partner table (:mod:`rook_env.cli.play_call_partner`).
 The seats play through :func:`rook_env.loop.play_turns`, the loop evaluation uses; the person is one
 more agent whose ``act`` asks at the terminal.
 """
@@ -24,7 +26,7 @@ import os
 import sys
 from typing import Any, Mapping, Sequence, TextIO
 
-from rook_env.agents.registry import build_agent, check_team, parse_team
+from rook_env.agents.registry import GAMES, build_agent, check_team, parse_team
 from rook_env.cards import COLOUR_NAMES
 from rook_env.env import raw_env
 from rook_env.loop import IllegalActionError, Step, play_turns, reset_agents
@@ -62,13 +64,19 @@ class _Person:
         return self.session.human_turn()
 
 
-class Session:
-    """One person at the table (``seat``) with agents in the other seats."""
+class TerminalSession:
+    """What a person's session at any table shares: the terminal (``say``, ``read``), the legal
+    choices numbered (fixed while discarding) and the turn loop. A table's session adds
+    ``screen()`` (what the seat may know), ``phase_hint()``, ``parse_choice()`` and narration."""
 
-    def __init__(self, seat: int, agents: dict[int, Any], labels: dict[int, str], flags: dict[str, Any],
-                 seed: int | None, inp: TextIO, out: TextIO, auto_forced: bool = False) -> None:
-        self.env = raw_env(**flags)
-        self.L = self.env.layout
+    NAMES_HINT = "R14, Rook, bid 85, pass, trump green, redeal"
+    DISCARD_PHASE = DISCARD  # the phase id of discarding into the nest in this table's rules
+    NEST_SIZE = 5  # cards laid down into the nest
+
+    def __init__(self, env: Any, seat: int, agents: dict[int, Any], labels: dict[int, str], seed: int | None,
+                 inp: TextIO, out: TextIO, auto_forced: bool = False) -> None:
+        self.env = env
+        self.L = env.layout
         self.seat = seat
         self.agents = agents
         self.labels = labels
@@ -76,7 +84,6 @@ class Session:
         self.inp = inp
         self.out = out
         self.hand_no = 0
-        self.scores = [0, 0]
         self.auto_forced = auto_forced
         self._fixed_key: tuple[int, ...] | None = None  # the discard whose numbers are fixed
         self._fixed: dict[int, int] = {}  # action -> its number while discarding
@@ -88,25 +95,6 @@ class Session:
     def say(self, text: str = "") -> None:
         self.out.write(text + "\n")
         self.out.flush()
-
-    def who(self, s: int) -> str:
-        if s == self.seat:
-            return f"You (P{s})"
-        role = {1: "left opponent", 2: "partner", 3: "right opponent"}[(s - self.seat) % 4]
-        return f"P{s} ({role}, {self.labels[s]})"
-
-    def verb(self, s: int, verb: str) -> str:
-        """``who(s)`` with a verb agreeing with it: "You (P0) lead", "P1 (...) leads"."""
-        return f"{self.who(s)} {verb if s == self.seat else verb + 's'}"
-
-    def team_name(self, team: int) -> str:
-        mine = self.seat & 1
-        seats = "P0+P2" if team == 0 else "P1+P3"
-        return f"your team ({seats})" if team == mine else f"opponents ({seats})"
-
-    def score_line(self, values: Sequence[int]) -> str:
-        mine = self.seat & 1
-        return f"your team {values[mine]}, opponents {values[1 - mine]}"
 
     def cards(self, cards: Sequence[int]) -> str:
         return " ".join(self.L.card_name(c) for c in cards)
@@ -138,7 +126,7 @@ class Session:
         number typed from the previous list never names another card)."""
         ordered = self.ordered_choices(legal)
         game = self.env.game
-        if game.phase != DISCARD:
+        if game.phase != self.DISCARD_PHASE:
             return dict(enumerate(ordered, 1))
         key = (self.hand_no, game.deals)
         if key != self._fixed_key:
@@ -154,6 +142,100 @@ class Session:
         rows = [items[i:i + per_line] for i in range(0, len(items), per_line)]
         return "\n".join("  " + "".join(x.ljust(width) for x in row).rstrip() for row in rows)
 
+    def fixed_number(self, k: int) -> str | None:
+        """Why discard number ``k`` is no longer a choice (None if it never named a card)."""
+        L, game = self.L, self.env.game
+        gone = [a for a, n in self._fixed.items() if n == k] if game.phase == self.DISCARD_PHASE else []
+        if gone and game.discards >> gone[0] & 1:
+            return f"choice {k} ({L.action_name(gone[0])}) is already laid down; pick one of the listed choices"
+        if gone:
+            return f"choice {k} ({L.action_name(gone[0])}) is not available: {self.why_illegal(gone[0])}"
+        return None
+
+    # ------------------------------------------------------------ per table
+    def screen(self) -> str:
+        """The table as the person's seat may know it."""
+        raise NotImplementedError
+
+    def phase_hint(self) -> str:
+        raise NotImplementedError
+
+    def parse_choice(self, text: str, choices: Mapping[int, int]) -> tuple[int | None, str]:
+        """(action, "") for a valid answer, else (None, message)."""
+        raise NotImplementedError
+
+    def why_illegal(self, a: int) -> str:
+        raise NotImplementedError
+
+    # ----------------------------------------------------------------- turns
+    def human_turn(self) -> int:
+        game = self.env.game
+        choices = self.number_choices(game.legal_actions())
+        if self.auto_forced and len(choices) == 1:
+            only = next(iter(choices.values()))
+            self.say(f"Your only legal move is {self.L.action_name(only)}: played for you (--auto-forced).")
+            return only
+        self.say()
+        self.say(self.screen())
+        self.say(f"Your choices ({self.phase_hint()}):")
+        self.say(self.choices_text(choices))
+        while True:
+            text = self.read(f"P{self.seat}> ")
+            low = text.lower()
+            if not low:
+                example = self.L.action_name(next(iter(choices.values())))
+                self.say(f"Type one of the listed numbers, a name such as {example}, 'help' or 'quit'.")
+                continue
+            if low in QUIT_WORDS:
+                raise _Quit("quit")
+            if low in HELP_WORDS:
+                self.say(f"Answer with a choice number or its name ({self.NAMES_HINT});"
+                         " 'show' redraws the table, 'quit' leaves.")
+                if game.phase == self.DISCARD_PHASE:
+                    self.say(f"While you discard, each card keeps its number until all {self.NEST_SIZE} are down.")
+                self.say(self.choices_text(choices))
+                continue
+            if low in SHOW_WORDS:
+                self.say(self.screen())
+                self.say(self.choices_text(choices))
+                continue
+            action, msg = self.parse_choice(text, choices)
+            if action is not None:
+                return action
+            self.say(msg)
+
+
+class Session(TerminalSession):
+    """One person at a partnership table (``seat``) with agents in the other seats."""
+
+    def __init__(self, seat: int, agents: dict[int, Any], labels: dict[int, str], flags: dict[str, Any],
+                 seed: int | None, inp: TextIO, out: TextIO, auto_forced: bool = False) -> None:
+        super().__init__(raw_env(**flags), seat, agents, labels, seed, inp, out, auto_forced)
+        self.scores = [0, 0]
+
+    # ------------------------------------------------------------------ text
+    def who(self, s: int) -> str:
+        if s == self.seat:
+            return f"You (P{s})"
+        role = {1: "left opponent", 2: "partner", 3: "right opponent"}[(s - self.seat) % 4]
+        return f"P{s} ({role}, {self.labels[s]})"
+
+    def verb(self, s: int, verb: str) -> str:
+        """``who(s)`` with a verb agreeing with it: "You (P0) lead", "P1 (...) leads"."""
+        return f"{self.who(s)} {verb if s == self.seat else verb + 's'}"
+
+    def team_name(self, team: int) -> str:
+        mine = self.seat & 1
+        seats = "P0+P2" if team == 0 else "P1+P3"
+        return f"your team ({seats})" if team == mine else f"opponents ({seats})"
+
+    def score_line(self, values: Sequence[int]) -> str:
+        mine = self.seat & 1
+        return f"your team {values[mine]}, opponents {values[1 - mine]}"
+
+    def screen(self) -> str:
+        return render_text(self.env.game, seat=self.seat)
+
     def parse_choice(self, text: str, choices: Mapping[int, int]) -> tuple[int | None, str]:
         """(action, "") for a valid answer, else (None, message)."""
         L, game = self.L, self.env.game
@@ -163,11 +245,9 @@ class Session:
             k = int(t)
             if k in choices:
                 return choices[k], ""
-            gone = [a for a, n in self._fixed.items() if n == k] if game.phase == DISCARD else []
-            if gone and game.discards >> gone[0] & 1:
-                return None, f"choice {k} ({L.action_name(gone[0])}) is already laid down; pick one of the listed choices"
+            gone = self.fixed_number(k)
             if gone:
-                return None, f"choice {k} ({L.action_name(gone[0])}) is not available: {self.why_illegal(gone[0])}"
+                return None, gone
             if game.phase == BID and k in L.bids:
                 a = L.bid_action(k)
                 if a in legal:
@@ -210,43 +290,6 @@ class Session:
         ):
             return f"{name} is not possible now: it is time for {doing}"
         return f"{name} is not a legal choice now; pick one of the listed choices"
-
-    # ----------------------------------------------------------------- turns
-    def human_turn(self) -> int:
-        game = self.env.game
-        choices = self.number_choices(game.legal_actions())
-        if self.auto_forced and len(choices) == 1:
-            only = next(iter(choices.values()))
-            self.say(f"Your only legal move is {self.L.action_name(only)}: played for you (--auto-forced).")
-            return only
-        self.say()
-        self.say(render_text(game, seat=self.seat))
-        self.say(f"Your choices ({self.phase_hint()}):")
-        self.say(self.choices_text(choices))
-        while True:
-            text = self.read(f"P{self.seat}> ")
-            low = text.lower()
-            if not low:
-                example = self.L.action_name(next(iter(choices.values())))
-                self.say(f"Type one of the listed numbers, a name such as {example}, 'help' or 'quit'.")
-                continue
-            if low in QUIT_WORDS:
-                raise _Quit("quit")
-            if low in HELP_WORDS:
-                self.say("Answer with a choice number or its name (R14, Rook, bid 85, pass, trump green, redeal);"
-                         " 'show' redraws the table, 'quit' leaves.")
-                if game.phase == DISCARD:
-                    self.say("While you discard, each card keeps its number until all five are down.")
-                self.say(self.choices_text(choices))
-                continue
-            if low in SHOW_WORDS:
-                self.say(render_text(game, seat=self.seat))
-                self.say(self.choices_text(choices))
-                continue
-            action, msg = self.parse_choice(text, choices)
-            if action is not None:
-                return action
-            self.say(msg)
 
     def phase_hint(self) -> str:
         game = self.env.game
@@ -391,19 +434,23 @@ class Session:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        description="Play Rook in the terminal against agents (specs: random, heuristic, ppo, path.pt).",
+        description="Play Rook in the terminal against agents (specs: random, heuristic, ppo, path.pt; "
+                    "call-your-partner: random, call_partner_heuristic).",
         epilog=IN_GAME_HELP + "\n\nWhile you discard, each card keeps its number until all five are down.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--seat", type=int, default=0, choices=range(4), metavar="{0,1,2,3}",
-                   help="your seat (default 0); partners sit opposite (0+2, 1+3)")
+    p.add_argument("--game", choices=GAMES, default="partnership",
+                   help="partnership (four players, partners opposite; default) or call_partner (4 to 6 players, "
+                        "the bidder calls a secret partner each hand)")
+    p.add_argument("--players", type=int, default=None, help="--game call_partner: 4, 5 or 6 players (default 5)")
+    p.add_argument("--seat", type=int, default=0,
+                   help="your seat, 0..3 (default 0; partners sit opposite: 0+2, 1+3); 0..players-1 in call_partner")
     p.add_argument("--partner", default=None, help="agent spec for your partner (default heuristic)")
     p.add_argument("--opponents", default=None,
                    help="agent spec for the opponents; 'x+y' gives your left opponent x and your right y "
-                        "(default heuristic)")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--game", action="store_true", help="play a whole game to target_score (the default)")
-    mode.add_argument("--hands", type=int, metavar="N", help="play N hands instead of a game")
+                        "(default heuristic); call_partner: one spec for every other seat or one per seat joined "
+                        "by '+', clockwise from your left (default call_partner_heuristic)")
+    p.add_argument("--hands", type=int, metavar="N", help="play N hands instead of a whole game to target_score")
     p.add_argument("--seed", type=int, default=None, help="seed of the deals and agents")
     p.add_argument("--flag", action="append", default=[], metavar="NAME=VALUE", help="rule flag (repeatable)")
     p.add_argument("--auto-forced", action="store_true",
@@ -418,6 +465,12 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     args = p.parse_args(argv)
     if args.hands is not None and args.hands < 1:
         p.error(f"--hands must be >= 1, got {args.hands}")
+    if args.game == "call_partner":
+        return _play_call_partner(p, args, inp, out, stdout)
+    if args.players is not None:
+        p.error("--players is for --game call_partner (the partnership game has four players)")
+    if not 0 <= args.seat < 4:
+        p.error(f"--seat must be 0, 1, 2 or 3, got {args.seat}")
     try:
         flags = parse_flags(args.flag)
         if flags.get("episode", "hand") != "hand":
@@ -441,8 +494,30 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     session.say(f"Rook: you are P{seat}, partner {session.who((seat + 2) % 4)}; opponents "
                 f"{session.who((seat + 1) % 4)} and {session.who((seat + 3) % 4)}.")
     session.say("Answer with a choice number or a name (R14, Rook, bid 85, pass, trump green); 'help', 'quit'.")
+    return _run_session(session, args.hands, stdout)
+
+
+def _play_call_partner(p: argparse.ArgumentParser, args: argparse.Namespace, inp: TextIO, out: TextIO,
+                       stdout: TextIO | None) -> int:
+    from .play_call_partner import run_from_args  # imported here: that module builds on this one
+
     try:
-        return session.run(None if args.hands is None else args.hands)
+        flags = parse_flags(args.flag, game="call_partner")
+        if flags.get("episode", "hand") != "hand":
+            raise ValueError("play deals hand by hand itself; do not set the episode flag")
+        if args.players is not None:
+            if flags.get("players", args.players) != args.players:
+                raise ValueError(f"--players {args.players} contradicts --flag players={flags['players']}")
+            flags["players"] = args.players
+        flags.setdefault("players", 5)
+    except ValueError as exc:
+        p.error(str(exc))
+    return _run_session(run_from_args(p, args, inp, out, flags), args.hands, stdout)
+
+
+def _run_session(session: TerminalSession, hands: int | None, stdout: TextIO | None) -> int:
+    try:
+        return session.run(hands)
     except KeyboardInterrupt:
         session.say("\nInterrupted. Bye.")
         return 130

@@ -14,8 +14,17 @@ library plays against the baselines from the user's own code::
     res.mean, res.ci, res.games["win_rate"], res.to_dict()
     rr = round_robin(["random", "heuristic", lambda seed: MyAgent()], deals=500)
 
-Modules: :mod:`.match` (the duplicate match engine, :func:`play_match`), :mod:`.deals` (seeded
-deals), :mod:`.results` (:class:`MatchResult`), :mod:`.round_robin` (ratings with intervals),
+Call-your-partner Rook (individual scores) is evaluated by rotation: every agent of a field plays
+every seat of the same deal (:mod:`.call_partner`)::
+
+    from rook_env.evaluation import play_rotation_match
+
+    res = play_rotation_match(["call_partner_heuristic", "random"], players=5, deals=500, seed=0)
+    res.mean, res.ci                                 # the candidate's score minus the field's, per hand
+
+Modules: :mod:`.match` (the duplicate match engine, :func:`play_match`), :mod:`.call_partner`
+(rotation matches, :func:`play_rotation_match`), :mod:`.blocks` (blocks of deals over worker
+processes), :mod:`.deals` (seeded deals), :mod:`.results` (:class:`MatchResult`), :mod:`.round_robin` (ratings with intervals),
 :mod:`.stats` (intervals, Bradley-Terry), :mod:`.report` (tables and plots: the ``[tools]`` extra).
 Team specs (``"heuristic+random"``, 2-tuples, factories) are parsed by
 :func:`rook_env.agents.registry.parse_team`. The command line is ``rook-eval`` (``evaluate.py``).
@@ -25,6 +34,7 @@ from __future__ import annotations
 
 from rook_env.loop import IllegalActionError
 
+from .call_partner import AgentStats, RotationResult, play_rotation_match
 from .deals import check_flags, derive_seed, make_deal
 from .match import play_match
 from .results import DEFAULT_BLOCK_SIZE, REC_FIELDS, MatchResult, TeamStats
@@ -39,6 +49,7 @@ from .stats import (
 )
 
 __all__ = [
+    "AgentStats", "RotationResult", "play_rotation_match",
     "DEFAULT_BLOCK_SIZE", "REC_FIELDS", "IllegalActionError", "MatchResult", "RoundRobinResult", "TeamStats",
     "bootstrap_mean_ci", "bradley_terry", "check_flags", "derive_seed", "elo_from_strengths", "elo_ratings",
     "games_from_stream", "make_deal", "play_match", "rating_intervals", "round_robin", "wilson_interval",

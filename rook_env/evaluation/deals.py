@@ -8,8 +8,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from rook_env.agents.registry import game_config, split_game
+from rook_env.call_partner.rules import CallPartnerState
 from rook_env.cards import bits
-from rook_env.config import make_config
 from rook_env.rules import RookState
 
 __all__ = ["check_flags", "derive_seed", "make_deal"]
@@ -24,25 +25,29 @@ def derive_seed(*parts: Any) -> int:
 
 def make_deal(seed: int, index: int, flags: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], int]:
     """Deal ``index`` of the stream of ``seed``: (reset options {hands, nest, dealer}, env seed).
-    Cards are dealt as RULES.md says (one at a time from the dealer's left, five to the nest);
-    the dealer rotates (``index % 4``); the env seed drives any redeal inside the hand."""
+    Cards are dealt as RULES.md says (one at a time from the dealer's left, with the nest between);
+    the dealer rotates (``index % n`` for ``n`` seats: 4, or ``players`` with
+    ``game="call_partner"``); the env seed drives any redeal inside the hand."""
     seed, index = int(seed), int(index)
-    config = make_config(**dict(flags or {}))
-    state = RookState(config)
+    game, _ = split_game(flags)
+    config = game_config(flags)
+    state = CallPartnerState(config) if game == "call_partner" else RookState(config)
+    seats = getattr(config, "players", 4)
     state.rng = random.Random(derive_seed("deal", seed, index))
-    state.new_game(dealer=index % 4)
-    options = {"hands": [bits(h) for h in state.hands], "nest": bits(state.nest), "dealer": index % 4}
+    state.new_game(dealer=index % seats)
+    options = {"hands": [bits(h) for h in state.hands], "nest": bits(state.nest), "dealer": index % seats}
     return options, derive_seed("env", seed, index)
 
 
 def check_flags(flags: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The rule flags of an evaluation as a dict; raises ValueError naming a bad flag, or when
-    ``episode`` is set (evaluation plays single hands and builds games from the deal stream)."""
+    """The rule flags of an evaluation as a dict (``game`` included when given); raises ValueError
+    naming a bad flag, or when ``episode`` is set (evaluation plays single hands and builds games
+    from the deal stream)."""
     flags = dict(flags or {})
     if flags.get("episode", "hand") != "hand":
         raise ValueError(
             "evaluation plays single hands (episode=hand); games to target_score are built from the deal "
             "stream, so do not set episode"
         )
-    make_config(**flags)  # raises ValueError naming a bad flag
+    game_config(flags)  # raises ValueError naming a bad flag
     return flags

@@ -25,18 +25,17 @@ Hands are played with the game score at 0-0 (agents do not see the running game 
 from __future__ import annotations
 
 import math
-import multiprocessing as mp
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from rook_env.agents.registry import TeamSpec, build_agent, check_team, parse_team
+from rook_env.agents.registry import TeamSpec, build_agent, check_team, parse_team, split_game
 from rook_env.env import raw_env
 from rook_env.loop import IllegalActionError, Step, play_turns, reset_agents
 
+from .blocks import run_blocks
 from .deals import check_flags, derive_seed, make_deal
 from .results import DEFAULT_BLOCK_SIZE, FIELD, REC_FIELDS, MatchResult, team_stats
 from .stats import bootstrap_mean_ci, games_from_stream, wilson_interval
@@ -63,7 +62,6 @@ class _Context:
 
 
 _ENVS: dict[Any, Any] = {}
-_WORKER_CTX: _Context | None = None
 
 
 def _env_for(flags: Mapping[str, Any]) -> raw_env:
@@ -106,20 +104,23 @@ def _play_hand(env: raw_env, agents: Sequence[Any], options: dict[str, Any], env
     return env.infos["player_0"]["hand"], illegal, [after[0] - before[0], after[1] - before[1]], steps
 
 
+def block_agents(ctx: _Context, block: int, seating: int) -> list[Any]:
+    """The agents of ``block`` in ``seating``, by seat; the seat's seed is shared by both
+    seatings (common random numbers) unless ``ctx.common_seeds`` is False."""
+    row = []
+    for seat in range(4):
+        team, member = _seat_role(seating, seat)
+        key = ("agent", ctx.seed, block, seat) if ctx.common_seeds else ("agent", ctx.seed, block, seating, seat)
+        row.append(build_agent(ctx.teams[team].members[member], derive_seed(*key), ctx.flags))
+    return row
+
+
 def _run_block(block: int, ctx: _Context) -> list[tuple[int, ...]]:
     """Play the deals of one block (both seatings when duplicate); deterministic in (seed, block)."""
     env = _env_for(ctx.flags)
     start = block * ctx.block_size
     stop = min(ctx.deals, start + ctx.block_size)
-    # agents[seating][seat]; the seat's seed is shared by both seatings (common random numbers).
-    agents: dict[int, list[Any]] = {}
-    for seating in (0, 1):
-        row = []
-        for seat in range(4):
-            team, member = _seat_role(seating, seat)
-            key = ("agent", ctx.seed, block, seat) if ctx.common_seeds else ("agent", ctx.seed, block, seating, seat)
-            row.append(build_agent(ctx.teams[team].members[member], derive_seed(*key), ctx.flags))
-        agents[seating] = row
+    agents = {seating: block_agents(ctx, block, seating) for seating in (0, 1)}
     out: list[tuple[int, ...]] = []
     for deal in range(start, stop):
         options, env_seed = make_deal(ctx.seed, deal, ctx.flags)
@@ -135,31 +136,6 @@ def _run_block(block: int, ctx: _Context) -> list[tuple[int, ...]]:
                 illegal[0], illegal[1], fallbacks[0], fallbacks[1], int(env.game.deals - 1), steps,
             ))
     return out
-
-
-def _progress_bar(total: int, desc: str) -> Any:
-    """A tqdm bar on stderr, or None (with a one-line note) when tqdm is not installed."""
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        print('(no progress bar: tqdm is not installed; pip install -e ".[tools]")', file=sys.stderr)
-        return None
-    return tqdm(total=total, unit="deal", desc=desc, file=sys.stderr, dynamic_ncols=True, leave=False)
-
-
-def _init_worker(ctx: _Context) -> None:
-    global _WORKER_CTX
-    _WORKER_CTX = ctx
-    if "torch" in sys.modules:  # one thread per worker process
-        try:
-            sys.modules["torch"].set_num_threads(1)
-        except Exception:
-            pass
-
-
-def _run_block_in_worker(block: int) -> list[tuple[int, ...]]:
-    assert _WORKER_CTX is not None
-    return _run_block(block, _WORKER_CTX)
 
 
 def _summarise(records: np.ndarray, ctx: _Context, confidence: float, n_boot: int, elapsed: float,
@@ -242,35 +218,21 @@ def play_match(
         raise ValueError(f"block_size must be >= 1, got {block_size}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"seed must be an integer (results are reproducible per seed), got {seed!r}")
-    flags = check_flags(flags)
+    game, flags = split_game(check_flags(flags))
+    if game != "partnership":
+        raise ValueError(f"play_match plays the partnership game (two teams of two), not game={game!r}; "
+                         f"call-your-partner Rook is evaluated by play_rotation_match")
     teams = (parse_team(spec_a, names[0]), parse_team(spec_b, names[1]))
     if check:
         for t in teams:
             check_team(t, flags)
     ctx = _Context(teams, flags, int(seed), bool(duplicate), bool(strict), int(block_size), deals, bool(common_seeds))
     n_blocks = (deals + block_size - 1) // block_size
-    blocks = range(n_blocks)
+    block_deals = [min(block_size, deals - b * block_size) for b in range(n_blocks)]
     workers = min(workers, n_blocks)
-    bar = _progress_bar(deals, f"{teams[0].name} vs {teams[1].name}") if progress else None
     t0 = time.perf_counter()
-    chunks: list[list[tuple[int, ...]]] = []
-    try:
-        if workers == 1:
-            for b in blocks:
-                chunks.append(_run_block(b, ctx))
-                if bar is not None:
-                    bar.update(len(chunks[-1]) // (2 if duplicate else 1))
-        else:
-            methods = mp.get_all_start_methods()
-            mpctx = mp.get_context("fork" if "fork" in methods else None)
-            with mpctx.Pool(workers, initializer=_init_worker, initargs=(ctx,)) as pool:
-                for chunk in pool.imap(_run_block_in_worker, blocks, chunksize=1):
-                    chunks.append(chunk)
-                    if bar is not None:
-                        bar.update(len(chunk) // (2 if duplicate else 1))
-    finally:
-        if bar is not None:
-            bar.close()
+    chunks = run_blocks(_run_block, ctx, block_deals, workers,
+                        desc=f"{teams[0].name} vs {teams[1].name}" if progress else None)
     elapsed = time.perf_counter() - t0
     records = np.array([r for c in chunks for r in c], dtype=np.int64).reshape(-1, len(REC_FIELDS))
     return _summarise(records, ctx, confidence, n_boot, elapsed, workers)

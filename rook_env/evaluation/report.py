@@ -11,13 +11,14 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from .call_partner import RotationResult
 from .results import MatchResult
 from .round_robin import RoundRobinResult
 from .stats import normal_quantile
 
 __all__ = [
     "Table", "TOOLS_HINT", "have_plots", "have_rich", "match_tables", "plot_match", "plot_round_robin",
-    "print_tables", "round_robin_tables",
+    "print_tables", "rotation_tables", "round_robin_tables",
 ]
 
 TOOLS_HINT = 'pip install -e ".[tools]"'
@@ -130,6 +131,44 @@ def match_tables(res: MatchResult) -> list[Table]:
     for label, f in rows:
         teams.add_row(label, f(a), f(b))
     return [head, teams]
+
+
+def _with_ci(x: float, ci: tuple[float, float], spec: str = "+.1f") -> str:
+    return f"{_fmt(x, spec)} [{_fmt(ci[0], spec)}, {_fmt(ci[1], spec)}]"
+
+
+def rotation_tables(res: RotationResult) -> list[Table]:
+    """The summary and per-agent tables of a call-your-partner rotation match."""
+    pct = f"{res.confidence:.0%}"
+    field_specs = sorted({a.spec for a in res.agents[1:]})
+    head = Table(f"rotation match, {res.players} players: {res.agents[0].name} vs {' / '.join(field_specs)}",
+                 [("measure", "left"), ("value", "right")])
+    lo, hi = res.ci
+    head.add_row(f"{res.agents[0].name} minus the field, points/hand, {pct} CI", f"{_fmt(res.mean)}  "
+                 f"[{_fmt(lo)}, {_fmt(hi)}]", style="bold")
+    head.add_row("illegal actions", str(res.illegal_total), style="red" if res.illegal_total else "green")
+    head.add_row("fallbacks: no rule found a move", str(sum(a.fallbacks for a in res.agents)))
+    head.add_row("deals / hands / redeals", f"{res.deals} / {res.hands} / {res.redeals}")
+    head.add_row("speed", f"{res.deals_per_s:,.1f} deals/s, {res.hands_per_s:,.0f} hands/s ({res.workers}w)")
+    flags = ", ".join(f"{k}={v}" for k, v in sorted(res.flags.items()))
+    head.add_row("seed / flags", f"{res.seed} / {flags}")
+    t = Table("per agent: every agent plays every seat of every deal",
+              [("agent", "left"), (f"score/hand [{pct} CI]", "right"), (f"minus field [{pct} CI]", "right"),
+               ("illegal", "right")])
+    roles = Table("per agent: roles", [("agent", "left"), ("bids: made/set", "right"), ("alone", "right"),
+                                       ("called", "right"), ("bidder/partner/defender", "right")])
+    for a in res.agents:
+        t.add_row(a.name, _with_ci(a.mean_score, a.score_ci), _with_ci(a.diff, a.diff_ci), str(a.illegal),
+                  style="red" if a.illegal else None)
+        roles.add_row(a.name, f"{a.contracts}: {a.made}/{a.sets}", str(a.alone), str(a.partner),
+                      " / ".join(_fmt(x, "+.0f") for x in (a.score_as_bidder, a.score_as_partner, a.score_as_defender)))
+    t.notes.append(f"score/hand: individual hand score; minus field: the agent's score minus the mean of the other "
+                   f"agents' (its mean score_diff); per deal over its {res.players} rotations, {pct} percentile "
+                   f"bootstrap intervals over deals.")
+    roles.notes.append("bids: auctions won, made or set; alone: contracts with the called card in the nest; called: "
+                       "hands holding a called card (a secret partner); bidder/partner/defender: mean score per hand "
+                       "in that role.")
+    return [head, t, roles]
 
 
 def round_robin_tables(rr: RoundRobinResult) -> list[Table]:

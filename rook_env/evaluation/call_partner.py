@@ -1,0 +1,358 @@
+"""Rotation matches of call-your-partner Rook: every agent plays every seat of the same deal.
+
+Call-your-partner scores are individual and the partnerships change every hand, so the
+two-seating duplicate of :mod:`.match` does not apply. Its counterpart here is the *rotation*:
+
+- A *field* of ``n`` agents sits at an ``n``-player table (``n = players``, 4 to 6): either ``n``
+  member specs, or two, a candidate and a baseline that fills the other ``n - 1`` chairs
+  (``play_rotation_match(["call_partner_heuristic", "random"])``: one heuristic among four
+  random players).
+- Deal ``i`` is generated from ``(seed, i)`` (hands, nest; the dealer rotates ``i % n``; an
+  environment seed for any redeal) and played ``n`` times through ``reset(options=...)``. In
+  rotation ``r`` seat ``s`` is taken by agent ``(s + r) % n``, i.e. agent ``j`` plays seat
+  ``(j - r) % n``: over the ``n`` rotations every agent holds every seat's cards, in every
+  position relative to the dealer, against the same cards in the other seats.
+- The agent at seat ``s`` is seeded from ``(seed, block, s)`` in *every* rotation (common random
+  numbers), so a field of identical agents plays the ``n`` rotations identically: every agent
+  then scores the mean of the seats' hand scores and every difference is exactly 0.
+
+Statistics, per agent ``j`` and deal ``d``: ``score[j, d]``, its individual hand score (RULES.md
+C8) averaged over the ``n`` rotations, and ``diff[j, d] = score[j, d] - mean over k != j of
+score[k, d]`` (its score minus the field's: the mean of the ``score_diff`` reward it received).
+Reported: the mean over deals of each with a percentile bootstrap interval over deals (a deal
+and its ``n`` rotations are one unit: the rotations share the cards, so they are not independent),
+reproducible for a seed. The headline :attr:`RotationResult.mean` / ``.ci`` is agent 0's ``diff``
+(the candidate minus the field); the ``diff`` of all agents sums to 0 on every deal. Besides:
+contracts won, made and set, the mean winning bid, times a called card's holder (secret partner),
+times alone, mean score as bidder / partner / defender, illegal actions (counted, replaced by the
+lowest legal action, reported; they must be zero) and fallbacks per agent, speed. Hands are
+played at 0 points each (agents do not see a running game score); games to 500 are not built.
+
+Deals are processed in fixed blocks (agents built once per block), so ``workers=N`` gives results
+identical to ``workers=1``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from rook_env.agents.registry import build_agent, check_team, parse_team, spec_label, split_game
+from rook_env.call_partner import raw_env as call_partner_env
+from rook_env.loop import IllegalActionError, Step, play_turns, reset_agents
+
+from .blocks import run_blocks
+from .deals import check_flags, derive_seed, make_deal
+from .results import DEFAULT_BLOCK_SIZE, to_json_safe
+from .stats import bootstrap_mean_ci
+
+__all__ = ["AgentStats", "RotationResult", "ROT_FIELDS", "field_specs", "play_rotation_match"]
+
+# One row per (deal, rotation, seat): plain ints, cheap to pickle between processes.
+ROT_FIELDS = (
+    "deal", "rotation", "seat", "agent", "score", "bidder", "partner", "alone", "made", "bid", "points",
+    "illegal", "fallbacks", "redeals", "steps",
+)
+RF = {name: i for i, name in enumerate(ROT_FIELDS)}
+
+
+def field_specs(specs: Sequence[Any], players: int) -> list[Any]:
+    """The ``players`` member specs of a field: ``specs`` itself when it has one per seat, or
+    ``[candidate] + [baseline] * (players - 1)`` for two specs ``(candidate, baseline)``."""
+    specs = list(specs)
+    if len(specs) == players:
+        return specs
+    if len(specs) == 2:
+        return [specs[0]] + [specs[1]] * (players - 1)
+    raise ValueError(f"a rotation match at a {players}-player table needs {players} agent specs (one per chair) "
+                     f"or 2 (a candidate and the baseline filling the other chairs), got {len(specs)}")
+
+
+@dataclass(frozen=True)
+class _Context:
+    specs: tuple[Any, ...]  # member spec per agent of the field
+    flags: dict[str, Any]  # call-your-partner rule flags (without "game")
+    seed: int
+    strict: bool
+    block_size: int
+    deals: int
+
+    @property
+    def n(self) -> int:
+        return len(self.specs)
+
+    @property
+    def deal_flags(self) -> dict[str, Any]:
+        return {**self.flags, "game": "call_partner"}
+
+
+_ENVS: dict[Any, Any] = {}
+
+
+def _env_for(flags: Mapping[str, Any]) -> Any:
+    key = tuple(sorted(flags.items()))
+    env = _ENVS.get(key)
+    if env is None:
+        env = _ENVS[key] = call_partner_env(**dict(flags))
+    return env
+
+
+def _run_block(block: int, ctx: _Context) -> list[tuple[int, ...]]:
+    """Play the deals of one block, each in every rotation; deterministic in (seed, block)."""
+    n, env = ctx.n, _env_for(ctx.flags)
+    agent_flags = ctx.deal_flags
+    # agents[r][s]: the agent of seat s in rotation r, seeded by seat alone (common random numbers).
+    agents = [[build_agent(ctx.specs[(s + r) % n], derive_seed("agent", ctx.seed, block, s), agent_flags)
+               for s in range(n)] for r in range(n)]
+    out: list[tuple[int, ...]] = []
+    for deal in range(block * ctx.block_size, min(ctx.deals, (block + 1) * ctx.block_size)):
+        options, env_seed = make_deal(ctx.seed, deal, ctx.deal_flags)
+        for r in range(n):
+            row = agents[r]
+            env.reset(seed=env_seed, options=options)
+            reset_agents(row)
+            illegal = [0] * n
+            before = [int(getattr(a, "fallbacks", 0) or 0) for a in row]
+
+            def replace_illegal(step: Step, error: ValueError, r: int = r, deal: int = deal,
+                                illegal: list[int] = illegal) -> int:
+                if ctx.strict:
+                    raise IllegalActionError(
+                        f"deal {deal}, rotation {r}, seat {step.seat} (agent {(step.seat + r) % n}: "
+                        f"{spec_label(ctx.specs[(step.seat + r) % n])}): {error}", step.seat, step.action
+                    ) from error
+                illegal[step.seat] += 1
+                return int(np.flatnonzero(step.observation["action_mask"])[0])  # the lowest legal action
+
+            steps = play_turns(env, row, on_illegal=replace_illegal)
+            res = env.infos["player_0"]["hand"]
+            redeals = int(env.game.deals - 1)
+            for s in range(n):
+                fallbacks = int(getattr(row[s], "fallbacks", 0) or 0) - before[s]
+                out.append((
+                    deal, r, s, (s + r) % n, int(res["hand_scores"][s]), int(s == res["bidder"]),
+                    int(s in res["partners"]), int(s == res["bidder"] and res["alone"]), int(bool(res["made"])),
+                    int(res["bid"]), int(res["points"][s]), illegal[s], fallbacks, redeals, steps,
+                ))
+    return out
+
+
+@dataclass
+class AgentStats:
+    """One agent of the field over all its hands (``n`` per deal)."""
+
+    name: str
+    spec: str
+    mean_score: float  # individual hand score per hand
+    score_ci: tuple[float, float]
+    diff: float  # mean score minus the mean of the other agents' (per deal), i.e. its mean score_diff
+    diff_ci: tuple[float, float]
+    hands: int
+    contracts: int  # auctions won
+    made: int
+    sets: int
+    alone: int  # contracts played alone (the called card in the nest)
+    partner: int  # hands as the holder of a called card (a secret partner)
+    mean_bid: float
+    score_as_bidder: float
+    score_as_partner: float
+    score_as_defender: float
+    illegal: int
+    fallbacks: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass
+class RotationResult:
+    """Everything :func:`play_rotation_match` measured. ``deal_scores[j, d]``: agent ``j``'s hand
+    score on deal ``d`` averaged over the rotations; ``deal_diffs[j, d]``: minus the field's."""
+
+    players: int
+    deals: int
+    seed: int
+    flags: dict[str, Any]
+    confidence: float
+    agents: list[AgentStats]
+    mean: float  # agent 0's diff: the candidate minus the field
+    ci: tuple[float, float]
+    deal_scores: np.ndarray = field(repr=False)
+    deal_diffs: np.ndarray = field(repr=False)
+    hands: int = 0
+    redeals: int = 0
+    steps: int = 0
+    elapsed_s: float = 0.0
+    workers: int = 1
+    block_size: int = DEFAULT_BLOCK_SIZE
+    records: np.ndarray = field(default=None, repr=False)  # one row per (deal, rotation, seat), ROT_FIELDS
+
+    @property
+    def names(self) -> list[str]:
+        return [a.name for a in self.agents]
+
+    @property
+    def illegal_total(self) -> int:
+        return sum(a.illegal for a in self.agents)
+
+    @property
+    def deals_per_s(self) -> float:
+        return self.deals / self.elapsed_s if self.elapsed_s > 0 else math.inf
+
+    @property
+    def hands_per_s(self) -> float:
+        return self.hands / self.elapsed_s if self.elapsed_s > 0 else math.inf
+
+    def to_dict(self, per_deal: bool = True, timing: bool = True) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "game": "call_partner",
+            "scheme": "rotation",
+            "players": self.players,
+            "deals": self.deals,
+            "hands": self.hands,
+            "seed": self.seed,
+            "block_size": self.block_size,
+            "flags": dict(self.flags),
+            "confidence": self.confidence,
+            "candidate_minus_field": self.mean,
+            "ci": list(self.ci),
+            "agents": [a.to_dict() for a in self.agents],
+            "illegal_actions": self.illegal_total,
+            "redeals": self.redeals,
+            "steps": self.steps,
+        }
+        if timing:
+            d.update(elapsed_s=self.elapsed_s, deals_per_s=self.deals_per_s, hands_per_s=self.hands_per_s,
+                     workers=self.workers)
+        if per_deal:
+            d["per_deal_scores"] = self.deal_scores.tolist()
+        return to_json_safe(d)
+
+    def summary(self) -> str:
+        lo, hi = self.ci
+        field_names = sorted({a.spec for a in self.agents[1:]})
+        return (
+            f"{self.agents[0].name} vs {'/'.join(field_names)} ({self.players} players): "
+            f"{self.mean:+.2f} points/hand over the field [{lo:+.2f}, {hi:+.2f}] over {self.deals} deals "
+            f"x {self.players} rotations; illegal {self.illegal_total}"
+        )
+
+
+def _labels(specs: Sequence[Any]) -> list[str]:
+    """Display names, numbered when a spec repeats (``random #2``)."""
+    base = [spec_label(s) for s in specs]
+    out = []
+    for j, b in enumerate(base):
+        out.append(b if base.count(b) == 1 else f"{b} #{base[:j + 1].count(b)}")
+    return out
+
+
+def _mean(x: np.ndarray) -> float:
+    return float(x.mean()) if x.size else math.nan
+
+
+def _summarise(records: np.ndarray, ctx: _Context, confidence: float, n_boot: int, elapsed: float,
+               workers: int) -> RotationResult:
+    n, deals = ctx.n, ctx.deals
+    agent, deal = records[:, RF["agent"]], records[:, RF["deal"]]
+    score = records[:, RF["score"]].astype(np.float64)
+    # Each (agent, deal) has exactly n rows (one per rotation).
+    deal_scores = np.zeros((n, deals))
+    np.add.at(deal_scores, (agent, deal), score)
+    deal_scores /= n
+    others = (deal_scores.sum(axis=0, keepdims=True) - deal_scores) / (n - 1)
+    deal_diffs = deal_scores - others
+    labels = _labels(ctx.specs)
+    stats = []
+    for j in range(n):
+        rows = records[agent == j]
+        sc = rows[:, RF["score"]].astype(np.float64)
+        bid = rows[:, RF["bidder"]] == 1
+        partner = rows[:, RF["partner"]] == 1
+        made = rows[:, RF["made"]] == 1
+        boot = derive_seed("bootstrap", ctx.seed, j) % 2**32
+        stats.append(AgentStats(
+            name=labels[j], spec=spec_label(ctx.specs[j]),
+            mean_score=float(deal_scores[j].mean()),
+            score_ci=bootstrap_mean_ci(deal_scores[j], confidence, n_boot, seed=boot),
+            diff=float(deal_diffs[j].mean()),
+            diff_ci=bootstrap_mean_ci(deal_diffs[j], confidence, n_boot, seed=boot),
+            hands=int(rows.shape[0]), contracts=int(bid.sum()), made=int((bid & made).sum()),
+            sets=int((bid & ~made).sum()), alone=int(rows[:, RF["alone"]].sum()), partner=int(partner.sum()),
+            mean_bid=_mean(rows[bid, RF["bid"]]), score_as_bidder=_mean(sc[bid]), score_as_partner=_mean(sc[partner]),
+            score_as_defender=_mean(sc[~bid & ~partner]), illegal=int(rows[:, RF["illegal"]].sum()),
+            fallbacks=int(rows[:, RF["fallbacks"]].sum()),
+        ))
+    first_seat = records[records[:, RF["seat"]] == 0]  # one row per hand
+    return RotationResult(
+        players=n, deals=deals, seed=ctx.seed, flags={**ctx.flags, "game": "call_partner"}, confidence=confidence,
+        agents=stats, mean=stats[0].diff, ci=stats[0].diff_ci, deal_scores=deal_scores, deal_diffs=deal_diffs,
+        hands=int(first_seat.shape[0]), redeals=int(first_seat[:, RF["redeals"]].sum()),
+        steps=int(first_seat[:, RF["steps"]].sum()), elapsed_s=elapsed, workers=workers,
+        block_size=ctx.block_size, records=records,
+    )
+
+
+def play_rotation_match(
+    specs: Sequence[Any],
+    deals: int = 1000,
+    seed: int = 0,
+    flags: Mapping[str, Any] | None = None,
+    workers: int = 1,
+    progress: bool = False,
+    *,
+    players: int | None = None,
+    confidence: float = 0.95,
+    n_boot: int = 2000,
+    strict: bool = False,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    check: bool = True,
+) -> RotationResult:
+    """Play a field of agents at a call-your-partner table over ``deals`` seeded deals, each in
+    all ``n`` rotations (module docstring).
+
+    ``specs``: ``n`` member specs (agent spec strings such as ``"call_partner_heuristic"`` or
+    ``"random"``, or callables ``factory(seed) -> agent``), or two: a candidate and the baseline
+    that fills the other chairs. ``flags``: call-your-partner rule flags (``game="call_partner"``
+    may be included; ``players`` sets ``n``, as does the ``players`` argument); ``workers``:
+    processes (results are identical for any value); ``strict``: raise on an illegal action
+    instead of counting it; ``block_size``: deals per block (agents are rebuilt, freshly seeded,
+    at each block; part of the seed's definition); ``check``: build every spec once up front.
+    """
+    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
+        raise ValueError(f"deals must be a positive integer, got {deals!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if block_size < 1:
+        raise ValueError(f"block_size must be >= 1, got {block_size}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an integer (results are reproducible per seed), got {seed!r}")
+    flags = dict(flags or {})
+    if flags.setdefault("game", "call_partner") != "call_partner":
+        raise ValueError(f"play_rotation_match plays call-your-partner Rook, not game={flags['game']!r}; "
+                         f"the partnership game is evaluated by play_match")
+    if players is not None:
+        if flags.get("players", players) != players:
+            raise ValueError(f"players={players} contradicts the flag players={flags['players']}")
+        flags["players"] = players
+    flags = check_flags(flags)
+    _, rules = split_game(flags)
+    n = int(rules.setdefault("players", 5))
+    members = field_specs(specs, n)
+    if check:
+        for m in {spec_label(m) if isinstance(m, str) else id(m): m for m in members}.values():
+            check_team(parse_team((m, m)), flags)
+    ctx = _Context(tuple(members), rules, int(seed), bool(strict), int(block_size), deals)
+    n_blocks = (deals + block_size - 1) // block_size
+    block_deals = [min(block_size, deals - b * block_size) for b in range(n_blocks)]
+    workers = min(workers, n_blocks)
+    t0 = time.perf_counter()
+    chunks = run_blocks(_run_block, ctx, block_deals, workers,
+                        desc=f"{spec_label(members[0])} vs the field" if progress else None)
+    elapsed = time.perf_counter() - t0
+    records = np.array([r for c in chunks for r in c], dtype=np.int64).reshape(-1, len(ROT_FIELDS))
+    return _summarise(records, ctx, confidence, n_boot, elapsed, workers)
