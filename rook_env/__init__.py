@@ -1,7 +1,9 @@
 """rook_env: four-player partnership Rook (Kentucky Discard tournament rules) for RL.
 
 ``rook_env.env(**flags)`` / ``rook_env.raw_env(**flags)`` are PettingZoo AEC
-environments; ``pettingzoo.make("aec", "rook_env/Rook-v1")`` makes the checked one
+environments (``game="call_partner"`` for call-your-partner Rook, 4-6 players);
+``pettingzoo.make("aec", "rook_env/Rook-v1")`` makes the checked one (``"rook_env/RookCallPartner-v0"``
+the call-your-partner one)
 (PettingZoo 1.27 and newer, which have a registry; with 1.24 to 1.26 call ``rook_env.env()``).
 The pure rules live in :mod:`rook_env.rules`; the action layout in
 :mod:`rook_env.cards`; observations and their decoder in :mod:`rook_env.observation`.
@@ -36,6 +38,10 @@ def _register() -> None:
         return
     if ENV_ID not in registry:
         register("aec", ENV_ID, entry_point="rook_env.env:env")
+    from .call_partner import ENV_ID as CALL_PARTNER_ID
+
+    if CALL_PARTNER_ID not in registry:
+        register("aec", CALL_PARTNER_ID, entry_point="rook_env.call_partner.env:env")
 
 
 _register()

@@ -476,8 +476,24 @@ class CheckedRookEnv(raw_env):
         super().step(a)
 
 
+GAMES = ("partnership", "call_partner")
+
+
 def env(
-    render_mode: str | None = None, illegal_reward: float = -1.0, max_hands: int | None = None, **flags: Any
-) -> CheckedRookEnv:
-    """The Rook environment with PettingZoo's classic checks (see the module docstring)."""
+    render_mode: str | None = None,
+    illegal_reward: float = -1.0,
+    max_hands: int | None = None,
+    game: str = "partnership",
+    **flags: Any,
+) -> AECEnv:
+    """The Rook environment with PettingZoo's classic checks (see the module docstring).
+
+    ``game="call_partner"`` makes call-your-partner Rook for 4-6 players instead
+    (:func:`rook_env.call_partner.env`, RULES.md section C); ``flags`` are that game's."""
+    if game == "call_partner":
+        from .call_partner import env as call_partner_env
+
+        return call_partner_env(render_mode=render_mode, illegal_reward=illegal_reward, max_hands=max_hands, **flags)
+    if game != "partnership":
+        raise ValueError(f"game must be one of {GAMES}, got {game!r}")
     return CheckedRookEnv(render_mode=render_mode, illegal_reward=illegal_reward, max_hands=max_hands, **flags)
