@@ -23,7 +23,7 @@ Default layout (tournament deck: N = 41 cards, B = 11 bid levels), 583 floats::
     counters        2             counters taken: my team, their team (/ points per deck)
     tricks_won      2             tricks taken: my team, their team (/ tricks per hand)
     tricks_left     1             tricks still to play (/ tricks per hand)
-    scores          2             game scores: my team, their team (/ target_score; may be < 0 or > 1)
+    scores          2             game scores: my team, their team (/ target_score, clipped to +-SCORE_CLIP)
     dealer          4             rel seat of the dealer
     ------------------------------------------------------------------
     5+41+44+48+4+11+4+4+164+164+41+41+1+2+2+1+2+4 = 583 (OBS_SIZE)
@@ -45,6 +45,10 @@ import numpy as np
 from .cards import N_SEATS, Layout, bits, layout_for
 from .config import RookConfig
 from .rules import BID, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
+
+# The two ``scores`` entries are score / target_score clipped to [-SCORE_CLIP, SCORE_CLIP]
+# (computed in float64, stored as float32), so the observation Box is finite.
+SCORE_CLIP = 4.0
 
 
 class ObsLayout:
@@ -83,11 +87,11 @@ class ObsLayout:
             start += size
         self.size = start
         self.slices = {name: slice(a, z) for name, a, z in self.sections}
-        # Box bounds: [0, 1] everywhere but the scores, which are unbounded.
+        # Box bounds: [0, 1] everywhere but the scores, which lie in [-SCORE_CLIP, SCORE_CLIP].
         self.low = np.zeros(self.size, np.float32)
         self.high = np.ones(self.size, np.float32)
-        self.low[self.slices["scores"]] = -np.inf
-        self.high[self.slices["scores"]] = np.inf
+        self.low[self.slices["scores"]] = -SCORE_CLIP
+        self.high[self.slices["scores"]] = SCORE_CLIP
 
     def table(self) -> list[tuple[str, int, int, int]]:
         """(name, start, stop, size) for every section."""
@@ -109,6 +113,11 @@ REL_ONE_HOT = np.array(
     [[[1.0 if r == REL[me][seat] else 0.0 for r in range(N_SEATS)] for me in range(N_SEATS)] for seat in range(N_SEATS)],
     np.float32,
 )
+
+
+def scaled_score(score: int, config: RookConfig) -> float:
+    """A game score as the observation holds it: ``score / target_score`` clipped to +-SCORE_CLIP."""
+    return min(max(score / config.target_score, -SCORE_CLIP), SCORE_CLIP)
 
 
 def unpack_mask(mask: int, n: int) -> np.ndarray:
@@ -232,8 +241,7 @@ class ObservationEncoder:
 
     def _write_scores(self) -> None:
         st, S = self.state, self.ol.SCORES
-        target = st.config.target_score
-        s0, s1 = st.scores[0] / target, st.scores[1] / target
+        s0, s1 = scaled_score(st.scores[0], st.config), scaled_score(st.scores[1], st.config)
         self.obs[0::2, S:S + 2] = (s0, s1)
         self.obs[1::2, S:S + 2] = (s1, s0)
 
@@ -293,8 +301,8 @@ def encode(state: RookState, me: int, out: np.ndarray | None = None, ol: ObsLayo
     out[ol.TRICKS_WON] = state.tricks_won[t] / L.n_tricks
     out[ol.TRICKS_WON + 1] = state.tricks_won[1 - t] / L.n_tricks
     out[ol.TRICKS_LEFT] = (L.n_tricks - len(state.tricks)) / L.n_tricks
-    out[ol.SCORES] = state.scores[t] / state.config.target_score
-    out[ol.SCORES + 1] = state.scores[1 - t] / state.config.target_score
+    out[ol.SCORES] = scaled_score(state.scores[t], state.config)
+    out[ol.SCORES + 1] = scaled_score(state.scores[1 - t], state.config)
     out[ol.DEALER + rel[state.dealer]] = 1.0
     return out
 
