@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import rook_env
 from rook_env.cards import bits
 from rook_env.config import CHOICES
-from rook_env.observation import OBS_SIZE, REL, decode, encode, obs_layout
+from rook_env.observation import OBS_SIZE, REL, SCORE_CLIP, decode, encode, obs_layout
 from rook_env.rules import BID, PHASE_NAMES
 
 RULE_FLAGS = ["all_pass", "no_counter_redeal", "nest_discard", "first_lead", "rook_rank", "deck"]
@@ -32,6 +32,7 @@ def expected_view(game, me):
             high = L.bids[a - L.BID0]
             bids.append((rel[seat], high))
     t = me & 1
+    lim = round(SCORE_CLIP * game.config.target_score)
     sees_nest = me == game.bidder and game.phase != BID
     return {
         "phase": PHASE_NAMES[game.phase],
@@ -50,7 +51,8 @@ def expected_view(game, me):
         "counters": (game.points[t], game.points[1 - t]),
         "tricks_won": (game.tricks_won[t], game.tricks_won[1 - t]),
         "tricks_left": L.n_tricks - len(game.tricks),
-        "scores": (game.scores[t], game.scores[1 - t]),
+        # the observation clips scores to +-SCORE_CLIP targets (random play can fall below that)
+        "scores": tuple(max(-lim, min(lim, game.scores[k])) for k in (t, 1 - t)),
         "dealer": rel[game.dealer],
     }
 
