@@ -1,0 +1,758 @@
+"""Batched Rook: ``num_envs`` tables stepped together with numpy (structure of arrays).
+
+The same game as :class:`rook_env.raw_env` (every rule flag, ``episode="hand"`` and
+``"game"``, ``max_hands``), with the observations bit for bit those of ``raw_env``;
+``tests/test_vector.py`` plays both in lock-step to check it. Card sets are ``uint64``
+bitmasks (bit ``id``; the full deck's 57 cards fit), every table's state is one row of a
+few arrays, and legality, trick resolution, scoring and the incremental update of all four
+seats' observations are masked array operations per phase: no Python loop over tables
+in :meth:`RookVectorEnv.step`. numpy only (no torch).
+
+API (in the style of gymnasium's vector environments and Pgx; ``N = num_envs``,
+``D = obs_dim``, ``A = n_actions``)::
+
+    env = RookVectorEnv(N, max_hands=None, illegal_action="raise", illegal_reward=-1.0,
+                        deal_source=None, **flags)
+    obs, info = env.reset(seed=None, options=None)
+    obs, rewards, terminated, truncated, info = env.step(actions)
+
+- ``obs``: ``(N, D)`` float32, the observation of the seat to act at every table.
+- ``info["seat"]``: ``(N,)`` int64, that seat (absolute, 0..3; teams {0, 2} and {1, 3}).
+- ``info["action_mask"]``: ``(N, A)`` int8, its legal actions.
+- ``actions``: ``(N,)`` integers, one action per table for its seat to act.
+- ``rewards``: ``(N, 4)`` float32 for the four absolute seats; non-zero only on the step
+  that ends a hand (or on an illegal action in ``"terminate"`` mode), with the flag
+  ``reward``'s meaning exactly as in ``raw_env``.
+- ``terminated`` / ``truncated``: ``(N,)`` bool; the episode (a hand, or a game with
+  ``episode="game"``) ended / was cut by ``max_hands``.
+- ``info["hand_over"]``: ``(N,)`` bool, a hand was finished on this step (in game
+  episodes also hands that do not end the game); ``info["hand"]``: the finished hands'
+  facts as arrays with ``raw_env``'s ``infos[agent]["hand"]`` keys: ``bidder``, ``bid``,
+  ``trump``, ``made`` ``(N,)``; ``counters``, ``bonus``, ``hand_scores``, ``scores``,
+  ``tricks_won`` ``(N, 2)`` per team; ``last_trick_team``, ``game_winner`` ``(N,)``.
+  Rows without a finished hand hold -1 (0 for per-team entries, False for ``made``).
+- ``info["illegal"]``: ``(N,)`` bool, the table's action was illegal (``"terminate"`` mode).
+
+Auto-reset: a table whose episode ends on a step (``terminated | truncated``) is reset in
+that same step: its ``rewards`` and ``info["hand"]`` describe the hand that just ended,
+while ``obs``, ``info["seat"]`` and ``info["action_mask"]`` are already the first
+decision of the next episode (a new deal, a new random first dealer, scores 0). Inside a
+game episode the next hand is dealt exactly as in ``raw_env`` (dealer rotated, scores
+kept), and a redeal deals again within the same step. The final observation of an ended
+episode is not returned (nothing follows a terminal decision).
+
+Other members: ``observe(seat)`` ``(N, D)`` (an int seat, or one seat per table),
+``state_for(seat)`` ``(N, D + 5 * n_cards)`` (``raw_env.state_for``'s layout),
+``current_player`` / ``action_mask`` / ``observation`` (the latest ones), ``scores``,
+``dealer``, ``phase``, ``hands_played`` (copies), ``single_observation_space``,
+``single_action_space``, ``config``, ``layout``, ``obs_layout``.
+
+Illegal actions: ``illegal_action="raise"`` (default) raises ``ValueError`` naming every
+offending table, its action, seat, phase and legal actions, and applies nothing on any
+table for that call. ``illegal_action="terminate"`` follows ``rook_env.env()``
+(PettingZoo's ``TerminateIllegalWrapper``): the offending table's episode ends
+(``terminated``), its offender receives ``illegal_reward`` and the other seats 0,
+``info["illegal"]`` marks it, and it is reset; the other tables step normally. Actions
+that are not integers or lie outside ``0..A-1`` always raise.
+
+Deals: drawn from a ``numpy.random.Generator`` seeded by ``reset(seed)``; the same seed,
+``N`` and actions give the same deals (not the same deals as ``raw_env``'s stream).
+``reset(options=[...])`` fixes per-table deals with ``raw_env``'s keys ``hands``,
+``nest``, ``dealer`` and ``scores`` (``None`` entries: random), validated with the same
+errors. ``deal_source(tables, new_game)`` (optional; tests and duplicate evaluation) is
+called whenever tables need a deal after ``reset``: ``tables`` are their indices,
+``new_game`` marks a new episode (else a redeal or the next hand of a game); it returns
+one entry per table, ``None`` (draw) or a dict of the same keys (``dealer``/``scores``
+only for a new game).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from gymnasium import spaces
+
+from .cards import N_COLOURS, N_SEATS, NEST_SIZE, layout_for, rank_power
+from .config import make_config
+from .env import OPTION_KEYS
+from .observation import REL, REL_ONE_HOT, SCORE_CLIP, obs_layout
+from .rules import BID, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
+
+ILLEGAL_MODES = ("raise", "terminate")
+U64 = np.dtype("<u8")  # card sets; little-endian so that a view as bytes unpacks bit i to element i
+ROOK_POWER = {"high": 1000.0, "low": 100.0, "ten_and_half": 110.5}  # as RookState: trumps are 100 + rank power
+DealSource = Callable[[np.ndarray, np.ndarray], Sequence[Any]]
+
+
+def unpack_bits(masks: np.ndarray, n: int) -> np.ndarray:
+    """``uint64`` card masks of any shape -> uint8 0/1 array with a trailing axis of ``n`` (bit i -> i)."""
+    raw = np.ascontiguousarray(masks, U64).view(np.uint8).reshape(masks.shape + (8,))
+    return np.unpackbits(raw, axis=-1, count=n, bitorder="little")
+
+
+def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of an ``(N, A)`` mask (vectorised), int64."""
+    noise = rng.random(mask.shape, dtype=np.float32) + 1.0  # in [1, 2): an illegal 0 never wins
+    return np.argmax(noise * mask, axis=1)
+
+
+class RookVectorEnv:
+    """``num_envs`` Rook tables stepped together; see the module docstring for the API."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        max_hands: int | None = None,
+        illegal_action: str = "raise",
+        illegal_reward: float = -1.0,
+        deal_source: DealSource | None = None,
+        **flags: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs <= 0:
+            raise ValueError(f"num_envs={num_envs!r} must be a positive integer")
+        if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands <= 0):
+            raise ValueError(f"max_hands={max_hands!r} must be a positive integer or None")
+        if illegal_action not in ILLEGAL_MODES:
+            raise ValueError(f"illegal_action={illegal_action!r} is not allowed; allowed values: {', '.join(ILLEGAL_MODES)}")
+        if deal_source is not None and not callable(deal_source):
+            raise ValueError(f"deal_source={deal_source!r} must be callable(tables, new_game) or None")
+        self.num_envs = N = int(num_envs)
+        self.max_hands = max_hands
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self.deal_source = deal_source
+        self.config = cfg = make_config(**flags)
+        self.layout = L = layout_for(cfg)
+        self.obs_layout = ol = obs_layout(cfg)
+        self.obs_dim = D = ol.size
+        self.n_actions = L.n_actions
+        self.state_dim = D + 5 * L.n_cards
+        self.single_observation_space = spaces.Box(ol.low, ol.high, dtype=np.float32)
+        self.single_action_space = spaces.Discrete(L.n_actions)
+        self._scratch = RookState(cfg)  # validates fixed deals with raw_env's errors
+        self._rng: np.random.Generator | None = None
+        self._german = cfg.nest_discard == "no_counters_unless_forced"
+        self._build_tables()
+        # ---- state, one row per table (see RookState for the meaning of each field)
+        self._ar = np.arange(N)
+        self._row0 = self._ar * (N_SEATS * D)  # flat offset of each table's seat-0 observation
+        self._obs = np.zeros((N, N_SEATS, D), np.float32)  # all four seats' observations
+        self._flat = self._obs.reshape(-1)
+        self.hands = np.zeros((N, N_SEATS), U64)
+        self.nest = np.zeros(N, U64)  # as dealt
+        self.discards = np.zeros(N, U64)
+        self.n_discards = np.zeros(N, np.int64)
+        self._phase = np.full(N, OVER, np.int64)
+        self.current = np.zeros(N, np.int64)
+        self._dealer = np.zeros(N, np.int64)
+        self.high_bid = np.full(N, -1, np.int64)  # bid level index
+        self.bidder = np.full(N, -1, np.int64)
+        self.passed = np.zeros((N, N_SEATS), bool)
+        self.n_passed = np.zeros(N, np.int64)
+        self.trump = np.full(N, -1, np.int64)
+        self.leader = np.full(N, -1, np.int64)
+        self.trick = np.zeros((N, N_SEATS), np.int64)  # cards of the current trick in play order
+        self.trick_len = np.zeros(N, np.int64)
+        self.n_tricks = np.zeros(N, np.int64)  # tricks finished this hand
+        self.tricks_won = np.zeros((N, 2), np.int64)
+        self.points = np.zeros((N, 2), np.int64)
+        self.last_trick_team = np.full(N, -1, np.int64)
+        self.nest_has_counters = np.zeros(N, bool)
+        self._scores = np.zeros((N, 2), np.int64)
+        self._hands_played = np.zeros(N, np.int64)
+        self._mask: np.ndarray | None = None
+        self._obs_now: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ lookup tables
+    def _build_tables(self) -> None:
+        """Per-configuration constants: card masks, trick powers, flat observation offsets."""
+        L, ol, D = self.layout, self.obs_layout, self.obs_dim
+        n, nb = L.n_cards, L.n_bids
+        self._card_bit = np.array([1 << c for c in range(n)], U64)
+        # colour masks; index -1 (no trump / no colour) is the last, empty entry
+        self._colour_mask = np.array(list(L.colour_mask) + [0], U64)
+        self._card_colour = np.array(L.card_colour, np.int64)  # Rook Bird: -1
+        self._card_points = np.array(L.card_points, np.int64)
+        self._counter_mask = U64.type(L.counter_mask)
+        self._rook_bit = U64.type(L.rook_bit)
+        self._no_counter = U64.type(L.all_cards & ~L.counter_mask)
+        self._rook_high = self.config.rook_rank == "high"
+        self._bid_values = np.array(L.bids, np.int64)
+        self._levels = np.arange(nb)
+        # _power[trump, led, card]: RookState.trick_winner_index's order (off colours -1)
+        power = np.full((N_COLOURS, N_COLOURS, n), -1.0)
+        for t in range(N_COLOURS):
+            for led in range(N_COLOURS):
+                for c in range(n):
+                    col = L.card_colour[c]
+                    if c == L.rook:
+                        power[t, led, c] = ROOK_POWER[self.config.rook_rank]
+                    elif col == t:
+                        power[t, led, c] = 100 + rank_power(L.card_rank[c])
+                    elif col == led:
+                        power[t, led, c] = rank_power(L.card_rank[c])
+        self._power = power
+        rel = np.array(REL)  # rel[me, seat]
+        me = np.arange(N_SEATS)
+        # flat offsets within a table's (4, D) block, one row per acting seat s
+        self._play_off = np.array(
+            [np.concatenate([me * D + ol.TRICK + rel[me, s] * n, me * D + ol.PLAYED + rel[me, s] * n])
+             for s in range(N_SEATS)])  # (4, 8): + card id
+        self._pass_off = np.array([me * D + ol.PASSES + rel[me, s] * (nb + 1) for s in range(N_SEATS)])  # + level + 1
+        self._bid_off = np.array(
+            [np.concatenate([me * D + ol.CONTRACT, me * D + ol.BIDS + rel[me, s] * nb]) for s in range(N_SEATS)]
+        )  # (4, 8): + level
+        self._all_rows = me * D  # (4,): + a section offset, every seat's row
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def current_player(self) -> np.ndarray:
+        """``(N,)`` the absolute seat to act at every table."""
+        self._require_reset("current_player")
+        return self.current.copy()
+
+    @property
+    def action_mask(self) -> np.ndarray:
+        """``(N, A)`` int8 legal actions of the seat to act (a copy)."""
+        self._require_reset("action_mask")
+        return self._mask.copy()
+
+    @property
+    def observation(self) -> np.ndarray:
+        """``(N, D)`` float32 observation of the seat to act (a copy)."""
+        self._require_reset("observation")
+        return self._obs_now.copy()
+
+    @property
+    def scores(self) -> np.ndarray:
+        """``(N, 2)`` game scores of teams 0 and 1 (a copy)."""
+        return self._scores.copy()
+
+    @property
+    def dealer(self) -> np.ndarray:
+        return self._dealer.copy()
+
+    @property
+    def phase(self) -> np.ndarray:
+        """``(N,)`` phase ids (``rook_env.rules``: BID, DISCARD, TRUMP, PLAY)."""
+        return self._phase.copy()
+
+    @property
+    def hands_played(self) -> np.ndarray:
+        """``(N,)`` hands finished in the current episode."""
+        return self._hands_played.copy()
+
+    def _require_reset(self, what: str) -> None:
+        if self._mask is None:
+            raise RuntimeError(f"{what} used before reset(); call reset() first")
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | None = None, options: Sequence[dict | None] | None = None):
+        """Start a new episode at every table; returns ``(obs, info)`` (see the module docstring).
+
+        ``options``: None, or one entry per table: None (random deal) or a dict with
+        ``raw_env.reset``'s keys ``hands``, ``nest``, ``dealer``, ``scores``.
+        """
+        N = self.num_envs
+        if seed is not None or self._rng is None:
+            self._rng = np.random.default_rng(seed)
+        if options is not None:
+            if isinstance(options, dict) or not isinstance(options, Sequence) or len(options) != N:
+                raise ValueError(
+                    f"options must be None or a list of {N} entries (one per table: a dict with keys "
+                    f"{', '.join(OPTION_KEYS)}, or None), got {type(options).__name__}"
+                    + (f" of length {len(options)}" if isinstance(options, Sequence) else "")
+                )
+            fixed = [None if o is None else self._check_option(o, f"options[{i}]", True) for i, o in enumerate(options)]
+        else:
+            fixed = [None] * N
+        self._new_game(self._ar, fixed)
+        self._refresh()
+        return self._obs_now, {"seat": self.current.copy(), "action_mask": self._mask.copy()}
+
+    def _check_option(self, opt: Any, where: str, new_game: bool) -> tuple:
+        """Validate one fixed deal as ``raw_env.reset(options=...)`` does -> (hands, nest, dealer, scores)."""
+        if not isinstance(opt, dict):
+            raise ValueError(f"{where} must be a dict with keys {', '.join(OPTION_KEYS)} or None, got {opt!r}")
+        unknown = sorted(set(opt) - set(OPTION_KEYS))
+        if unknown:
+            raise ValueError(f"{where}: unknown key(s) {', '.join(map(str, unknown))}; known: {', '.join(OPTION_KEYS)}")
+        if not new_game and ("dealer" in opt or "scores" in opt):
+            raise ValueError(f"{where}: a deal inside a game (redeal or next hand) takes only 'hands' and 'nest'")
+        st = self._scratch
+        dealer = opt.get("dealer")
+        try:
+            st.new_game(dealer=0 if dealer is None else dealer, scores=opt.get("scores"),
+                        hands=opt.get("hands"), nest=opt.get("nest"))
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+        given = opt.get("hands") is not None or opt.get("nest") is not None
+        return (list(st.hands) if given else None, st.nest if given else None,
+                None if dealer is None else st.dealer, list(st.scores))
+
+    # ------------------------------------------------------------------ dealing
+    def _new_game(self, idx: np.ndarray, fixed: Sequence[tuple | None]) -> None:
+        """Start new episodes at tables ``idx`` (scores 0 or given, first dealer drawn or given) and deal."""
+        if not len(idx):
+            return
+        m = len(idx)
+        dealers = self._rng.integers(0, N_SEATS, m)
+        scores = np.zeros((m, 2), np.int64)
+        for k, f in enumerate(fixed):
+            if f is not None:
+                if f[2] is not None:
+                    dealers[k] = f[2]
+                scores[k] = f[3]
+        self._dealer[idx] = dealers
+        self._scores[idx] = scores
+        self._hands_played[idx] = 0
+        self._deal(idx, [None if f is None or f[0] is None else (f[0], f[1]) for f in fixed])
+
+    def _deal(self, idx: np.ndarray, fixed: Sequence[tuple | None]) -> None:
+        """Deal at tables ``idx`` by their current dealer: fixed ``(hands, nest)`` or drawn."""
+        L = self.layout
+        m, n, hs = len(idx), L.n_cards, L.hand_size
+        perm = self._rng.random((m, n)).argsort(axis=1)  # a uniform shuffle per table
+        bits = self._card_bit[perm]
+        nest = bits[:, :NEST_SIZE].sum(axis=1, dtype=U64)
+        hands = bits[:, NEST_SIZE:].reshape(m, N_SEATS, hs).sum(axis=2, dtype=U64)
+        for k, f in enumerate(fixed):
+            if f is not None:
+                hands[k] = f[0]
+                nest[k] = f[1]
+        self.hands[idx] = hands
+        self.nest[idx] = nest
+        self.discards[idx] = 0
+        self.n_discards[idx] = 0
+        self._phase[idx] = BID
+        self.current[idx] = (self._dealer[idx] + 1) & 3
+        self.high_bid[idx] = -1
+        self.bidder[idx] = -1
+        self.passed[idx] = False
+        self.n_passed[idx] = 0
+        self.trump[idx] = -1
+        self.leader[idx] = -1
+        self.trick_len[idx] = 0
+        self.n_tricks[idx] = 0
+        self.tricks_won[idx] = 0
+        self.points[idx] = 0
+        self.last_trick_team[idx] = -1
+        self.nest_has_counters[idx] = False
+        # the fresh-deal observation (ObservationEncoder._fresh_deal)
+        ol, obs = self.obs_layout, self._obs
+        obs[idx] = 0.0
+        obs[idx, :, ol.PHASE + BID] = 1.0
+        obs[idx, :, ol.TRICKS_LEFT] = 1.0
+        obs[idx, :, ol.DEALER:ol.DEALER + N_SEATS] = REL_ONE_HOT[self._dealer[idx]]
+        self._write_scores(idx)
+        obs[idx, :, ol.HAND:ol.HAND + n] = unpack_bits(hands, n)
+
+    def _deal_sourced(self, idx: np.ndarray, new_game: np.ndarray) -> None:
+        """Deal (``new_game``: start a new episode) at tables ``idx``, asking ``deal_source`` first."""
+        if not len(idx):
+            return
+        if self.deal_source is None:
+            fixed: list = [None] * len(idx)
+        else:
+            got = list(self.deal_source(idx.copy(), new_game.copy()))
+            if len(got) != len(idx):
+                raise ValueError(f"deal_source returned {len(got)} entries for {len(idx)} tables")
+            fixed = [None if o is None else self._check_option(o, f"deal_source entry for table {t}", bool(ng))
+                     for o, t, ng in zip(got, idx.tolist(), new_game.tolist())]
+        if new_game.any():
+            self._new_game(idx[new_game], [f for f, ng in zip(fixed, new_game) if ng])
+        old = ~new_game
+        if old.any():
+            self._deal(idx[old], [None if f is None or f[0] is None else (f[0], f[1])
+                                  for f, ng in zip(fixed, new_game) if not ng])
+
+    # ------------------------------------------------------------------ observation writes
+    def _write_scores(self, idx: np.ndarray) -> None:
+        S = self.obs_layout.SCORES
+        s = np.clip(self._scores[idx] / self.config.target_score, -SCORE_CLIP, SCORE_CLIP)  # float64
+        self._obs[idx, 0::2, S:S + 2] = s[:, None, :]
+        self._obs[idx, 1::2, S:S + 2] = s[:, None, ::-1]
+
+    def _write_totals(self, idx: np.ndarray) -> None:
+        # counters (2), tricks_won (2), tricks_left (1) are adjacent (ObservationEncoder._write_totals)
+        L, C = self.layout, self.obs_layout.COUNTERS
+        nt = float(L.n_tricks)
+        v = np.empty((len(idx), 5))
+        p = self.points[idx] / float(L.total_points)
+        w = self.tricks_won[idx] / nt
+        v[:, 0:2], v[:, 2:4] = p, w
+        v[:, 4] = (L.n_tricks - self.n_tricks[idx]) / nt
+        self._obs[idx, 0::2, C:C + 5] = v[:, None, :]
+        v[:, 0:2], v[:, 2:4] = p[:, ::-1], w[:, ::-1]
+        self._obs[idx, 1::2, C:C + 5] = v[:, None, :]
+
+    def _write_phase(self, idx: np.ndarray, old: int, new: int) -> None:
+        P = self.obs_layout.PHASE
+        self._obs[idx, :, P + old] = 0.0
+        self._obs[idx, :, P + new] = 1.0
+
+    # ------------------------------------------------------------------ step
+    def step(self, actions: Any):
+        """One action per table for its seat to act; returns ``(obs, rewards, terminated, truncated, info)``."""
+        self._require_reset("step()")
+        N, L = self.num_envs, self.layout
+        a = self._check_actions(actions)
+        ok = self._mask[self._ar, a] != 0
+        illegal = np.zeros(N, bool)
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            if self.illegal_action == "raise":
+                raise ValueError(self._illegal_message(bad, a))
+            illegal[bad] = True
+        rewards = np.zeros((N, N_SEATS), np.float32)
+        terminated = np.zeros(N, bool)
+        truncated = np.zeros(N, bool)
+        hand_over = np.zeros(N, bool)
+        hand = {
+            "bidder": np.full(N, -1, np.int64), "bid": np.full(N, -1, np.int64), "trump": np.full(N, -1, np.int64),
+            "made": np.zeros(N, bool), "counters": np.zeros((N, 2), np.int64), "bonus": np.zeros((N, 2), np.int64),
+            "hand_scores": np.zeros((N, 2), np.int64), "scores": np.zeros((N, 2), np.int64),
+            "tricks_won": np.zeros((N, 2), np.int64), "last_trick_team": np.full(N, -1, np.int64),
+            "game_winner": np.full(N, -1, np.int64),
+        }
+        phase = self._phase
+        if illegal.any():
+            phase = np.where(illegal, OVER, phase)
+        counts = np.bincount(phase, minlength=5)
+        # the tables of each phase, fixed before any handler moves a table to its next phase
+        groups = [(ph, np.flatnonzero(phase == ph) if counts[ph] < N else self._ar)
+                  for ph in (PLAY, BID, DISCARD, TRUMP) if counts[ph]]
+        redeal: list[np.ndarray] = []
+        for ph, idx in groups:
+            if ph == PLAY:
+                finished = self._step_play(idx, a[idx])
+                if len(finished):
+                    more = self._finish_hands(finished, rewards, terminated, truncated, hand)
+                    hand_over[finished] = True
+                    redeal.append(more)  # next hand of a game: dealt like a redeal
+            elif ph == BID:
+                redeal.append(self._step_bid(idx, a[idx]))
+            elif ph == DISCARD:
+                self._step_discard(idx, a[idx])
+            else:
+                self._step_trump(idx, a[idx])
+        # ---- deals: redeals and next hands of a game, then new episodes (ended or illegal)
+        if illegal.any():
+            bad = np.flatnonzero(illegal)
+            rewards[bad, self.current[bad]] = self.illegal_reward
+            terminated[bad] = True
+        again = np.concatenate(redeal) if redeal else self._ar[:0]
+        new = np.flatnonzero(terminated | truncated)
+        if len(again) or len(new):
+            idx = np.concatenate([again, new])
+            flags = np.zeros(len(idx), bool)
+            flags[len(again):] = True
+            self._deal_sourced(idx, flags)
+        self._refresh()
+        info = {"seat": self.current.copy(), "action_mask": self._mask.copy(), "hand_over": hand_over,
+                "hand": hand, "illegal": illegal}
+        return self._obs_now, rewards, terminated, truncated, info
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        N, A = self.num_envs, self.n_actions
+        a = np.asarray(actions)
+        if a.shape != (N,):
+            raise ValueError(f"actions must have shape ({N},) (one per table), got {a.shape}")
+        if a.dtype.kind not in "iu":
+            raise ValueError(f"actions must be integer action ids, got dtype {a.dtype}")
+        a = a.astype(np.int64, copy=False)
+        out = (a < 0) | (a >= A)
+        if out.any():
+            bad = np.flatnonzero(out)
+            raise ValueError(
+                f"action(s) outside the action space Discrete({A}) at table(s) "
+                + ", ".join(f"{i} ({a[i]})" for i in bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+            )
+        return a
+
+    def _illegal_message(self, bad: np.ndarray, a: np.ndarray) -> str:
+        L = self.layout
+        lines = []
+        for i in bad[:10].tolist():
+            legal = np.flatnonzero(self._mask[i]).tolist()
+            legal_txt = ", ".join(f"{x} ({L.action_name(x)})" for x in legal)
+            lines.append(
+                f"table {i}: illegal action {int(a[i])} ({L.action_name(int(a[i]))}) for player_{self.current[i]} "
+                f"in phase {PHASE_NAMES[self._phase[i]]!r}; legal actions: {legal_txt}"
+            )
+        more = f"\n... and {len(bad) - 10} more table(s)" if len(bad) > 10 else ""
+        return (f"illegal action(s) at {len(bad)} table(s) {bad[:10].tolist()}; nothing was applied at any table:\n"
+                + "\n".join(lines) + more)
+
+    # ------------------------------------------------------------------ phases
+    def _step_play(self, p: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """Play card ``c`` at tables ``p``; returns the tables whose hand just ended."""
+        ol, L, D, f = self.obs_layout, self.layout, self.obs_dim, self._flat
+        s = self.current[p]
+        self.hands[p, s] ^= self._card_bit[c]
+        base = self._row0[p] + c
+        f[base + s * D + ol.HAND] = 0.0
+        f[base[:, None] + self._play_off[s]] = 1.0  # trick and played, every seat's row
+        tl = self.trick_len[p]
+        self.trick[p, tl] = c
+        tl += 1
+        full = tl == N_SEATS
+        self.trick_len[p] = np.where(full, 0, tl)
+        self.current[p] = (s + 1) & 3
+        if not full.any():
+            return p[:0]
+        q = p[full]
+        cards = self.trick[q]
+        tr = self.trump[q]
+        led = self._card_colour[cards[:, 0]]
+        led = np.where(led < 0, tr, led)  # a led Rook Bird is a trump lead
+        win = self._power[tr[:, None], led[:, None], cards].argmax(axis=1)
+        winner = (self.leader[q] + win) & 3
+        team = winner & 1
+        self.points[q, team] += self._card_points[cards].sum(axis=1)
+        self.tricks_won[q, team] += 1
+        nt = self.n_tricks[q] + 1
+        self.n_tricks[q] = nt
+        self.leader[q] = winner
+        self.current[q] = winner
+        last = nt == L.n_tricks
+        r = q[last]
+        if len(r):  # the last trick also takes the nest (the discards)
+            tl_team = team[last]
+            self.last_trick_team[r] = tl_team
+            self.points[r, tl_team] += unpack_bits(self.discards[r], L.n_cards) @ self._card_points
+        obs = self._obs
+        obs[q, :, ol.TRICK:ol.TRICK + N_SEATS * L.n_cards] = 0.0
+        obs[q, :, ol.LEADER:ol.LEADER + N_SEATS] = REL_ONE_HOT[winner]
+        self._write_totals(q)
+        return r
+
+    def _step_bid(self, b: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """Pass / bid / redeal at tables ``b``; returns the tables to deal again (same dealer)."""
+        L, ol, D, f, obs = self.layout, self.obs_layout, self.obs_dim, self._flat, self._obs
+        s = self.current[b]
+        is_pass = a == L.PASS
+        is_redeal = a == L.REDEAL
+        is_bid = ~(is_pass | is_redeal)
+        ended = np.zeros(len(b), bool)
+        again = is_redeal.copy()
+        if is_pass.any():
+            P, sp = b[is_pass], s[is_pass]
+            hb = self.high_bid[P]
+            f[(self._row0[P] + hb + 1)[:, None] + self._pass_off[sp]] = 1.0
+            self.passed[P, sp] = True
+            npass = self.n_passed[P] + 1
+            self.n_passed[P] = npass
+            three = npass == 3
+            ended[is_pass] = three & (hb >= 0)
+            if self.config.all_pass == "redeal":
+                again[is_pass] = three & (hb < 0)
+        if is_bid.any():
+            B, sb = b[is_bid], s[is_bid]
+            lvl = a[is_bid] - L.BID0
+            self.high_bid[B] = lvl
+            self.bidder[B] = sb
+            obs[B, :, ol.BIDDER:ol.BIDDER + N_SEATS] = REL_ONE_HOT[sb]
+            obs[B, :, ol.CONTRACT:ol.CONTRACT + L.n_bids] = 0.0
+            f[(self._row0[B] + lvl)[:, None] + self._bid_off[sb]] = 1.0
+            ended[is_bid] = (lvl == L.n_bids - 1) | (self.n_passed[B] == 3)
+        go_on = ~(ended | again)
+        if go_on.any():  # the next seat that has not passed
+            C, sc = b[go_on], s[go_on]
+            nxt = (sc + 3) & 3
+            for off in (2, 1):
+                cand = (sc + off) & 3
+                nxt = np.where(self.passed[C, cand], nxt, cand)
+            self.current[C] = nxt
+        if ended.any():  # the bidder takes the nest, unseen by others
+            E = b[ended]
+            bidder = self.bidder[E]
+            self.current[E] = bidder
+            self.hands[E, bidder] |= self.nest[E]
+            new = TRUMP if self._german else DISCARD
+            self._phase[E] = new
+            n = L.n_cards
+            obs[E, bidder, ol.HAND:ol.HAND + n] = unpack_bits(self.hands[E, bidder], n)
+            obs[E, bidder, ol.NEST:ol.NEST + n] = unpack_bits(self.nest[E], n)
+            self._write_phase(E, BID, new)
+        return b[again]
+
+    def _step_discard(self, d: np.ndarray, c: np.ndarray) -> None:
+        ol, D, f = self.obs_layout, self.obs_dim, self._flat
+        s = self.current[d]  # the bidder
+        bit = self._card_bit[c]
+        self.hands[d, s] ^= bit
+        self.discards[d] |= bit
+        nd = self.n_discards[d] + 1
+        self.n_discards[d] = nd
+        base = self._row0[d] + s * D + c
+        f[base + ol.HAND] = 0.0
+        f[base + ol.DISCARDS] = 1.0
+        done = nd == NEST_SIZE
+        if not done.any():
+            return
+        X = d[done]
+        if self._german:
+            nhc = (self.discards[X] & self._counter_mask) != 0
+            self.nest_has_counters[X] = nhc
+            self._obs[X[nhc], :, ol.NEST_COUNTERS] = 1.0
+            self._start_play(X, DISCARD)
+        else:
+            self._phase[X] = TRUMP
+            self._write_phase(X, DISCARD, TRUMP)
+
+    def _step_trump(self, t: np.ndarray, a: np.ndarray) -> None:
+        colour = a - self.layout.TRUMP0
+        self.trump[t] = colour
+        self._flat[(self._row0[t] + colour)[:, None] + (self._all_rows + self.obs_layout.TRUMP)] = 1.0
+        if self._german:
+            self._phase[t] = DISCARD
+            self._write_phase(t, TRUMP, DISCARD)
+        else:
+            self._start_play(t, TRUMP)
+
+    def _start_play(self, idx: np.ndarray, old: int) -> None:
+        fl = self.config.first_lead
+        if fl == "left_of_dealer":
+            leader = (self._dealer[idx] + 1) & 3
+        elif fl == "left_of_bidder":
+            leader = (self.bidder[idx] + 1) & 3
+        else:
+            leader = self.bidder[idx]
+        self.leader[idx] = leader
+        self.current[idx] = leader
+        self._phase[idx] = PLAY
+        self._write_phase(idx, old, PLAY)
+        self._obs[idx, :, self.obs_layout.LEADER:self.obs_layout.LEADER + N_SEATS] = REL_ONE_HOT[leader]
+
+    def _finish_hands(self, h: np.ndarray, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
+                      hand: dict) -> np.ndarray:
+        """Score the hands just ended at tables ``h`` (RookState._finish_hand); fill rewards, flags and facts.
+
+        Returns the tables whose game goes on (their next hand is to be dealt, dealer rotated)."""
+        cfg = self.config
+        m = len(h)
+        k = np.arange(m)
+        tw = self.tricks_won[h]
+        bonus = np.zeros((m, 2), np.int64)
+        if cfg.majority_tricks_bonus:
+            differ = tw[:, 0] != tw[:, 1]
+            bonus[k[differ], (tw[differ, 1] > tw[differ, 0]).astype(np.int64)] += cfg.majority_tricks_bonus
+        ltt = self.last_trick_team[h]
+        if cfg.last_trick_bonus:
+            bonus[k, ltt] += cfg.last_trick_bonus
+        captured = self.points[h]
+        total = captured + bonus
+        bidder = self.bidder[h]
+        bid_team = bidder & 1
+        bid = self._bid_values[self.high_bid[h]]
+        made = total[k, bid_team] >= bid
+        delta = np.empty((m, 2), np.int64)
+        delta[k, bid_team] = np.where(made, total[k, bid_team], -bid)
+        delta[k, 1 - bid_team] = total[k, 1 - bid_team]
+        scores = self._scores[h] + delta
+        self._scores[h] = scores
+        hp = self._hands_played[h] + 1
+        self._hands_played[h] = hp
+        winner = np.where((scores.max(axis=1) >= cfg.target_score) & (scores[:, 0] != scores[:, 1]),
+                          (scores[:, 1] > scores[:, 0]).astype(np.int64), -1)
+        # rewards of the four absolute seats (raw_env._hand_finished)
+        team = np.arange(N_SEATS) & 1  # seat -> team
+        own, opp = delta[:, team], delta[:, 1 - team]  # (m, 4)
+        if cfg.reward == "score_diff":
+            r = own - opp
+        elif cfg.reward == "team_score":
+            r = own
+        elif cfg.episode == "game":
+            r = np.where(winner[:, None] < 0, 0, np.where(winner[:, None] == team, 1, -1))
+        else:
+            r = np.sign(own - opp)
+        rewards[h] = r
+        for name, value in (("bidder", bidder), ("bid", bid), ("trump", self.trump[h]), ("made", made),
+                            ("counters", captured), ("bonus", bonus), ("hand_scores", delta), ("scores", scores),
+                            ("tricks_won", tw), ("last_trick_team", ltt), ("game_winner", winner)):
+            hand[name][h] = value
+        if cfg.episode == "game":
+            over = winner >= 0
+            terminated[h[over]] = True
+            go_on = h[~over]
+            self._dealer[go_on] = (self._dealer[go_on] + 1) & 3
+            if self.max_hands is not None:
+                cut = hp[~over] >= self.max_hands
+                truncated[go_on[cut]] = True
+                go_on = go_on[~cut]
+            return go_on
+        terminated[h] = True
+        return h[:0]
+
+    # ------------------------------------------------------------------ legality and views
+    def _refresh(self) -> None:
+        """The mask and observation of the seat to act at every table, from the state."""
+        N, L, ol = self.num_envs, self.layout, self.obs_layout
+        n = L.n_cards
+        phase, cur = self._phase, self.current
+        counts = np.bincount(phase, minlength=5)
+        hand = self.hands[self._ar, cur]
+        cards = np.zeros(N, U64)
+        if counts[PLAY]:
+            tr = self.trump
+            led = self._card_colour[self.trick[:, 0]]
+            trumpish = (led < 0) | (led == tr)
+            lc = np.where(led < 0, tr, led)
+            rook = hand & self._rook_bit
+            follow = (hand & self._colour_mask[lc]) | np.where(trumpish, rook, U64.type(0))
+            if self._rook_high:
+                legal = np.where(follow != 0, follow | rook, hand)
+            else:
+                legal = np.where(follow != 0, follow, hand)
+            play = np.where(self.trick_len == 0, hand, legal)
+            cards = np.where(phase == PLAY, play, cards)
+        if counts[DISCARD]:
+            if self._german:  # counters only when every card left is a counter or a trump
+                free = hand & self._no_counter
+                disc = np.where((free & ~self._colour_mask[self.trump]) != 0, free, hand)
+            else:
+                disc = hand
+            cards = np.where(phase == DISCARD, disc, cards)
+        mask = np.zeros((N, L.n_actions), np.int8)
+        mask[:, :n] = unpack_bits(cards, n)
+        if counts[BID]:
+            isb = phase == BID
+            forced = isb & (self.n_passed == 3) & (self.high_bid < 0)  # all_pass=dealer_forced
+            normal = isb & ~forced
+            mask[:, L.PASS] = normal
+            mask[:, L.BID0:L.BID0 + L.n_bids] = (self._levels > self.high_bid[:, None]) & normal[:, None]
+            mask[forced, L.BID0] = 1
+            if self.config.no_counter_redeal == "on":
+                mask[:, L.REDEAL] = isb & ((hand & self._counter_mask) == 0)
+        if counts[TRUMP]:
+            mask[phase == TRUMP, L.TRUMP0:L.TRUMP0 + N_COLOURS] = 1
+        self._mask = mask
+        self._obs_now = self._obs[self._ar, cur]
+
+    def _seats(self, seat: Any) -> np.ndarray:
+        s = np.asarray(seat)
+        if s.dtype.kind not in "iu" or s.shape not in ((), (self.num_envs,)) or ((s < 0) | (s >= N_SEATS)).any():
+            raise ValueError(f"seat must be an absolute seat 0..3 or one per table (shape ({self.num_envs},)), got {seat!r}")
+        return np.broadcast_to(s.astype(np.int64), (self.num_envs,))
+
+    def observe(self, seat: Any) -> np.ndarray:
+        """``(N, D)`` float32: the observation of absolute ``seat`` (an int, or one per table) at every table."""
+        self._require_reset("observe()")
+        return self._obs[self._ar, self._seats(seat)]
+
+    def state_for(self, seat: Any) -> np.ndarray:
+        """``(N, D + 5 * n_cards)`` float32, ``raw_env.state_for``: the seat's observation, then the hands
+        of its left, partner and right, the nest as dealt and the discards."""
+        self._require_reset("state_for()")
+        s = self._seats(seat)
+        n, D = self.layout.n_cards, self.obs_dim
+        out = np.empty((self.num_envs, self.state_dim), np.float32)
+        out[:, :D] = self._obs[self._ar, s]
+        others = self.hands[self._ar[:, None], (s[:, None] + np.arange(1, N_SEATS)) & 3]  # (N, 3)
+        sets = np.concatenate([others, self.nest[:, None], self.discards[:, None]], axis=1)
+        out[:, D:] = unpack_bits(sets, n).reshape(self.num_envs, 5 * n)
+        return out
