@@ -81,6 +81,7 @@ from .observation import REL, REL_ONE_HOT, SCORE_CLIP, obs_layout
 from .rules import BID, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
 
 ILLEGAL_MODES = ("raise", "terminate")
+SEATS = np.arange(N_SEATS)
 U64 = np.dtype("<u8")  # card sets; little-endian so that a view as bytes unpacks bit i to element i
 ROOK_POWER = {"high": 1000.0, "low": 100.0, "ten_and_half": 110.5}  # as RookState: trumps are 100 + rank power
 DealSource = Callable[[np.ndarray, np.ndarray], Sequence[Any]]
@@ -93,9 +94,13 @@ def unpack_bits(masks: np.ndarray, n: int) -> np.ndarray:
 
 
 def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random legal action per row of an ``(N, A)`` mask (vectorised), int64."""
-    noise = rng.random(mask.shape, dtype=np.float32) + 1.0  # in [1, 2): an illegal 0 never wins
-    return np.argmax(noise * mask, axis=1)
+    """One uniformly random legal action per row of an ``(N, A)`` 0/1 mask (vectorised), int64.
+
+    One uniform draw per row picks the k-th legal action (k < number of legal actions);
+    every row needs at least one legal action."""
+    count = np.cumsum(mask, axis=1, dtype=np.int16)  # count[i, a]: legal actions <= a
+    k = (rng.random(len(mask)) * count[:, -1]).astype(np.int16)
+    return np.argmax(count > k[:, None], axis=1)
 
 
 class RookVectorEnv:
@@ -141,6 +146,7 @@ class RookVectorEnv:
         self._row0 = self._ar * (N_SEATS * D)  # flat offset of each table's seat-0 observation
         self._obs = np.zeros((N, N_SEATS, D), np.float32)  # all four seats' observations
         self._flat = self._obs.reshape(-1)
+        self._row_of = self._ar * N_SEATS  # row of seat 0 in the (N * 4, D) view
         self.hands = np.zeros((N, N_SEATS), U64)
         self.nest = np.zeros(N, U64)  # as dealt
         self.discards = np.zeros(N, U64)
@@ -163,7 +169,8 @@ class RookVectorEnv:
         self.nest_has_counters = np.zeros(N, bool)
         self._scores = np.zeros((N, 2), np.int64)
         self._hands_played = np.zeros(N, np.int64)
-        self._mask: np.ndarray | None = None
+        self._mask: np.ndarray | None = None  # returned to the caller; legality is checked on _legal
+        self._legal: np.ndarray | None = None  # (N, words) uint64: the legal actions as bits
         self._obs_now: np.ndarray | None = None
 
     # ------------------------------------------------------------------ lookup tables
@@ -206,6 +213,16 @@ class RookVectorEnv:
             [np.concatenate([me * D + ol.CONTRACT, me * D + ol.BIDS + rel[me, s] * nb]) for s in range(N_SEATS)]
         )  # (4, 8): + level
         self._all_rows = me * D  # (4,): + a section offset, every seat's row
+        self._row_off: dict[int, np.ndarray] = {}
+        # legal actions as bits: cards at 0..n-1, then pass, bids, trumps, redeal (relative to n)
+        self._n_words = (L.n_actions + 63) // 64
+        self._extra_shift = n
+        self._pass_bit = U64.type(1 << (L.PASS - n))
+        self._bid0_bit = U64.type(1 << (L.BID0 - n))
+        self._all_levels = U64.type((1 << nb) - 1)
+        self._bid_shift = U64.type(L.BID0 - n)
+        self._trump_bits = U64.type(((1 << N_COLOURS) - 1) << (L.TRUMP0 - n))
+        self._redeal_bit = U64.type(1 << (L.REDEAL - n))
 
     # ------------------------------------------------------------------ properties
     @property
@@ -218,7 +235,10 @@ class RookVectorEnv:
     def action_mask(self) -> np.ndarray:
         """``(N, A)`` int8 legal actions of the seat to act (a copy)."""
         self._require_reset("action_mask")
-        return self._mask.copy()
+        return np.unpackbits(self._legal.view(np.uint8), axis=1, count=self.n_actions, bitorder="little").view(np.int8)
+
+    def _mask_of(self, i: int) -> np.ndarray:
+        return np.unpackbits(self._legal[i].view(np.uint8), count=self.n_actions, bitorder="little")
 
     @property
     def observation(self) -> np.ndarray:
@@ -271,7 +291,7 @@ class RookVectorEnv:
             fixed = [None] * N
         self._new_game(self._ar, fixed)
         self._refresh()
-        return self._obs_now, {"seat": self.current.copy(), "action_mask": self._mask.copy()}
+        return self._obs_now, {"seat": self.current.copy(), "action_mask": self._mask}
 
     def _check_option(self, opt: Any, where: str, new_game: bool) -> tuple:
         """Validate one fixed deal as ``raw_env.reset(options=...)`` does -> (hands, nest, dealer, scores)."""
@@ -378,21 +398,31 @@ class RookVectorEnv:
 
     def _write_totals(self, idx: np.ndarray) -> None:
         # counters (2), tricks_won (2), tricks_left (1) are adjacent (ObservationEncoder._write_totals)
-        L, C = self.layout, self.obs_layout.COUNTERS
+        L = self.layout
         nt = float(L.n_tricks)
-        v = np.empty((len(idx), 5))
         p = self.points[idx] / float(L.total_points)
         w = self.tricks_won[idx] / nt
-        v[:, 0:2], v[:, 2:4] = p, w
-        v[:, 4] = (L.n_tricks - self.n_tricks[idx]) / nt
-        self._obs[idx, 0::2, C:C + 5] = v[:, None, :]
-        v[:, 0:2], v[:, 2:4] = p[:, ::-1], w[:, ::-1]
-        self._obs[idx, 1::2, C:C + 5] = v[:, None, :]
+        v = np.empty((len(idx), N_SEATS, 5))
+        v[:, 0::2, 0:2] = p[:, None, :]
+        v[:, 1::2, 0:2] = p[:, None, ::-1]
+        v[:, 0::2, 2:4] = w[:, None, :]
+        v[:, 1::2, 2:4] = w[:, None, ::-1]
+        v[:, :, 4] = ((L.n_tricks - self.n_tricks[idx]) / nt)[:, None]
+        self._put_rows(idx, self.obs_layout.COUNTERS, v)
 
     def _write_phase(self, idx: np.ndarray, old: int, new: int) -> None:
-        P = self.obs_layout.PHASE
-        self._obs[idx, :, P + old] = 0.0
-        self._obs[idx, :, P + new] = 1.0
+        rows = self._row0[idx][:, None] + (self._all_rows + self.obs_layout.PHASE)
+        self._flat[rows + old] = 0.0
+        self._flat[rows + new] = 1.0
+
+    def _put_rows(self, idx: np.ndarray, start: int, values: np.ndarray) -> None:
+        """Write ``values`` ``(len(idx), 4, w)`` at section offset ``start`` of every seat's row
+        (a flat scatter: much cheaper than ``obs[idx, :, a:b] = values``)."""
+        w = values.shape[-1]
+        off = self._row_off.get(w)
+        if off is None:
+            off = self._row_off[w] = self._all_rows[:, None] + np.arange(w)
+        self._flat[self._row0[idx][:, None, None] + (off + start)] = values
 
     # ------------------------------------------------------------------ step
     def step(self, actions: Any):
@@ -400,7 +430,7 @@ class RookVectorEnv:
         self._require_reset("step()")
         N, L = self.num_envs, self.layout
         a = self._check_actions(actions)
-        ok = self._mask[self._ar, a] != 0
+        ok = ((self._legal[self._ar, a >> 6] >> (a & 63).astype(U64)) & U64.type(1)) != 0
         illegal = np.zeros(N, bool)
         if not ok.all():
             bad = np.flatnonzero(~ok)
@@ -452,7 +482,7 @@ class RookVectorEnv:
             flags[len(again):] = True
             self._deal_sourced(idx, flags)
         self._refresh()
-        info = {"seat": self.current.copy(), "action_mask": self._mask.copy(), "hand_over": hand_over,
+        info = {"seat": self.current.copy(), "action_mask": self._mask, "hand_over": hand_over,
                 "hand": hand, "illegal": illegal}
         return self._obs_now, rewards, terminated, truncated, info
 
@@ -477,7 +507,7 @@ class RookVectorEnv:
         L = self.layout
         lines = []
         for i in bad[:10].tolist():
-            legal = np.flatnonzero(self._mask[i]).tolist()
+            legal = np.flatnonzero(self._mask_of(i)).tolist()
             legal_txt = ", ".join(f"{x} ({L.action_name(x)})" for x in legal)
             lines.append(
                 f"table {i}: illegal action {int(a[i])} ({L.action_name(int(a[i]))}) for player_{self.current[i]} "
@@ -516,17 +546,18 @@ class RookVectorEnv:
         self.tricks_won[q, team] += 1
         nt = self.n_tricks[q] + 1
         self.n_tricks[q] = nt
-        self.leader[q] = winner
-        self.current[q] = winner
         last = nt == L.n_tricks
         r = q[last]
         if len(r):  # the last trick also takes the nest (the discards)
             tl_team = team[last]
             self.last_trick_team[r] = tl_team
             self.points[r, tl_team] += unpack_bits(self.discards[r], L.n_cards) @ self._card_points
-        obs = self._obs
-        obs[q, :, ol.TRICK:ol.TRICK + N_SEATS * L.n_cards] = 0.0
-        obs[q, :, ol.LEADER:ol.LEADER + N_SEATS] = REL_ONE_HOT[winner]
+        # clear the trick: its four cards in every seat's row (cheaper than the whole section)
+        by = (self.leader[q][:, None] + SEATS) & 3  # who played each card (old leader)
+        f[(self._row0[q][:, None, None] + cards[:, :, None]) + self._play_off[by][:, :, :N_SEATS]] = 0.0
+        self._put_rows(q, ol.LEADER, REL_ONE_HOT[winner])
+        self.leader[q] = winner
+        self.current[q] = winner
         self._write_totals(q)
         return r
 
@@ -555,8 +586,8 @@ class RookVectorEnv:
             lvl = a[is_bid] - L.BID0
             self.high_bid[B] = lvl
             self.bidder[B] = sb
-            obs[B, :, ol.BIDDER:ol.BIDDER + N_SEATS] = REL_ONE_HOT[sb]
-            obs[B, :, ol.CONTRACT:ol.CONTRACT + L.n_bids] = 0.0
+            self._put_rows(B, ol.BIDDER, REL_ONE_HOT[sb])
+            self._put_rows(B, ol.CONTRACT, np.zeros((1, 1, L.n_bids), np.float32))
             f[(self._row0[B] + lvl)[:, None] + self._bid_off[sb]] = 1.0
             ended[is_bid] = (lvl == L.n_bids - 1) | (self.n_passed[B] == 3)
         go_on = ~(ended | again)
@@ -626,7 +657,7 @@ class RookVectorEnv:
         self.current[idx] = leader
         self._phase[idx] = PLAY
         self._write_phase(idx, old, PLAY)
-        self._obs[idx, :, self.obs_layout.LEADER:self.obs_layout.LEADER + N_SEATS] = REL_ONE_HOT[leader]
+        self._put_rows(idx, self.obs_layout.LEADER, REL_ONE_HOT[leader])
 
     def _finish_hands(self, h: np.ndarray, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
                       hand: dict) -> np.ndarray:
@@ -717,21 +748,27 @@ class RookVectorEnv:
             else:
                 disc = hand
             cards = np.where(phase == DISCARD, disc, cards)
-        mask = np.zeros((N, L.n_actions), np.int8)
-        mask[:, :n] = unpack_bits(cards, n)
-        if counts[BID]:
-            isb = phase == BID
-            forced = isb & (self.n_passed == 3) & (self.high_bid < 0)  # all_pass=dealer_forced
-            normal = isb & ~forced
-            mask[:, L.PASS] = normal
-            mask[:, L.BID0:L.BID0 + L.n_bids] = (self._levels > self.high_bid[:, None]) & normal[:, None]
-            mask[forced, L.BID0] = 1
-            if self.config.no_counter_redeal == "on":
-                mask[:, L.REDEAL] = isb & ((hand & self._counter_mask) == 0)
-        if counts[TRUMP]:
-            mask[phase == TRUMP, L.TRUMP0:L.TRUMP0 + N_COLOURS] = 1
-        self._mask = mask
-        self._obs_now = self._obs[self._ar, cur]
+        words = np.zeros((N, self._n_words), U64)  # legal actions as bits (see _build_tables)
+        if counts[BID] or counts[TRUMP]:
+            extra = np.zeros(N, U64)  # pass, bids, trumps, redeal: bit (action - n_cards)
+            if counts[BID]:
+                isb = phase == BID
+                forced = isb & (self.n_passed == 3) & (self.high_bid < 0)  # all_pass=dealer_forced
+                above = (self.high_bid + 1).astype(U64)
+                bids = ((self._all_levels >> above) << above) << self._bid_shift  # the levels above the high bid
+                extra = np.where(isb, np.where(forced, self._bid0_bit, self._pass_bit | bids), extra)
+                if self.config.no_counter_redeal == "on":
+                    extra |= np.where(isb & ((hand & self._counter_mask) == 0), self._redeal_bit, U64.type(0))
+            if counts[TRUMP]:
+                extra = np.where(phase == TRUMP, self._trump_bits, extra)
+            words[:, 0] = cards | (extra << U64.type(self._extra_shift))
+            if self._n_words > 1:
+                words[:, 1] = extra >> U64.type(64 - self._extra_shift)
+        else:
+            words[:, 0] = cards
+        self._legal = words
+        self._mask = np.unpackbits(words.view(np.uint8), axis=1, count=L.n_actions, bitorder="little").view(np.int8)
+        self._obs_now = self._obs.reshape(-1, self.obs_dim).take(self._row_of + cur, axis=0)
 
     def _seats(self, seat: Any) -> np.ndarray:
         s = np.asarray(seat)
