@@ -98,8 +98,8 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
     One uniform draw per row picks the k-th legal action (k < number of legal actions);
     every row needs at least one legal action."""
-    count = np.cumsum(mask, axis=1, dtype=np.int16)  # count[i, a]: legal actions <= a
-    k = (rng.random(len(mask)) * count[:, -1]).astype(np.int16)
+    count = np.cumsum(mask, axis=1, dtype=np.uint8)  # count[i, a]: legal actions <= a (at most 255 actions)
+    k = (rng.random(len(mask)) * count[:, -1]).astype(np.uint8)
     return np.argmax(count > k[:, None], axis=1)
 
 
@@ -168,6 +168,11 @@ class RookVectorEnv:
         self.last_trick_team = np.full(N, -1, np.int64)
         self.nest_has_counters = np.zeros(N, bool)
         self._scores = np.zeros((N, 2), np.int64)
+        # flat views for 1-d fancy indexing (cheaper than (table, seat) pairs)
+        self._hands_flat = self.hands.reshape(-1)
+        self._trick_flat = self.trick.reshape(-1)
+        self._points_flat = self.points.reshape(-1)
+        self._tricks_won_flat = self.tricks_won.reshape(-1)
         self._hands_played = np.zeros(N, np.int64)
         self._mask: np.ndarray | None = None  # returned to the caller; legality is checked on _legal
         self._legal: np.ndarray | None = None  # (N, words) uint64: the legal actions as bits
@@ -201,7 +206,7 @@ class RookVectorEnv:
                         power[t, led, c] = 100 + rank_power(L.card_rank[c])
                     elif col == led:
                         power[t, led, c] = rank_power(L.card_rank[c])
-        self._power = power
+        self._power_flat = power.reshape(-1)
         rel = np.array(REL)  # rel[me, seat]
         me = np.arange(N_SEATS)
         # flat offsets within a table's (4, D) block, one row per acting seat s
@@ -522,28 +527,29 @@ class RookVectorEnv:
         """Play card ``c`` at tables ``p``; returns the tables whose hand just ended."""
         ol, L, D, f = self.obs_layout, self.layout, self.obs_dim, self._flat
         s = self.current[p]
-        self.hands[p, s] ^= self._card_bit[c]
+        row = self._row_of[p]  # (table, seat 0) in the flat (N * 4,) views
+        self._hands_flat[row + s] ^= self._card_bit[c]
         base = self._row0[p] + c
         f[base + s * D + ol.HAND] = 0.0
         f[base[:, None] + self._play_off[s]] = 1.0  # trick and played, every seat's row
         tl = self.trick_len[p]
-        self.trick[p, tl] = c
+        self._trick_flat[row + tl] = c
         tl += 1
-        full = tl == N_SEATS
-        self.trick_len[p] = np.where(full, 0, tl)
+        self.trick_len[p] = tl & 3  # a full trick (4) starts again at 0
         self.current[p] = (s + 1) & 3
-        if not full.any():
-            return p[:0]
-        q = p[full]
+        q = p[tl == N_SEATS]
+        if not len(q):
+            return q
         cards = self.trick[q]
         tr = self.trump[q]
         led = self._card_colour[cards[:, 0]]
         led = np.where(led < 0, tr, led)  # a led Rook Bird is a trump lead
-        win = self._power[tr[:, None], led[:, None], cards].argmax(axis=1)
+        win = self._power_flat[((tr * N_COLOURS + led) * L.n_cards)[:, None] + cards].argmax(axis=1)
         winner = (self.leader[q] + win) & 3
         team = winner & 1
-        self.points[q, team] += self._card_points[cards].sum(axis=1)
-        self.tricks_won[q, team] += 1
+        tq = 2 * q + team
+        self._points_flat[tq] += self._card_points[cards].sum(axis=1)
+        self._tricks_won_flat[tq] += 1
         nt = self.n_tricks[q] + 1
         self.n_tricks[q] = nt
         last = nt == L.n_tricks
@@ -615,7 +621,7 @@ class RookVectorEnv:
         ol, D, f = self.obs_layout, self.obs_dim, self._flat
         s = self.current[d]  # the bidder
         bit = self._card_bit[c]
-        self.hands[d, s] ^= bit
+        self._hands_flat[self._row_of[d] + s] ^= bit
         self.discards[d] |= bit
         nd = self.n_discards[d] + 1
         self.n_discards[d] = nd
@@ -726,11 +732,11 @@ class RookVectorEnv:
         n = L.n_cards
         phase, cur = self._phase, self.current
         counts = np.bincount(phase, minlength=5)
-        hand = self.hands[self._ar, cur]
+        hand = self._hands_flat[self._row_of + cur]
         cards = np.zeros(N, U64)
         if counts[PLAY]:
             tr = self.trump
-            led = self._card_colour[self.trick[:, 0]]
+            led = self._card_colour[self._trick_flat[self._row_of]]
             trumpish = (led < 0) | (led == tr)
             lc = np.where(led < 0, tr, led)
             rook = hand & self._rook_bit
