@@ -405,15 +405,12 @@ class RookVectorEnv:
         # counters (2), tricks_won (2), tricks_left (1) are adjacent (ObservationEncoder._write_totals)
         L = self.layout
         nt = float(L.n_tricks)
-        p = self.points[idx] / float(L.total_points)
-        w = self.tricks_won[idx] / nt
-        v = np.empty((len(idx), N_SEATS, 5))
-        v[:, 0::2, 0:2] = p[:, None, :]
-        v[:, 1::2, 0:2] = p[:, None, ::-1]
-        v[:, 0::2, 2:4] = w[:, None, :]
-        v[:, 1::2, 2:4] = w[:, None, ::-1]
-        v[:, :, 4] = ((L.n_tricks - self.n_tricks[idx]) / nt)[:, None]
-        self._put_rows(idx, self.obs_layout.COUNTERS, v)
+        v0 = np.empty((len(idx), 5))  # team 0's rows; team 1's have the pairs swapped
+        v0[:, 0:2] = self.points[idx] / float(L.total_points)
+        v0[:, 2:4] = self.tricks_won[idx] / nt
+        v0[:, 4] = (L.n_tricks - self.n_tricks[idx]) / nt
+        v1 = v0[:, [1, 0, 3, 2, 4]]
+        self._put_rows(idx, self.obs_layout.COUNTERS, np.stack([v0, v1, v0, v1], axis=1))
 
     def _write_phase(self, idx: np.ndarray, old: int, new: int) -> None:
         rows = self._row0[idx][:, None] + (self._all_rows + self.obs_layout.PHASE)
@@ -590,10 +587,12 @@ class RookVectorEnv:
         if is_bid.any():
             B, sb = b[is_bid], s[is_bid]
             lvl = a[is_bid] - L.BID0
+            prev = self.high_bid[B]
             self.high_bid[B] = lvl
             self.bidder[B] = sb
             self._put_rows(B, ol.BIDDER, REL_ONE_HOT[sb])
-            self._put_rows(B, ol.CONTRACT, np.zeros((1, 1, L.n_bids), np.float32))
+            had = prev >= 0  # clear the previous contract's entry
+            f[(self._row0[B[had]] + prev[had])[:, None] + (self._all_rows + ol.CONTRACT)] = 0.0
             f[(self._row0[B] + lvl)[:, None] + self._bid_off[sb]] = 1.0
             ended[is_bid] = (lvl == L.n_bids - 1) | (self.n_passed[B] == 3)
         go_on = ~(ended | again)
