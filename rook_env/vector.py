@@ -84,6 +84,12 @@ ILLEGAL_MODES = ("raise", "terminate")
 SEATS = np.arange(N_SEATS)
 U64 = np.dtype("<u8")  # card sets; little-endian so that a view as bytes unpacks bit i to element i
 ROOK_POWER = {"high": 1000.0, "low": 100.0, "ten_and_half": 110.5}  # as RookState: trumps are 100 + rank power
+# info["hand"]: name -> column(s) of one (N, FACT_COLUMNS) int64 array ("made" is returned as bool)
+FACTS = {"bidder": 0, "bid": 1, "trump": 2, "made": 3, "counters": slice(4, 6), "bonus": slice(6, 8),
+         "hand_scores": slice(8, 10), "scores": slice(10, 12), "tricks_won": slice(12, 14), "last_trick_team": 14,
+         "game_winner": 15}
+FACT_COLUMNS = 16
+FACT_DEFAULTS = np.array([-1, -1, -1, 0] + [0] * 10 + [-1, -1], np.int64)  # where no hand ended
 DealSource = Callable[[np.ndarray, np.ndarray], Sequence[Any]]
 
 
@@ -207,6 +213,24 @@ class RookVectorEnv:
                     elif col == led:
                         power[t, led, c] = rank_power(L.card_rank[c])
         self._power_flat = power.reshape(-1)
+        # Following suit (RookState._play_mask) as lookups on key = trump * n + led card: the cards that
+        # follow, and those playable when one can follow (the Rook Bird joins them when it ranks high).
+        # The extra key n * 4 ("free": leading, or any phase but play) allows every card.
+        follow, plus = [], []
+        for t in range(N_COLOURS):
+            for c in range(n):
+                led = L.card_colour[c]
+                if led < 0 or led == t:  # a led Rook Bird is a trump lead; the Rook Bird is a trump
+                    f = L.colour_mask[t] | L.rook_bit
+                    follow.append(f), plus.append(f)
+                else:
+                    f = L.colour_mask[led]
+                    follow.append(f), plus.append(f | (L.rook_bit if self.config.rook_rank == "high" else 0))
+        self._free_key = N_COLOURS * n
+        self._follow = np.array(follow + [L.all_cards], U64)
+        self._follow_plus = np.array(plus + [L.all_cards], U64)
+        # card actions exist in the discard and play phases only
+        self._phase_cards = np.array([L.all_cards if ph in (DISCARD, PLAY) else 0 for ph in range(5)], U64)
         rel = np.array(REL)  # rel[me, seat]
         me = np.arange(N_SEATS)
         # flat offsets within a table's (4, D) block, one row per acting seat s
@@ -443,13 +467,8 @@ class RookVectorEnv:
         terminated = np.zeros(N, bool)
         truncated = np.zeros(N, bool)
         hand_over = np.zeros(N, bool)
-        hand = {
-            "bidder": np.full(N, -1, np.int64), "bid": np.full(N, -1, np.int64), "trump": np.full(N, -1, np.int64),
-            "made": np.zeros(N, bool), "counters": np.zeros((N, 2), np.int64), "bonus": np.zeros((N, 2), np.int64),
-            "hand_scores": np.zeros((N, 2), np.int64), "scores": np.zeros((N, 2), np.int64),
-            "tricks_won": np.zeros((N, 2), np.int64), "last_trick_team": np.full(N, -1, np.int64),
-            "game_winner": np.full(N, -1, np.int64),
-        }
+        facts = np.empty((N, FACT_COLUMNS), np.int64)  # the finished hands' facts, one row per table
+        facts[:] = FACT_DEFAULTS
         phase = self._phase
         if illegal.any():
             phase = np.where(illegal, OVER, phase)
@@ -462,7 +481,7 @@ class RookVectorEnv:
             if ph == PLAY:
                 finished = self._step_play(idx, a[idx])
                 if len(finished):
-                    more = self._finish_hands(finished, rewards, terminated, truncated, hand)
+                    more = self._finish_hands(finished, rewards, terminated, truncated, facts)
                     hand_over[finished] = True
                     redeal.append(more)  # next hand of a game: dealt like a redeal
             elif ph == BID:
@@ -484,6 +503,8 @@ class RookVectorEnv:
             flags[len(again):] = True
             self._deal_sourced(idx, flags)
         self._refresh()
+        hand = {name: facts[:, cols] for name, cols in FACTS.items()}
+        hand["made"] = hand["made"] != 0
         info = {"seat": self.current.copy(), "action_mask": self._mask, "hand_over": hand_over,
                 "hand": hand, "illegal": illegal}
         return self._obs_now, rewards, terminated, truncated, info
@@ -665,7 +686,7 @@ class RookVectorEnv:
         self._put_rows(idx, self.obs_layout.LEADER, REL_ONE_HOT[leader])
 
     def _finish_hands(self, h: np.ndarray, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
-                      hand: dict) -> np.ndarray:
+                      facts: np.ndarray) -> np.ndarray:
         """Score the hands just ended at tables ``h`` (RookState._finish_hand); fill rewards, flags and facts.
 
         Returns the tables whose game goes on (their next hand is to be dealt, dealer rotated)."""
@@ -707,10 +728,7 @@ class RookVectorEnv:
         else:
             r = np.sign(own - opp)
         rewards[h] = r
-        for name, value in (("bidder", bidder), ("bid", bid), ("trump", self.trump[h]), ("made", made),
-                            ("counters", captured), ("bonus", bonus), ("hand_scores", delta), ("scores", scores),
-                            ("tricks_won", tw), ("last_trick_team", ltt), ("game_winner", winner)):
-            hand[name][h] = value
+        facts[h] = np.column_stack([bidder, bid, self.trump[h], made, captured, bonus, delta, scores, tw, ltt, winner])
         if cfg.episode == "game":
             over = winner >= 0
             terminated[h[over]] = True
@@ -732,26 +750,16 @@ class RookVectorEnv:
         phase, cur = self._phase, self.current
         counts = np.bincount(phase, minlength=5)
         hand = self._hands_flat[self._row_of + cur]
-        cards = np.zeros(N, U64)
-        if counts[PLAY]:
-            tr = self.trump
-            led = self._card_colour[self._trick_flat[self._row_of]]
-            trumpish = (led < 0) | (led == tr)
-            lc = np.where(led < 0, tr, led)
-            rook = hand & self._rook_bit
-            follow = (hand & self._colour_mask[lc]) | np.where(trumpish, rook, U64.type(0))
-            if self._rook_high:
-                legal = np.where(follow != 0, follow | rook, hand)
-            else:
-                legal = np.where(follow != 0, follow, hand)
-            play = np.where(self.trick_len == 0, hand, legal)
-            cards = np.where(phase == PLAY, play, cards)
-        if counts[DISCARD]:
-            if self._german:  # counters only when every card left is a counter or a trump
-                free = hand & self._no_counter
-                disc = np.where((free & ~self._colour_mask[self.trump]) != 0, free, hand)
-            else:
-                disc = hand
+        if counts[PLAY]:  # following: the row of (trump, led card) in the follow tables, or "free"
+            following = (phase == PLAY) & (self.trick_len > 0)
+            key = np.where(following, self.trump * n + self._trick_flat[self._row_of], self._free_key)
+            follow = hand & self._follow[key]
+            cards = np.where(follow != 0, hand & self._follow_plus[key], hand) & self._phase_cards[phase]
+        else:
+            cards = hand & self._phase_cards[phase]
+        if counts[DISCARD] and self._german:  # counters only when every card left is a counter or a trump
+            free = hand & self._no_counter
+            disc = np.where((free & ~self._colour_mask[self.trump]) != 0, free, hand)
             cards = np.where(phase == DISCARD, disc, cards)
         words = np.zeros((N, self._n_words), U64)  # legal actions as bits (see _build_tables)
         if counts[BID] or counts[TRUMP]:
