@@ -90,6 +90,9 @@ FACTS = {"bidder": 0, "bid": 1, "trump": 2, "made": 3, "counters": slice(4, 6), 
          "game_winner": 15}
 FACT_COLUMNS = 16
 FACT_DEFAULTS = np.array([-1, -1, -1, 0] + [0] * 10 + [-1, -1], np.int64)  # where no hand ended
+# The observation's scaled numbers, counters .. scores, as offsets from ``counters``.
+NUM_SIZE = 7  # counters 2 + tricks_won 2 + tricks_left 1 + scores 2
+NUM_TRICKS_LEFT, NUM_SCORES = 4, 5
 DealSource = Callable[[np.ndarray, np.ndarray], Sequence[Any]]
 
 
@@ -150,8 +153,13 @@ class RookVectorEnv:
         # ---- state, one row per table (see RookState for the meaning of each field)
         self._ar = np.arange(N)
         self._row0 = self._ar * (N_SEATS * D)  # flat offset of each table's seat-0 observation
-        self._obs = np.zeros((N, N_SEATS, D), np.float32)  # all four seats' observations
+        # All four seats' observations, kept in two parts: the 0/1 entries as uint8 (a quarter of the
+        # memory: the many scattered writes stay in cache) and the NUM_SIZE scaled numbers from
+        # ``counters`` to ``scores`` as float32; _gather joins them into float32 vectors.
+        assert ol.SCORES + 2 - ol.COUNTERS == NUM_SIZE, "counters .. scores must be adjacent"
+        self._obs = np.zeros((N, N_SEATS, D), np.uint8)
         self._flat = self._obs.reshape(-1)
+        self._num = np.zeros((N, N_SEATS, NUM_SIZE), np.float32)
         self._row_of = self._ar * N_SEATS  # row of seat 0 in the (N * 4, D) view
         self.hands = np.zeros((N, N_SEATS), U64)
         self.nest = np.zeros(N, U64)  # as dealt
@@ -392,9 +400,10 @@ class RookVectorEnv:
         self.nest_has_counters[idx] = False
         # the fresh-deal observation (ObservationEncoder._fresh_deal)
         ol, obs = self.obs_layout, self._obs
-        obs[idx] = 0.0
-        obs[idx, :, ol.PHASE + BID] = 1.0
-        obs[idx, :, ol.TRICKS_LEFT] = 1.0
+        obs[idx] = 0
+        obs[idx, :, ol.PHASE + BID] = 1
+        self._num[idx] = 0.0
+        self._num[idx, :, NUM_TRICKS_LEFT] = 1.0
         obs[idx, :, ol.DEALER:ol.DEALER + N_SEATS] = REL_ONE_HOT[self._dealer[idx]]
         self._write_scores(idx)
         obs[idx, :, ol.HAND:ol.HAND + n] = unpack_bits(hands, n)
@@ -420,10 +429,9 @@ class RookVectorEnv:
 
     # ------------------------------------------------------------------ observation writes
     def _write_scores(self, idx: np.ndarray) -> None:
-        S = self.obs_layout.SCORES
         s = np.clip(self._scores[idx] / self.config.target_score, -SCORE_CLIP, SCORE_CLIP)  # float64
-        self._obs[idx, 0::2, S:S + 2] = s[:, None, :]
-        self._obs[idx, 1::2, S:S + 2] = s[:, None, ::-1]
+        self._num[idx, 0::2, NUM_SCORES:] = s[:, None, :]
+        self._num[idx, 1::2, NUM_SCORES:] = s[:, None, ::-1]
 
     def _write_totals(self, idx: np.ndarray) -> None:
         # counters (2), tricks_won (2), tricks_left (1) are adjacent (ObservationEncoder._write_totals)
@@ -434,7 +442,14 @@ class RookVectorEnv:
         v0[:, 2:4] = self.tricks_won[idx] / nt
         v0[:, 4] = (L.n_tricks - self.n_tricks[idx]) / nt
         v1 = v0[:, [1, 0, 3, 2, 4]]
-        self._put_rows(idx, self.obs_layout.COUNTERS, np.stack([v0, v1, v0, v1], axis=1))
+        self._num[idx, :, :NUM_SCORES] = np.stack([v0, v1, v0, v1], axis=1)
+
+    def _gather(self, rows: np.ndarray) -> np.ndarray:
+        """float32 observations of flat seat rows ``table * 4 + seat``."""
+        out = self._obs.reshape(-1, self.obs_dim).take(rows, axis=0).astype(np.float32)
+        C = self.obs_layout.COUNTERS
+        out[:, C:C + NUM_SIZE] = self._num.reshape(-1, NUM_SIZE).take(rows, axis=0)
+        return out
 
     def _write_phase(self, idx: np.ndarray, old: int, new: int) -> None:
         rows = self._row0[idx][:, None] + (self._all_rows + self.obs_layout.PHASE)
@@ -781,7 +796,7 @@ class RookVectorEnv:
             words[:, 0] = cards
         self._legal = words
         self._mask = np.unpackbits(words.view(np.uint8), axis=1, count=L.n_actions, bitorder="little").view(np.int8)
-        self._obs_now = self._obs.reshape(-1, self.obs_dim).take(self._row_of + cur, axis=0)
+        self._obs_now = self._gather(self._row_of + cur)
 
     def _seats(self, seat: Any) -> np.ndarray:
         s = np.asarray(seat)
@@ -792,7 +807,7 @@ class RookVectorEnv:
     def observe(self, seat: Any) -> np.ndarray:
         """``(N, D)`` float32: the observation of absolute ``seat`` (an int, or one per table) at every table."""
         self._require_reset("observe()")
-        return self._obs[self._ar, self._seats(seat)]
+        return self._gather(self._row_of + self._seats(seat))
 
     def state_for(self, seat: Any) -> np.ndarray:
         """``(N, D + 5 * n_cards)`` float32, ``raw_env.state_for``: the seat's observation, then the hands
@@ -801,7 +816,7 @@ class RookVectorEnv:
         s = self._seats(seat)
         n, D = self.layout.n_cards, self.obs_dim
         out = np.empty((self.num_envs, self.state_dim), np.float32)
-        out[:, :D] = self._obs[self._ar, s]
+        out[:, :D] = self._gather(self._row_of + s)
         others = self.hands[self._ar[:, None], (s[:, None] + np.arange(1, N_SEATS)) & 3]  # (N, 3)
         sets = np.concatenate([others, self.nest[:, None], self.discards[:, None]], axis=1)
         out[:, D:] = unpack_bits(sets, n).reshape(self.num_envs, 5 * n)
