@@ -90,6 +90,9 @@ FACTS = {"bidder": 0, "bid": 1, "trump": 2, "made": 3, "counters": slice(4, 6), 
          "game_winner": 15}
 FACT_COLUMNS = 16
 FACT_DEFAULTS = np.array([-1, -1, -1, 0] + [0] * 10 + [-1, -1], np.int64)  # where no hand ended
+# Per-hand state of a fresh deal: n_discards, high_bid (bid level index), bidder, n_passed, trump, leader,
+# trick_len, n_tricks (finished this hand), last_trick_team, nest_has_counters (0/1).
+HAND_STATE_INIT = np.array([0, -1, -1, 0, -1, -1, 0, 0, -1, 0], np.int64)
 # The observation's scaled numbers, counters .. scores, as offsets from ``counters``.
 NUM_SIZE = 7  # counters 2 + tricks_won 2 + tricks_left 1 + scores 2
 NUM_TRICKS_LEFT, NUM_SCORES = 4, 5
@@ -155,32 +158,28 @@ class RookVectorEnv:
         self._row0 = self._ar * (N_SEATS * D)  # flat offset of each table's seat-0 observation
         # All four seats' observations, kept in two parts: the 0/1 entries as uint8 (a quarter of the
         # memory: the many scattered writes stay in cache) and the NUM_SIZE scaled numbers from
-        # ``counters`` to ``scores`` as float32; _gather joins them into float32 vectors.
+        # ``counters`` to ``scores`` as float32, once per team (partners see the same numbers);
+        # _gather joins them into float32 vectors.
         assert ol.SCORES + 2 - ol.COUNTERS == NUM_SIZE, "counters .. scores must be adjacent"
         self._obs = np.zeros((N, N_SEATS, D), np.uint8)
         self._flat = self._obs.reshape(-1)
-        self._num = np.zeros((N, N_SEATS, NUM_SIZE), np.float32)
+        self._num = np.zeros((N, 2, NUM_SIZE), np.float32)  # per team: seats 0, 2 see row 0; 1, 3 row 1
         self._row_of = self._ar * N_SEATS  # row of seat 0 in the (N * 4, D) view
         self.hands = np.zeros((N, N_SEATS), U64)
         self.nest = np.zeros(N, U64)  # as dealt
         self.discards = np.zeros(N, U64)
-        self.n_discards = np.zeros(N, np.int64)
+        # the per-hand counters and seats, one column each of one matrix (a new deal resets it in one write)
+        self._hand_state = np.empty((N, len(HAND_STATE_INIT)), np.int64)
+        self._hand_state[:] = HAND_STATE_INIT
+        (self.n_discards, self.high_bid, self.bidder, self.n_passed, self.trump, self.leader, self.trick_len,
+         self.n_tricks, self.last_trick_team, self.nest_has_counters) = self._hand_state.T
         self._phase = np.full(N, OVER, np.int64)
         self.current = np.zeros(N, np.int64)
         self._dealer = np.zeros(N, np.int64)
-        self.high_bid = np.full(N, -1, np.int64)  # bid level index
-        self.bidder = np.full(N, -1, np.int64)
         self.passed = np.zeros((N, N_SEATS), bool)
-        self.n_passed = np.zeros(N, np.int64)
-        self.trump = np.full(N, -1, np.int64)
-        self.leader = np.full(N, -1, np.int64)
         self.trick = np.zeros((N, N_SEATS), np.int64)  # cards of the current trick in play order
-        self.trick_len = np.zeros(N, np.int64)
-        self.n_tricks = np.zeros(N, np.int64)  # tricks finished this hand
         self.tricks_won = np.zeros((N, 2), np.int64)
         self.points = np.zeros((N, 2), np.int64)
-        self.last_trick_team = np.full(N, -1, np.int64)
-        self.nest_has_counters = np.zeros(N, bool)
         self._scores = np.zeros((N, 2), np.int64)
         # flat views for 1-d fancy indexing (cheaper than (table, seat) pairs)
         self._hands_flat = self.hands.reshape(-1)
@@ -383,21 +382,12 @@ class RookVectorEnv:
         self.hands[idx] = hands
         self.nest[idx] = nest
         self.discards[idx] = 0
-        self.n_discards[idx] = 0
         self._phase[idx] = BID
         self.current[idx] = (self._dealer[idx] + 1) & 3
-        self.high_bid[idx] = -1
-        self.bidder[idx] = -1
+        self._hand_state[idx] = HAND_STATE_INIT
         self.passed[idx] = False
-        self.n_passed[idx] = 0
-        self.trump[idx] = -1
-        self.leader[idx] = -1
-        self.trick_len[idx] = 0
-        self.n_tricks[idx] = 0
         self.tricks_won[idx] = 0
         self.points[idx] = 0
-        self.last_trick_team[idx] = -1
-        self.nest_has_counters[idx] = False
         # the fresh-deal observation (ObservationEncoder._fresh_deal)
         ol, obs = self.obs_layout, self._obs
         obs[idx] = 0
@@ -430,8 +420,8 @@ class RookVectorEnv:
     # ------------------------------------------------------------------ observation writes
     def _write_scores(self, idx: np.ndarray) -> None:
         s = np.clip(self._scores[idx] / self.config.target_score, -SCORE_CLIP, SCORE_CLIP)  # float64
-        self._num[idx, 0::2, NUM_SCORES:] = s[:, None, :]
-        self._num[idx, 1::2, NUM_SCORES:] = s[:, None, ::-1]
+        self._num[idx, 0, NUM_SCORES:] = s
+        self._num[idx, 1, NUM_SCORES:] = s[:, ::-1]
 
     def _write_totals(self, idx: np.ndarray) -> None:
         # counters (2), tricks_won (2), tricks_left (1) are adjacent (ObservationEncoder._write_totals)
@@ -442,13 +432,14 @@ class RookVectorEnv:
         v0[:, 2:4] = self.tricks_won[idx] / nt
         v0[:, 4] = (L.n_tricks - self.n_tricks[idx]) / nt
         v1 = v0[:, [1, 0, 3, 2, 4]]
-        self._num[idx, :, :NUM_SCORES] = np.stack([v0, v1, v0, v1], axis=1)
+        self._num[idx, :, :NUM_SCORES] = np.stack([v0, v1], axis=1)
 
     def _gather(self, rows: np.ndarray) -> np.ndarray:
         """float32 observations of flat seat rows ``table * 4 + seat``."""
         out = self._obs.reshape(-1, self.obs_dim).take(rows, axis=0).astype(np.float32)
         C = self.obs_layout.COUNTERS
-        out[:, C:C + NUM_SIZE] = self._num.reshape(-1, NUM_SIZE).take(rows, axis=0)
+        team_rows = (rows >> 2 << 1) | (rows & 1)  # table * 2 + team
+        out[:, C:C + NUM_SIZE] = self._num.reshape(-1, NUM_SIZE).take(team_rows, axis=0)
         return out
 
     def _write_phase(self, idx: np.ndarray, old: int, new: int) -> None:
