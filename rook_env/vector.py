@@ -31,6 +31,7 @@ API (in the style of gymnasium's vector environments and Pgx; ``N = num_envs``,
   ``trump``, ``made`` ``(N,)``; ``counters``, ``bonus``, ``hand_scores``, ``scores``,
   ``tricks_won`` ``(N, 2)`` per team; ``last_trick_team``, ``game_winner`` ``(N,)``.
   Rows without a finished hand hold -1 (0 for per-team entries, False for ``made``).
+  (The integer entries are column views of one array.)
 - ``info["illegal"]``: ``(N,)`` bool, the table's action was illegal (``"terminate"`` mode).
 
 Auto-reset: a table whose episode ends on a step (``terminated | truncated``) is reset in
