@@ -84,7 +84,6 @@ from .rules import BID, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
 ILLEGAL_MODES = ("raise", "terminate")
 SEATS = np.arange(N_SEATS)
 U64 = np.dtype("<u8")  # card sets; little-endian so that a view as bytes unpacks bit i to element i
-ROOK_POWER = {"high": 1000.0, "low": 100.0, "ten_and_half": 110.5}  # as RookState: trumps are 100 + rank power
 # info["hand"]: name -> column(s) of one (N, FACT_COLUMNS) int64 array ("made" is returned as bool)
 FACTS = {"bidder": 0, "bid": 1, "trump": 2, "made": 3, "counters": slice(4, 6), "bonus": slice(6, 8),
          "hand_scores": slice(8, 10), "scores": slice(10, 12), "tricks_won": slice(12, 14), "last_trick_team": 14,
@@ -215,7 +214,7 @@ class RookVectorEnv:
                 for c in range(n):
                     col = L.card_colour[c]
                     if c == L.rook:
-                        power[t, led, c] = ROOK_POWER[self.config.rook_rank]
+                        power[t, led, c] = self._scratch._rook_power  # the reference rules' value
                     elif col == t:
                         power[t, led, c] = 100 + rank_power(L.card_rank[c])
                     elif col == led:
