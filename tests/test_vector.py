@@ -190,7 +190,7 @@ ALL_COMBOS = [
 @pytest.mark.parametrize("flags", CONFIGS, ids=_id)
 def test_lockstep_many_hands(flags):
     ls = LockStep(16, flags, seed=100 + len(_id(flags)))
-    ls.run(hands=1000)
+    ls.run(hands=400)
 
 
 @pytest.mark.slow
