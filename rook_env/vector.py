@@ -96,6 +96,8 @@ HAND_STATE_INIT = np.array([0, -1, -1, 0, -1, -1, 0, 0, -1, 0], np.int64)
 # The observation's scaled numbers, counters .. scores, as offsets from ``counters``.
 NUM_SIZE = 7  # counters 2 + tricks_won 2 + tricks_left 1 + scores 2
 NUM_TRICKS_LEFT, NUM_SCORES = 4, 5
+# REL_ONE_HOT in the store's dtype: numpy's fancy assignment is several times slower when it casts.
+REL_ONE_HOT_U8 = REL_ONE_HOT.astype(np.uint8)
 DealSource = Callable[[np.ndarray, np.ndarray], Sequence[Any]]
 
 
@@ -394,7 +396,7 @@ class RookVectorEnv:
         obs[idx, :, ol.PHASE + BID] = 1
         self._num[idx] = 0.0
         self._num[idx, :, NUM_TRICKS_LEFT] = 1.0
-        obs[idx, :, ol.DEALER:ol.DEALER + N_SEATS] = REL_ONE_HOT[self._dealer[idx]]
+        obs[idx, :, ol.DEALER:ol.DEALER + N_SEATS] = REL_ONE_HOT_U8[self._dealer[idx]]
         self._write_scores(idx)
         obs[idx, :, ol.HAND:ol.HAND + n] = unpack_bits(hands, n)
 
@@ -420,8 +422,10 @@ class RookVectorEnv:
     # ------------------------------------------------------------------ observation writes
     def _write_scores(self, idx: np.ndarray) -> None:
         s = np.clip(self._scores[idx] / self.config.target_score, -SCORE_CLIP, SCORE_CLIP)  # float64
-        self._num[idx, 0, NUM_SCORES:] = s
-        self._num[idx, 1, NUM_SCORES:] = s[:, ::-1]
+        num = self._num.reshape(len(self._num), 2 * NUM_SIZE)  # (table, team * NUM_SIZE + k)
+        s = s.astype(np.float32)  # rounds as the assignment would; uncast assignments are much faster
+        num[idx, NUM_SCORES:NUM_SIZE] = s
+        num[idx, NUM_SIZE + NUM_SCORES:] = s[:, ::-1]
 
     def _write_totals(self, idx: np.ndarray) -> None:
         # counters (2), tricks_won (2), tricks_left (1) are adjacent (ObservationEncoder._write_totals)
@@ -431,8 +435,10 @@ class RookVectorEnv:
         v0[:, 0:2] = self.points[idx] / float(L.total_points)
         v0[:, 2:4] = self.tricks_won[idx] / nt
         v0[:, 4] = (L.n_tricks - self.n_tricks[idx]) / nt
-        v1 = v0[:, [1, 0, 3, 2, 4]]
-        self._num[idx, :, :NUM_SCORES] = np.stack([v0, v1], axis=1)
+        v0 = v0.astype(np.float32)  # rounds as the assignment would; uncast assignments are much faster
+        num = self._num.reshape(len(self._num), 2 * NUM_SIZE)  # (table, team * NUM_SIZE + k)
+        num[idx, :NUM_SCORES] = v0
+        num[idx, NUM_SIZE:NUM_SIZE + NUM_SCORES] = v0[:, [1, 0, 3, 2, 4]]
 
     def _gather(self, rows: np.ndarray) -> np.ndarray:
         """float32 observations of flat seat rows ``table * 4 + seat``."""
@@ -585,7 +591,7 @@ class RookVectorEnv:
         # clear the trick: its four cards in every seat's row (cheaper than the whole section)
         by = (self.leader[q][:, None] + SEATS) & 3  # who played each card (old leader)
         f[(self._row0[q][:, None, None] + cards[:, :, None]) + self._play_off[by][:, :, :N_SEATS]] = 0.0
-        self._put_rows(q, ol.LEADER, REL_ONE_HOT[winner])
+        self._put_rows(q, ol.LEADER, REL_ONE_HOT_U8[winner])
         self.leader[q] = winner
         self.current[q] = winner
         self._write_totals(q)
@@ -617,7 +623,7 @@ class RookVectorEnv:
             prev = self.high_bid[B]
             self.high_bid[B] = lvl
             self.bidder[B] = sb
-            self._put_rows(B, ol.BIDDER, REL_ONE_HOT[sb])
+            self._put_rows(B, ol.BIDDER, REL_ONE_HOT_U8[sb])
             had = prev >= 0  # clear the previous contract's entry
             f[(self._row0[B[had]] + prev[had])[:, None] + (self._all_rows + ol.CONTRACT)] = 0.0
             f[(self._row0[B] + lvl)[:, None] + self._bid_off[sb]] = 1.0
@@ -689,7 +695,7 @@ class RookVectorEnv:
         self.current[idx] = leader
         self._phase[idx] = PLAY
         self._write_phase(idx, old, PLAY)
-        self._put_rows(idx, self.obs_layout.LEADER, REL_ONE_HOT[leader])
+        self._put_rows(idx, self.obs_layout.LEADER, REL_ONE_HOT_U8[leader])
 
     def _finish_hands(self, h: np.ndarray, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
                       facts: np.ndarray) -> np.ndarray:
