@@ -7,28 +7,43 @@ so the ratios are meaningful on a noisy shared machine:
 - ``rook_env.raw_env``  (the AEC environment, no checks)
 - ``rook_env.env()``    (order enforcement, bounds and illegal-action handling, native)
 - ``rook_env.RookState`` (the pure rules core: legal actions + apply, no observation)
+- ``rook_env.vector.RookVectorEnv`` with N = 1, 64, 1024 tables: every step produces the
+  acting seats' observations ``(N, obs_dim)`` and masks ``(N, A)``, and the random legal
+  actions are drawn vectorised (``rook_env.vector.sample_legal``); agent steps = N per step
 - OpenSpiel ``spades`` (PyPI ``open-spiel``), the reference: observation tensor and
   legal actions read at every step
 - optionally (``--pz-wrappers``) ``raw_env`` under PettingZoo's three standard classic
   wrappers, to show what the native checks save.
 
+Each subject is measured ``--repeats`` times, interleaved; the median and the range are
+reported. The process is pinned to one CPU core (``--core``), so every subject runs on one core.
+
 Usage::
 
-    python benchmarks/bench_env.py                 # ~1 minute
-    python benchmarks/bench_env.py --steps 50000 --repeats 3 --json bench.json
+    python benchmarks/bench_env.py                 # ~2 minutes
+    python benchmarks/bench_env.py --steps 50000 --repeats 5 --json bench.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
+import statistics
 import time
 from typing import Callable
 
+import numpy as np
+
 import rook_env
 from rook_env.rules import OVER, RookState
+from rook_env.vector import RookVectorEnv, sample_legal
+
+VECTOR_SIZES = (1, 64, 1024)
+CLOCK = time.perf_counter  # --clock cpu: time.process_time (CPU seconds: robust to other processes)
+WARMUP_STEPS = 100  # batched steps before timing: the tables' phases spread out from the common start
 
 
 def bench_aec(make: Callable, steps: int, seed: int = 0) -> float:
@@ -36,7 +51,7 @@ def bench_aec(make: Callable, steps: int, seed: int = 0) -> float:
     rng = random.Random(seed)
     done = 0
     episode = 0
-    start = time.perf_counter()
+    start = CLOCK()
     while done < steps:
         env.reset(seed=seed + episode)
         episode += 1
@@ -48,13 +63,13 @@ def bench_aec(make: Callable, steps: int, seed: int = 0) -> float:
             legal = obs["action_mask"].nonzero()[0]
             env.step(int(legal[rng.randrange(len(legal))]))
             done += 1
-    return done / (time.perf_counter() - start)
+    return done / (CLOCK() - start)
 
 
 def bench_rules(steps: int, seed: int = 0) -> float:
     rng = random.Random(seed)
     done = 0
-    start = time.perf_counter()
+    start = CLOCK()
     while done < steps:
         state = RookState(seed=rng.randrange(1 << 30))
         state.new_game()
@@ -62,7 +77,24 @@ def bench_rules(steps: int, seed: int = 0) -> float:
             legal = state.legal_actions()
             state.apply(legal[rng.randrange(len(legal))])
             done += 1
-    return done / (time.perf_counter() - start)
+    return done / (CLOCK() - start)
+
+
+def bench_vector(num_envs: int, steps: int, seed: int = 0) -> float:
+    """Agent steps/s of the batched engine: ``num_envs`` agent steps per ``step`` call."""
+    env = RookVectorEnv(num_envs)
+    _obs, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    mask = info["action_mask"]
+    for _ in range(WARMUP_STEPS):
+        _obs, _rew, _term, _trunc, info = env.step(sample_legal(mask, rng))
+        mask = info["action_mask"]
+    calls = min(max(steps // num_envs, 50), 2000)
+    start = CLOCK()
+    for _ in range(calls):
+        _obs, _rew, _term, _trunc, info = env.step(sample_legal(mask, rng))
+        mask = info["action_mask"]
+    return calls * num_envs / (CLOCK() - start)
 
 
 def bench_spades(steps: int, seed: int = 0) -> float | None:
@@ -73,7 +105,7 @@ def bench_spades(steps: int, seed: int = 0) -> float | None:
     game = pyspiel.load_game("spades")
     rng = random.Random(seed)
     done = 0
-    start = time.perf_counter()
+    start = CLOCK()
     while done < steps:
         state = game.new_initial_state()
         while not state.is_terminal():
@@ -86,7 +118,7 @@ def bench_spades(steps: int, seed: int = 0) -> float | None:
             legal = state.legal_actions(player)
             state.apply_action(legal[rng.randrange(len(legal))])
             done += 1
-    return done / (time.perf_counter() - start)
+    return done / (CLOCK() - start)
 
 
 def pz_wrapped():
@@ -101,43 +133,67 @@ def pz_wrapped():
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=60_000, help="agent steps per measurement")
-    parser.add_argument("--repeats", type=int, default=3, help="measurements per subject; the best is reported")
+    parser.add_argument("--vector-steps", type=int, default=100_000,
+                        help="agent steps per measurement of the batched engine (50 to 2000 batched steps)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall-clock time (default) or this process's CPU time (for a machine shared with other jobs)")
+    parser.add_argument("--repeats", type=int, default=3, help="measurements per subject (median and range reported)")
+    parser.add_argument("--core", type=int, default=None, help="CPU core to pin to (default: the first allowed)")
     parser.add_argument("--pz-wrappers", action="store_true", help="also measure PettingZoo's classic wrappers")
     parser.add_argument("--json", help="write the results to this file")
     args = parser.parse_args()
-    if args.steps <= 0 or args.repeats <= 0:
-        parser.error("--steps and --repeats must be positive")
+    if args.steps <= 0 or args.vector_steps <= 0 or args.repeats <= 0:
+        parser.error("--steps, --vector-steps and --repeats must be positive")
+    global CLOCK
+    CLOCK = time.perf_counter if args.clock == "wall" else time.process_time
+    core = None
+    if hasattr(os, "sched_setaffinity"):
+        core = args.core if args.core is not None else min(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {core})
 
-    subjects: dict[str, Callable[[], float | None]] = {
-        "open_spiel spades (reference)": lambda: bench_spades(args.steps),
+    try:
+        import pyspiel  # noqa: F401
+
+        have_spades = True
+    except ImportError:
+        have_spades = False
+        print("open_spiel is not installed: OpenSpiel spades is skipped (pip install open-spiel)")
+    subjects: dict[str, Callable[[], float | None]] = {}
+    if have_spades:
+        subjects["open_spiel spades (reference)"] = lambda: bench_spades(args.steps)
+    subjects.update({
         "rook_env.raw_env": lambda: bench_aec(rook_env.raw_env, args.steps),
         "rook_env.env()": lambda: bench_aec(rook_env.env, args.steps),
         "rook_env.RookState (rules only)": lambda: bench_rules(args.steps),
-    }
+    })
+    for n in VECTOR_SIZES:
+        subjects[f"RookVectorEnv N={n}"] = lambda n=n: bench_vector(n, args.vector_steps)
     if args.pz_wrappers:
         subjects["raw_env + PettingZoo classic wrappers"] = lambda: bench_aec(pz_wrapped, args.steps)
-    results: dict[str, float | None] = {}
+    results: dict[str, list[float]] = {name: [] for name in subjects}
     # Interleave the repeats so that machine noise hits every subject alike.
     for _ in range(args.repeats):
         for name, fn in subjects.items():
-            value = fn()
-            if value is not None:
-                results[name] = max(results.get(name) or 0.0, value)
-            else:
-                results.setdefault(name, None)
-    ref = results.get("open_spiel spades (reference)")
-    print(f"{'subject':40s} {'steps/s':>10s} {'vs spades':>10s}")
-    for name, value in results.items():
-        if value is None:
-            print(f"{name:40s} {'n/a':>10s}   (pip install open-spiel)")
-            continue
-        ratio = f"{value / ref:.2f}x" if ref else "-"
-        print(f"{name:40s} {value:10,.0f} {ratio:>10s}")
+            results[name].append(fn())
+    median = {name: statistics.median(v) for name, v in results.items()}
+    ref = median.get("open_spiel spades (reference)")
+    raw = median["rook_env.raw_env"]
+    print(f"one core ({core}), {args.clock} clock, {args.repeats} interleaved repeats; "
+          "agent steps/s: median [min, max]")
+    print(f"{'subject':40s} {'median':>11s} {'range':>25s} {'vs spades':>10s} {'vs raw_env':>11s}")
+    for name, values in results.items():
+        m = median[name]
+        rng_txt = f"[{min(values):,.0f}, {max(values):,.0f}]"
+        vs_ref = f"{m / ref:.2f}x" if ref else "-"
+        print(f"{name:40s} {m:11,.0f} {rng_txt:>25s} {vs_ref:>10s} {m / raw:10.2f}x")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(
-                {"steps": args.steps, "repeats": args.repeats, "machine": platform.platform(),
-                 "python": platform.python_version(), "steps_per_second": results},
+                {"steps": args.steps, "vector_steps": args.vector_steps, "repeats": args.repeats, "core": core,
+                 "clock": args.clock,
+                 "machine": platform.platform(), "python": platform.python_version(),
+                 "steps_per_second": {name: {"median": median[name], "min": min(v), "max": max(v), "all": v}
+                                      for name, v in results.items()}},
                 f,
                 indent=2,
             )

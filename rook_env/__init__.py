@@ -17,13 +17,14 @@ from .env import AGENTS, ENV_ID, CheckedRookEnv, IllegalActionWarning, NotResetE
 from .observation import OBS_SIZE, SCORE_CLIP, ObsLayout, PlayerView, decode, encode, obs_layout
 from .rules import RookState, team_of
 from .single_agent import SingleAgentRookEnv
+from .vector import RookVectorEnv
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AGENTS", "BID0", "ENV_ID", "FLAG_NAMES", "N_ACTIONS", "N_CARDS", "OBS_SIZE", "PASS", "REDEAL", "ROOK",
     "SCORE_CLIP", "TRUMP0", "CheckedRookEnv", "IllegalActionWarning", "Layout", "NotResetError", "ObsLayout",
-    "PlayerView", "RookConfig", "RookState", "SingleAgentRookEnv", "decode", "encode", "env", "layout_for",
+    "PlayerView", "RookConfig", "RookState", "RookVectorEnv", "SingleAgentRookEnv", "decode", "encode", "env", "layout_for",
     "make_config", "obs_layout", "raw_env", "team_of",
 ]
 

@@ -32,6 +32,7 @@ def expected_view(game, me):
             high = L.bids[a - L.BID0]
             bids.append((rel[seat], high))
     t = me & 1
+    lim = round(SCORE_CLIP * game.config.target_score)
     sees_nest = me == game.bidder and game.phase != BID
     # Scores are encoded clipped to +-SCORE_CLIP targets: exact within, saturated beyond.
     lim = int(SCORE_CLIP * game.config.target_score)

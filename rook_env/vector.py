@@ -1,0 +1,819 @@
+"""Batched Rook: ``num_envs`` tables stepped together with numpy (structure of arrays).
+
+The same game as :class:`rook_env.raw_env` (every rule flag, ``episode="hand"`` and
+``"game"``, ``max_hands``), with the observations bit for bit those of ``raw_env``;
+``tests/test_vector.py`` plays both in lock-step to check it. Card sets are ``uint64``
+bitmasks (bit ``id``; the full deck's 57 cards fit), every table's state is one row of a
+few arrays, and legality, trick resolution, scoring and the incremental update of all four
+seats' observations are masked array operations per phase: no Python loop over tables
+in :meth:`RookVectorEnv.step`. numpy only (no torch).
+
+API (in the style of gymnasium's vector environments and Pgx; ``N = num_envs``,
+``D = obs_dim``, ``A = n_actions``)::
+
+    env = RookVectorEnv(N, max_hands=None, illegal_action="raise", illegal_reward=-1.0,
+                        deal_source=None, **flags)
+    obs, info = env.reset(seed=None, options=None)
+    obs, rewards, terminated, truncated, info = env.step(actions)
+
+- ``obs``: ``(N, D)`` float32, the observation of the seat to act at every table.
+- ``info["seat"]``: ``(N,)`` int64, that seat (absolute, 0..3; teams {0, 2} and {1, 3}).
+- ``info["action_mask"]``: ``(N, A)`` int8, its legal actions.
+- ``actions``: ``(N,)`` integers, one action per table for its seat to act.
+- ``rewards``: ``(N, 4)`` float32 for the four absolute seats; non-zero only on the step
+  that ends a hand (or on an illegal action in ``"terminate"`` mode), with the flag
+  ``reward``'s meaning exactly as in ``raw_env``.
+- ``terminated`` / ``truncated``: ``(N,)`` bool; the episode (a hand, or a game with
+  ``episode="game"``) ended / was cut by ``max_hands``.
+- ``info["hand_over"]``: ``(N,)`` bool, a hand was finished on this step (in game
+  episodes also hands that do not end the game); ``info["hand"]``: the finished hands'
+  facts as arrays with ``raw_env``'s ``infos[agent]["hand"]`` keys: ``bidder``, ``bid``,
+  ``trump``, ``made`` ``(N,)``; ``counters``, ``bonus``, ``hand_scores``, ``scores``,
+  ``tricks_won`` ``(N, 2)`` per team; ``last_trick_team``, ``game_winner`` ``(N,)``.
+  Rows without a finished hand hold -1 (0 for per-team entries, False for ``made``).
+  (The integer entries are column views of one array.)
+- ``info["illegal"]``: ``(N,)`` bool, the table's action was illegal (``"terminate"`` mode).
+
+Auto-reset: a table whose episode ends on a step (``terminated | truncated``) is reset in
+that same step: its ``rewards`` and ``info["hand"]`` describe the hand that just ended,
+while ``obs``, ``info["seat"]`` and ``info["action_mask"]`` are already the first
+decision of the next episode (a new deal, a new random first dealer, scores 0). Inside a
+game episode the next hand is dealt exactly as in ``raw_env`` (dealer rotated, scores
+kept), and a redeal deals again within the same step. The final observation of an ended
+episode is not returned (nothing follows a terminal decision).
+
+Other members: ``observe(seat)`` ``(N, D)`` (an int seat, or one seat per table),
+``state_for(seat)`` ``(N, D + 5 * n_cards)`` (``raw_env.state_for``'s layout),
+``current_player`` / ``action_mask`` / ``observation`` (the latest ones), ``scores``,
+``dealer``, ``phase``, ``hands_played`` (copies), ``single_observation_space``,
+``single_action_space``, ``config``, ``layout``, ``obs_layout``.
+
+Illegal actions: ``illegal_action="raise"`` (default) raises ``ValueError`` naming every
+offending table, its action, seat, phase and legal actions, and applies nothing on any
+table for that call. ``illegal_action="terminate"`` follows ``rook_env.env()``
+(PettingZoo's ``TerminateIllegalWrapper``): the offending table's episode ends
+(``terminated``), its offender receives ``illegal_reward`` and the other seats 0,
+``info["illegal"]`` marks it, and it is reset; the other tables step normally. Actions
+that are not integers or lie outside ``0..A-1`` always raise.
+
+Deals: drawn from a ``numpy.random.Generator`` seeded by ``reset(seed)``; the same seed,
+``N`` and actions give the same deals (not the same deals as ``raw_env``'s stream).
+``reset(options=[...])`` fixes per-table deals with ``raw_env``'s keys ``hands``,
+``nest``, ``dealer`` and ``scores`` (``None`` entries: random), validated with the same
+errors. ``deal_source(tables, new_game)`` (optional; tests and duplicate evaluation) is
+called whenever tables need a deal after ``reset``: ``tables`` are their indices,
+``new_game`` marks a new episode (else a redeal or the next hand of a game); it returns
+one entry per table, ``None`` (draw) or a dict of the same keys (``dealer``/``scores``
+only for a new game).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from gymnasium import spaces
+
+from .cards import N_COLOURS, N_SEATS, NEST_SIZE, layout_for, rank_power
+from .config import make_config
+from .env import OPTION_KEYS
+from .observation import REL, REL_ONE_HOT, SCORE_CLIP, obs_layout
+from .rules import BID, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
+
+ILLEGAL_MODES = ("raise", "terminate")
+SEATS = np.arange(N_SEATS)
+U64 = np.dtype("<u8")  # card sets; little-endian so that a view as bytes unpacks bit i to element i
+# info["hand"]: name -> column(s) of one (N, FACT_COLUMNS) int64 array ("made" is returned as bool)
+FACTS = {"bidder": 0, "bid": 1, "trump": 2, "made": 3, "counters": slice(4, 6), "bonus": slice(6, 8),
+         "hand_scores": slice(8, 10), "scores": slice(10, 12), "tricks_won": slice(12, 14), "last_trick_team": 14,
+         "game_winner": 15}
+FACT_COLUMNS = 16
+FACT_DEFAULTS = np.array([-1, -1, -1, 0] + [0] * 10 + [-1, -1], np.int64)  # where no hand ended
+# Per-hand state of a fresh deal: n_discards, high_bid (bid level index), bidder, n_passed, trump, leader,
+# trick_len, n_tricks (finished this hand), last_trick_team, nest_has_counters (0/1).
+HAND_STATE_INIT = np.array([0, -1, -1, 0, -1, -1, 0, 0, -1, 0], np.int64)
+# The observation's scaled numbers, counters .. scores, as offsets from ``counters``.
+NUM_SIZE = 7  # counters 2 + tricks_won 2 + tricks_left 1 + scores 2
+NUM_TRICKS_LEFT, NUM_SCORES = 4, 5
+# REL_ONE_HOT in the store's dtype: numpy's fancy assignment is several times slower when it casts.
+REL_ONE_HOT_U8 = REL_ONE_HOT.astype(np.uint8)
+DealSource = Callable[[np.ndarray, np.ndarray], Sequence[Any]]
+
+
+def unpack_bits(masks: np.ndarray, n: int) -> np.ndarray:
+    """``uint64`` card masks of any shape -> uint8 0/1 array with a trailing axis of ``n`` (bit i -> i)."""
+    raw = np.ascontiguousarray(masks, U64).view(np.uint8).reshape(masks.shape + (8,))
+    return np.unpackbits(raw, axis=-1, count=n, bitorder="little")
+
+
+def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of an ``(N, A)`` 0/1 mask (vectorised), int64.
+
+    One uniform draw per row picks the k-th legal action (k < number of legal actions);
+    every row needs at least one legal action."""
+    count = np.cumsum(mask, axis=1, dtype=np.uint8)  # count[i, a]: legal actions <= a (at most 255 actions)
+    k = (rng.random(len(mask)) * count[:, -1]).astype(np.uint8)
+    return np.argmax(count > k[:, None], axis=1)
+
+
+class RookVectorEnv:
+    """``num_envs`` Rook tables stepped together; see the module docstring for the API."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        max_hands: int | None = None,
+        illegal_action: str = "raise",
+        illegal_reward: float = -1.0,
+        deal_source: DealSource | None = None,
+        **flags: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs <= 0:
+            raise ValueError(f"num_envs={num_envs!r} must be a positive integer")
+        if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands <= 0):
+            raise ValueError(f"max_hands={max_hands!r} must be a positive integer or None")
+        if illegal_action not in ILLEGAL_MODES:
+            raise ValueError(f"illegal_action={illegal_action!r} is not allowed; allowed values: {', '.join(ILLEGAL_MODES)}")
+        if deal_source is not None and not callable(deal_source):
+            raise ValueError(f"deal_source={deal_source!r} must be callable(tables, new_game) or None")
+        self.num_envs = N = int(num_envs)
+        self.max_hands = max_hands
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self.deal_source = deal_source
+        self.config = cfg = make_config(**flags)
+        self.layout = L = layout_for(cfg)
+        self.obs_layout = ol = obs_layout(cfg)
+        self.obs_dim = D = ol.size
+        self.n_actions = L.n_actions
+        self.state_dim = D + 5 * L.n_cards
+        self.single_observation_space = spaces.Box(ol.low, ol.high, dtype=np.float32)
+        self.single_action_space = spaces.Discrete(L.n_actions)
+        self._scratch = RookState(cfg)  # validates fixed deals with raw_env's errors
+        self._rng: np.random.Generator | None = None
+        self._german = cfg.nest_discard == "no_counters_unless_forced"
+        self._build_tables()
+        # ---- state, one row per table (see RookState for the meaning of each field)
+        self._ar = np.arange(N)
+        self._row0 = self._ar * (N_SEATS * D)  # flat offset of each table's seat-0 observation
+        # All four seats' observations, kept in two parts: the 0/1 entries as uint8 (a quarter of the
+        # memory: the many scattered writes stay in cache) and the NUM_SIZE scaled numbers from
+        # ``counters`` to ``scores`` as float32, once per team (partners see the same numbers);
+        # _gather joins them into float32 vectors.
+        assert ol.SCORES + 2 - ol.COUNTERS == NUM_SIZE, "counters .. scores must be adjacent"
+        self._obs = np.zeros((N, N_SEATS, D), np.uint8)
+        self._flat = self._obs.reshape(-1)
+        self._num = np.zeros((N, 2, NUM_SIZE), np.float32)  # per team: seats 0, 2 see row 0; 1, 3 row 1
+        self._row_of = self._ar * N_SEATS  # row of seat 0 in the (N * 4, D) view
+        self.hands = np.zeros((N, N_SEATS), U64)
+        self.nest = np.zeros(N, U64)  # as dealt
+        self.discards = np.zeros(N, U64)
+        # the per-hand counters and seats, one column each of one matrix (a new deal resets it in one write)
+        self._hand_state = np.empty((N, len(HAND_STATE_INIT)), np.int64)
+        self._hand_state[:] = HAND_STATE_INIT
+        (self.n_discards, self.high_bid, self.bidder, self.n_passed, self.trump, self.leader, self.trick_len,
+         self.n_tricks, self.last_trick_team, self.nest_has_counters) = self._hand_state.T
+        self._phase = np.full(N, OVER, np.int64)
+        self.current = np.zeros(N, np.int64)
+        self._dealer = np.zeros(N, np.int64)
+        self.passed = np.zeros((N, N_SEATS), bool)
+        self.trick = np.zeros((N, N_SEATS), np.int64)  # cards of the current trick in play order
+        self.tricks_won = np.zeros((N, 2), np.int64)
+        self.points = np.zeros((N, 2), np.int64)
+        self._scores = np.zeros((N, 2), np.int64)
+        # flat views for 1-d fancy indexing (cheaper than (table, seat) pairs)
+        self._hands_flat = self.hands.reshape(-1)
+        self._trick_flat = self.trick.reshape(-1)
+        self._points_flat = self.points.reshape(-1)
+        self._tricks_won_flat = self.tricks_won.reshape(-1)
+        self._hands_played = np.zeros(N, np.int64)
+        self._mask: np.ndarray | None = None  # returned to the caller; legality is checked on _legal
+        self._legal: np.ndarray | None = None  # (N, words) uint64: the legal actions as bits
+        self._obs_now: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ lookup tables
+    def _build_tables(self) -> None:
+        """Per-configuration constants: card masks, trick powers, flat observation offsets."""
+        L, ol, D = self.layout, self.obs_layout, self.obs_dim
+        n, nb = L.n_cards, L.n_bids
+        self._card_bit = np.array([1 << c for c in range(n)], U64)
+        # colour masks; index -1 (no trump / no colour) is the last, empty entry
+        self._colour_mask = np.array(list(L.colour_mask) + [0], U64)
+        self._card_colour = np.array(L.card_colour, np.int64)  # Rook Bird: -1
+        self._card_points = np.array(L.card_points, np.int64)
+        self._counter_mask = U64.type(L.counter_mask)
+        self._rook_bit = U64.type(L.rook_bit)
+        self._no_counter = U64.type(L.all_cards & ~L.counter_mask)
+        self._rook_high = self.config.rook_rank == "high"
+        self._bid_values = np.array(L.bids, np.int64)
+        self._levels = np.arange(nb)
+        # _power[trump, led, card]: RookState.trick_winner_index's order (off colours -1)
+        power = np.full((N_COLOURS, N_COLOURS, n), -1.0)
+        for t in range(N_COLOURS):
+            for led in range(N_COLOURS):
+                for c in range(n):
+                    col = L.card_colour[c]
+                    if c == L.rook:
+                        power[t, led, c] = self._scratch._rook_power  # the reference rules' value
+                    elif col == t:
+                        power[t, led, c] = 100 + rank_power(L.card_rank[c])
+                    elif col == led:
+                        power[t, led, c] = rank_power(L.card_rank[c])
+        self._power_flat = power.reshape(-1)
+        # Following suit (RookState._play_mask) as lookups on key = trump * n + led card: the cards that
+        # follow, and those playable when one can follow (the Rook Bird joins them when it ranks high).
+        # The extra key n * 4 ("free": leading, or any phase but play) allows every card.
+        follow, plus = [], []
+        for t in range(N_COLOURS):
+            for c in range(n):
+                led = L.card_colour[c]
+                if led < 0 or led == t:  # a led Rook Bird is a trump lead; the Rook Bird is a trump
+                    f = L.colour_mask[t] | L.rook_bit
+                    follow.append(f), plus.append(f)
+                else:
+                    f = L.colour_mask[led]
+                    follow.append(f), plus.append(f | (L.rook_bit if self.config.rook_rank == "high" else 0))
+        self._free_key = N_COLOURS * n
+        self._follow = np.array(follow + [L.all_cards], U64)
+        self._follow_plus = np.array(plus + [L.all_cards], U64)
+        # card actions exist in the discard and play phases only
+        self._phase_cards = np.array([L.all_cards if ph in (DISCARD, PLAY) else 0 for ph in range(5)], U64)
+        rel = np.array(REL)  # rel[me, seat]
+        me = np.arange(N_SEATS)
+        # flat offsets within a table's (4, D) block, one row per acting seat s
+        self._play_off = np.array(
+            [np.concatenate([me * D + ol.TRICK + rel[me, s] * n, me * D + ol.PLAYED + rel[me, s] * n])
+             for s in range(N_SEATS)])  # (4, 8): + card id
+        self._pass_off = np.array([me * D + ol.PASSES + rel[me, s] * (nb + 1) for s in range(N_SEATS)])  # + level + 1
+        self._bid_off = np.array(
+            [np.concatenate([me * D + ol.CONTRACT, me * D + ol.BIDS + rel[me, s] * nb]) for s in range(N_SEATS)]
+        )  # (4, 8): + level
+        self._all_rows = me * D  # (4,): + a section offset, every seat's row
+        self._row_off: dict[int, np.ndarray] = {}
+        # legal actions as bits: cards at 0..n-1, then pass, bids, trumps, redeal (relative to n)
+        self._n_words = (L.n_actions + 63) // 64
+        self._extra_shift = n
+        self._pass_bit = U64.type(1 << (L.PASS - n))
+        self._bid0_bit = U64.type(1 << (L.BID0 - n))
+        self._all_levels = U64.type((1 << nb) - 1)
+        self._bid_shift = U64.type(L.BID0 - n)
+        self._trump_bits = U64.type(((1 << N_COLOURS) - 1) << (L.TRUMP0 - n))
+        self._redeal_bit = U64.type(1 << (L.REDEAL - n))
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def current_player(self) -> np.ndarray:
+        """``(N,)`` the absolute seat to act at every table."""
+        self._require_reset("current_player")
+        return self.current.copy()
+
+    @property
+    def action_mask(self) -> np.ndarray:
+        """``(N, A)`` int8 legal actions of the seat to act (a copy)."""
+        self._require_reset("action_mask")
+        return np.unpackbits(self._legal.view(np.uint8), axis=1, count=self.n_actions, bitorder="little").view(np.int8)
+
+    def _mask_of(self, i: int) -> np.ndarray:
+        return np.unpackbits(self._legal[i].view(np.uint8), count=self.n_actions, bitorder="little")
+
+    @property
+    def observation(self) -> np.ndarray:
+        """``(N, D)`` float32 observation of the seat to act (a copy)."""
+        self._require_reset("observation")
+        return self._obs_now.copy()
+
+    @property
+    def scores(self) -> np.ndarray:
+        """``(N, 2)`` game scores of teams 0 and 1 (a copy)."""
+        return self._scores.copy()
+
+    @property
+    def dealer(self) -> np.ndarray:
+        return self._dealer.copy()
+
+    @property
+    def phase(self) -> np.ndarray:
+        """``(N,)`` phase ids (``rook_env.rules``: BID, DISCARD, TRUMP, PLAY)."""
+        return self._phase.copy()
+
+    @property
+    def hands_played(self) -> np.ndarray:
+        """``(N,)`` hands finished in the current episode."""
+        return self._hands_played.copy()
+
+    def _require_reset(self, what: str) -> None:
+        if self._mask is None:
+            raise RuntimeError(f"{what} used before reset(); call reset() first")
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | None = None, options: Sequence[dict | None] | None = None):
+        """Start a new episode at every table; returns ``(obs, info)`` (see the module docstring).
+
+        ``options``: None, or one entry per table: None (random deal) or a dict with
+        ``raw_env.reset``'s keys ``hands``, ``nest``, ``dealer``, ``scores``.
+        """
+        N = self.num_envs
+        if seed is not None or self._rng is None:
+            self._rng = np.random.default_rng(seed)
+        if options is not None:
+            if isinstance(options, dict) or not isinstance(options, Sequence) or len(options) != N:
+                raise ValueError(
+                    f"options must be None or a list of {N} entries (one per table: a dict with keys "
+                    f"{', '.join(OPTION_KEYS)}, or None), got {type(options).__name__}"
+                    + (f" of length {len(options)}" if isinstance(options, Sequence) else "")
+                )
+            fixed = [None if o is None else self._check_option(o, f"options[{i}]", True) for i, o in enumerate(options)]
+        else:
+            fixed = [None] * N
+        self._new_game(self._ar, fixed)
+        self._refresh()
+        return self._obs_now, {"seat": self.current.copy(), "action_mask": self._mask}
+
+    def _check_option(self, opt: Any, where: str, new_game: bool) -> tuple:
+        """Validate one fixed deal as ``raw_env.reset(options=...)`` does -> (hands, nest, dealer, scores)."""
+        if not isinstance(opt, dict):
+            raise ValueError(f"{where} must be a dict with keys {', '.join(OPTION_KEYS)} or None, got {opt!r}")
+        unknown = sorted(set(opt) - set(OPTION_KEYS))
+        if unknown:
+            raise ValueError(f"{where}: unknown key(s) {', '.join(map(str, unknown))}; known: {', '.join(OPTION_KEYS)}")
+        if not new_game and ("dealer" in opt or "scores" in opt):
+            raise ValueError(f"{where}: a deal inside a game (redeal or next hand) takes only 'hands' and 'nest'")
+        st = self._scratch
+        dealer = opt.get("dealer")
+        try:
+            st.new_game(dealer=0 if dealer is None else dealer, scores=opt.get("scores"),
+                        hands=opt.get("hands"), nest=opt.get("nest"))
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+        given = opt.get("hands") is not None or opt.get("nest") is not None
+        return (list(st.hands) if given else None, st.nest if given else None,
+                None if dealer is None else st.dealer, list(st.scores))
+
+    # ------------------------------------------------------------------ dealing
+    def _new_game(self, idx: np.ndarray, fixed: Sequence[tuple | None]) -> None:
+        """Start new episodes at tables ``idx`` (scores 0 or given, first dealer drawn or given) and deal."""
+        if not len(idx):
+            return
+        m = len(idx)
+        dealers = self._rng.integers(0, N_SEATS, m)
+        scores = np.zeros((m, 2), np.int64)
+        for k, f in enumerate(fixed):
+            if f is not None:
+                if f[2] is not None:
+                    dealers[k] = f[2]
+                scores[k] = f[3]
+        self._dealer[idx] = dealers
+        self._scores[idx] = scores
+        self._hands_played[idx] = 0
+        self._deal(idx, [None if f is None or f[0] is None else (f[0], f[1]) for f in fixed])
+
+    def _deal(self, idx: np.ndarray, fixed: Sequence[tuple | None]) -> None:
+        """Deal at tables ``idx`` by their current dealer: fixed ``(hands, nest)`` or drawn."""
+        L = self.layout
+        m, n, hs = len(idx), L.n_cards, L.hand_size
+        perm = self._rng.random((m, n)).argsort(axis=1)  # a uniform shuffle per table
+        bits = self._card_bit[perm]
+        nest = bits[:, :NEST_SIZE].sum(axis=1, dtype=U64)
+        hands = bits[:, NEST_SIZE:].reshape(m, N_SEATS, hs).sum(axis=2, dtype=U64)
+        for k, f in enumerate(fixed):
+            if f is not None:
+                hands[k] = f[0]
+                nest[k] = f[1]
+        self.hands[idx] = hands
+        self.nest[idx] = nest
+        self.discards[idx] = 0
+        self._phase[idx] = BID
+        self.current[idx] = (self._dealer[idx] + 1) & 3
+        self._hand_state[idx] = HAND_STATE_INIT
+        self.passed[idx] = False
+        self.tricks_won[idx] = 0
+        self.points[idx] = 0
+        # the fresh-deal observation (ObservationEncoder._fresh_deal)
+        ol, obs = self.obs_layout, self._obs
+        obs[idx] = 0
+        obs[idx, :, ol.PHASE + BID] = 1
+        self._num[idx] = 0.0
+        self._num[idx, :, NUM_TRICKS_LEFT] = 1.0
+        obs[idx, :, ol.DEALER:ol.DEALER + N_SEATS] = REL_ONE_HOT_U8[self._dealer[idx]]
+        self._write_scores(idx)
+        obs[idx, :, ol.HAND:ol.HAND + n] = unpack_bits(hands, n)
+
+    def _deal_sourced(self, idx: np.ndarray, new_game: np.ndarray) -> None:
+        """Deal (``new_game``: start a new episode) at tables ``idx``, asking ``deal_source`` first."""
+        if not len(idx):
+            return
+        if self.deal_source is None:
+            fixed: list = [None] * len(idx)
+        else:
+            got = list(self.deal_source(idx.copy(), new_game.copy()))
+            if len(got) != len(idx):
+                raise ValueError(f"deal_source returned {len(got)} entries for {len(idx)} tables")
+            fixed = [None if o is None else self._check_option(o, f"deal_source entry for table {t}", bool(ng))
+                     for o, t, ng in zip(got, idx.tolist(), new_game.tolist())]
+        if new_game.any():
+            self._new_game(idx[new_game], [f for f, ng in zip(fixed, new_game) if ng])
+        old = ~new_game
+        if old.any():
+            self._deal(idx[old], [None if f is None or f[0] is None else (f[0], f[1])
+                                  for f, ng in zip(fixed, new_game) if not ng])
+
+    # ------------------------------------------------------------------ observation writes
+    def _write_scores(self, idx: np.ndarray) -> None:
+        s = np.clip(self._scores[idx] / self.config.target_score, -SCORE_CLIP, SCORE_CLIP)  # float64
+        num = self._num.reshape(len(self._num), 2 * NUM_SIZE)  # (table, team * NUM_SIZE + k)
+        s = s.astype(np.float32)  # rounds as the assignment would; uncast assignments are much faster
+        num[idx, NUM_SCORES:NUM_SIZE] = s
+        num[idx, NUM_SIZE + NUM_SCORES:] = s[:, ::-1]
+
+    def _write_totals(self, idx: np.ndarray) -> None:
+        # counters (2), tricks_won (2), tricks_left (1) are adjacent (ObservationEncoder._write_totals)
+        L = self.layout
+        nt = float(L.n_tricks)
+        v0 = np.empty((len(idx), 5))  # team 0's rows; team 1's have the pairs swapped
+        v0[:, 0:2] = self.points[idx] / float(L.total_points)
+        v0[:, 2:4] = self.tricks_won[idx] / nt
+        v0[:, 4] = (L.n_tricks - self.n_tricks[idx]) / nt
+        v0 = v0.astype(np.float32)  # rounds as the assignment would; uncast assignments are much faster
+        num = self._num.reshape(len(self._num), 2 * NUM_SIZE)  # (table, team * NUM_SIZE + k)
+        num[idx, :NUM_SCORES] = v0
+        num[idx, NUM_SIZE:NUM_SIZE + NUM_SCORES] = v0[:, [1, 0, 3, 2, 4]]
+
+    def _gather(self, rows: np.ndarray) -> np.ndarray:
+        """float32 observations of flat seat rows ``table * 4 + seat``."""
+        out = self._obs.reshape(-1, self.obs_dim).take(rows, axis=0).astype(np.float32)
+        C = self.obs_layout.COUNTERS
+        team_rows = (rows >> 2 << 1) | (rows & 1)  # table * 2 + team
+        out[:, C:C + NUM_SIZE] = self._num.reshape(-1, NUM_SIZE).take(team_rows, axis=0)
+        return out
+
+    def _write_phase(self, idx: np.ndarray, old: int, new: int) -> None:
+        rows = self._row0[idx][:, None] + (self._all_rows + self.obs_layout.PHASE)
+        self._flat[rows + old] = 0.0
+        self._flat[rows + new] = 1.0
+
+    def _put_rows(self, idx: np.ndarray, start: int, values: np.ndarray) -> None:
+        """Write ``values`` ``(len(idx), 4, w)`` at section offset ``start`` of every seat's row
+        (a flat scatter: much cheaper than ``obs[idx, :, a:b] = values``)."""
+        w = values.shape[-1]
+        off = self._row_off.get(w)
+        if off is None:
+            off = self._row_off[w] = self._all_rows[:, None] + np.arange(w)
+        self._flat[self._row0[idx][:, None, None] + (off + start)] = values
+
+    # ------------------------------------------------------------------ step
+    def step(self, actions: Any):
+        """One action per table for its seat to act; returns ``(obs, rewards, terminated, truncated, info)``."""
+        self._require_reset("step()")
+        N = self.num_envs
+        a = self._check_actions(actions)
+        ok = ((self._legal[self._ar, a >> 6] >> (a & 63).astype(U64)) & U64.type(1)) != 0
+        illegal = np.zeros(N, bool)
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            if self.illegal_action == "raise":
+                raise ValueError(self._illegal_message(bad, a))
+            illegal[bad] = True
+        rewards = np.zeros((N, N_SEATS), np.float32)
+        terminated = np.zeros(N, bool)
+        truncated = np.zeros(N, bool)
+        hand_over = np.zeros(N, bool)
+        facts = np.empty((N, FACT_COLUMNS), np.int64)  # the finished hands' facts, one row per table
+        facts[:] = FACT_DEFAULTS
+        phase = self._phase
+        if illegal.any():
+            phase = np.where(illegal, OVER, phase)
+        counts = np.bincount(phase, minlength=5)
+        # the tables of each phase, fixed before any handler moves a table to its next phase
+        groups = [(ph, np.flatnonzero(phase == ph) if counts[ph] < N else self._ar)
+                  for ph in (PLAY, BID, DISCARD, TRUMP) if counts[ph]]
+        redeal: list[np.ndarray] = []
+        for ph, idx in groups:
+            if ph == PLAY:
+                finished = self._step_play(idx, a[idx])
+                if len(finished):
+                    more = self._finish_hands(finished, rewards, terminated, truncated, facts)
+                    hand_over[finished] = True
+                    redeal.append(more)  # next hand of a game: dealt like a redeal
+            elif ph == BID:
+                redeal.append(self._step_bid(idx, a[idx]))
+            elif ph == DISCARD:
+                self._step_discard(idx, a[idx])
+            else:
+                self._step_trump(idx, a[idx])
+        # ---- deals: redeals and next hands of a game, then new episodes (ended or illegal)
+        if illegal.any():
+            bad = np.flatnonzero(illegal)
+            rewards[bad, self.current[bad]] = self.illegal_reward
+            terminated[bad] = True
+        again = np.concatenate(redeal) if redeal else self._ar[:0]
+        new = np.flatnonzero(terminated | truncated)
+        if len(again) or len(new):
+            idx = np.concatenate([again, new])
+            flags = np.zeros(len(idx), bool)
+            flags[len(again):] = True
+            self._deal_sourced(idx, flags)
+        self._refresh()
+        hand = {name: facts[:, cols] for name, cols in FACTS.items()}
+        hand["made"] = hand["made"] != 0
+        info = {"seat": self.current.copy(), "action_mask": self._mask, "hand_over": hand_over,
+                "hand": hand, "illegal": illegal}
+        return self._obs_now, rewards, terminated, truncated, info
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        N, A = self.num_envs, self.n_actions
+        a = np.asarray(actions)
+        if a.shape != (N,):
+            raise ValueError(f"actions must have shape ({N},) (one per table), got {a.shape}")
+        if a.dtype.kind not in "iu":
+            raise ValueError(f"actions must be integer action ids, got dtype {a.dtype}")
+        a = a.astype(np.int64, copy=False)
+        out = (a < 0) | (a >= A)
+        if out.any():
+            bad = np.flatnonzero(out)
+            raise ValueError(
+                f"action(s) outside the action space Discrete({A}) at table(s) "
+                + ", ".join(f"{i} ({a[i]})" for i in bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+            )
+        return a
+
+    def _illegal_message(self, bad: np.ndarray, a: np.ndarray) -> str:
+        L = self.layout
+        lines = []
+        for i in bad[:10].tolist():
+            legal = np.flatnonzero(self._mask_of(i)).tolist()
+            legal_txt = ", ".join(f"{x} ({L.action_name(x)})" for x in legal)
+            lines.append(
+                f"table {i}: illegal action {int(a[i])} ({L.action_name(int(a[i]))}) for player_{self.current[i]} "
+                f"in phase {PHASE_NAMES[self._phase[i]]!r}; legal actions: {legal_txt}"
+            )
+        more = f"\n... and {len(bad) - 10} more table(s)" if len(bad) > 10 else ""
+        return (f"illegal action(s) at {len(bad)} table(s) {bad[:10].tolist()}; nothing was applied at any table:\n"
+                + "\n".join(lines) + more)
+
+    # ------------------------------------------------------------------ phases
+    def _step_play(self, p: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """Play card ``c`` at tables ``p``; returns the tables whose hand just ended."""
+        ol, L, D, f = self.obs_layout, self.layout, self.obs_dim, self._flat
+        s = self.current[p]
+        row = self._row_of[p]  # (table, seat 0) in the flat (N * 4,) views
+        self._hands_flat[row + s] ^= self._card_bit[c]
+        base = self._row0[p] + c
+        f[base + s * D + ol.HAND] = 0.0
+        f[base[:, None] + self._play_off[s]] = 1.0  # trick and played, every seat's row
+        tl = self.trick_len[p]
+        self._trick_flat[row + tl] = c
+        tl += 1
+        self.trick_len[p] = tl & 3  # a full trick (4) starts again at 0
+        self.current[p] = (s + 1) & 3
+        q = p[tl == N_SEATS]
+        if not len(q):
+            return q
+        cards = self.trick[q]
+        tr = self.trump[q]
+        led = self._card_colour[cards[:, 0]]
+        led = np.where(led < 0, tr, led)  # a led Rook Bird is a trump lead
+        win = self._power_flat[((tr * N_COLOURS + led) * L.n_cards)[:, None] + cards].argmax(axis=1)
+        winner = (self.leader[q] + win) & 3
+        team = winner & 1
+        tq = 2 * q + team
+        self._points_flat[tq] += self._card_points[cards].sum(axis=1)
+        self._tricks_won_flat[tq] += 1
+        nt = self.n_tricks[q] + 1
+        self.n_tricks[q] = nt
+        last = nt == L.n_tricks
+        r = q[last]
+        if len(r):  # the last trick also takes the nest (the discards)
+            tl_team = team[last]
+            self.last_trick_team[r] = tl_team
+            self.points[r, tl_team] += unpack_bits(self.discards[r], L.n_cards) @ self._card_points
+        # clear the trick: its four cards in every seat's row (cheaper than the whole section)
+        by = (self.leader[q][:, None] + SEATS) & 3  # who played each card (old leader)
+        f[(self._row0[q][:, None, None] + cards[:, :, None]) + self._play_off[by][:, :, :N_SEATS]] = 0.0
+        self._put_rows(q, ol.LEADER, REL_ONE_HOT_U8[winner])
+        self.leader[q] = winner
+        self.current[q] = winner
+        self._write_totals(q)
+        return r
+
+    def _step_bid(self, b: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """Pass / bid / redeal at tables ``b``; returns the tables to deal again (same dealer)."""
+        L, ol, f, obs = self.layout, self.obs_layout, self._flat, self._obs
+        s = self.current[b]
+        is_pass = a == L.PASS
+        is_redeal = a == L.REDEAL
+        is_bid = ~(is_pass | is_redeal)
+        ended = np.zeros(len(b), bool)
+        again = is_redeal.copy()
+        if is_pass.any():
+            P, sp = b[is_pass], s[is_pass]
+            hb = self.high_bid[P]
+            f[(self._row0[P] + hb + 1)[:, None] + self._pass_off[sp]] = 1.0
+            self.passed[P, sp] = True
+            npass = self.n_passed[P] + 1
+            self.n_passed[P] = npass
+            three = npass == 3
+            ended[is_pass] = three & (hb >= 0)
+            if self.config.all_pass == "redeal":
+                again[is_pass] = three & (hb < 0)
+        if is_bid.any():
+            B, sb = b[is_bid], s[is_bid]
+            lvl = a[is_bid] - L.BID0
+            prev = self.high_bid[B]
+            self.high_bid[B] = lvl
+            self.bidder[B] = sb
+            self._put_rows(B, ol.BIDDER, REL_ONE_HOT_U8[sb])
+            had = prev >= 0  # clear the previous contract's entry
+            f[(self._row0[B[had]] + prev[had])[:, None] + (self._all_rows + ol.CONTRACT)] = 0.0
+            f[(self._row0[B] + lvl)[:, None] + self._bid_off[sb]] = 1.0
+            ended[is_bid] = (lvl == L.n_bids - 1) | (self.n_passed[B] == 3)
+        go_on = ~(ended | again)
+        if go_on.any():  # the next seat that has not passed
+            C, sc = b[go_on], s[go_on]
+            nxt = (sc + 3) & 3
+            for off in (2, 1):
+                cand = (sc + off) & 3
+                nxt = np.where(self.passed[C, cand], nxt, cand)
+            self.current[C] = nxt
+        if ended.any():  # the bidder takes the nest, unseen by others
+            E = b[ended]
+            bidder = self.bidder[E]
+            self.current[E] = bidder
+            self.hands[E, bidder] |= self.nest[E]
+            new = TRUMP if self._german else DISCARD
+            self._phase[E] = new
+            n = L.n_cards
+            obs[E, bidder, ol.HAND:ol.HAND + n] = unpack_bits(self.hands[E, bidder], n)
+            obs[E, bidder, ol.NEST:ol.NEST + n] = unpack_bits(self.nest[E], n)
+            self._write_phase(E, BID, new)
+        return b[again]
+
+    def _step_discard(self, d: np.ndarray, c: np.ndarray) -> None:
+        ol, D, f = self.obs_layout, self.obs_dim, self._flat
+        s = self.current[d]  # the bidder
+        bit = self._card_bit[c]
+        self._hands_flat[self._row_of[d] + s] ^= bit
+        self.discards[d] |= bit
+        nd = self.n_discards[d] + 1
+        self.n_discards[d] = nd
+        base = self._row0[d] + s * D + c
+        f[base + ol.HAND] = 0.0
+        f[base + ol.DISCARDS] = 1.0
+        done = nd == NEST_SIZE
+        if not done.any():
+            return
+        X = d[done]
+        if self._german:
+            nhc = (self.discards[X] & self._counter_mask) != 0
+            self.nest_has_counters[X] = nhc
+            self._obs[X[nhc], :, ol.NEST_COUNTERS] = 1.0
+            self._start_play(X, DISCARD)
+        else:
+            self._phase[X] = TRUMP
+            self._write_phase(X, DISCARD, TRUMP)
+
+    def _step_trump(self, t: np.ndarray, a: np.ndarray) -> None:
+        colour = a - self.layout.TRUMP0
+        self.trump[t] = colour
+        self._flat[(self._row0[t] + colour)[:, None] + (self._all_rows + self.obs_layout.TRUMP)] = 1.0
+        if self._german:
+            self._phase[t] = DISCARD
+            self._write_phase(t, TRUMP, DISCARD)
+        else:
+            self._start_play(t, TRUMP)
+
+    def _start_play(self, idx: np.ndarray, old: int) -> None:
+        fl = self.config.first_lead
+        if fl == "left_of_dealer":
+            leader = (self._dealer[idx] + 1) & 3
+        elif fl == "left_of_bidder":
+            leader = (self.bidder[idx] + 1) & 3
+        else:
+            leader = self.bidder[idx]
+        self.leader[idx] = leader
+        self.current[idx] = leader
+        self._phase[idx] = PLAY
+        self._write_phase(idx, old, PLAY)
+        self._put_rows(idx, self.obs_layout.LEADER, REL_ONE_HOT_U8[leader])
+
+    def _finish_hands(self, h: np.ndarray, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray,
+                      facts: np.ndarray) -> np.ndarray:
+        """Score the hands just ended at tables ``h`` (RookState._finish_hand); fill rewards, flags and facts.
+
+        Returns the tables whose game goes on (their next hand is to be dealt, dealer rotated)."""
+        cfg = self.config
+        m = len(h)
+        k = np.arange(m)
+        tw = self.tricks_won[h]
+        bonus = np.zeros((m, 2), np.int64)
+        if cfg.majority_tricks_bonus:
+            differ = tw[:, 0] != tw[:, 1]
+            bonus[k[differ], (tw[differ, 1] > tw[differ, 0]).astype(np.int64)] += cfg.majority_tricks_bonus
+        ltt = self.last_trick_team[h]
+        if cfg.last_trick_bonus:
+            bonus[k, ltt] += cfg.last_trick_bonus
+        captured = self.points[h]
+        total = captured + bonus
+        bidder = self.bidder[h]
+        bid_team = bidder & 1
+        bid = self._bid_values[self.high_bid[h]]
+        made = total[k, bid_team] >= bid
+        delta = np.empty((m, 2), np.int64)
+        delta[k, bid_team] = np.where(made, total[k, bid_team], -bid)
+        delta[k, 1 - bid_team] = total[k, 1 - bid_team]
+        scores = self._scores[h] + delta
+        self._scores[h] = scores
+        hp = self._hands_played[h] + 1
+        self._hands_played[h] = hp
+        winner = np.where((scores.max(axis=1) >= cfg.target_score) & (scores[:, 0] != scores[:, 1]),
+                          (scores[:, 1] > scores[:, 0]).astype(np.int64), -1)
+        # rewards of the four absolute seats (raw_env._hand_finished)
+        team = np.arange(N_SEATS) & 1  # seat -> team
+        own, opp = delta[:, team], delta[:, 1 - team]  # (m, 4)
+        if cfg.reward == "score_diff":
+            r = own - opp
+        elif cfg.reward == "team_score":
+            r = own
+        elif cfg.episode == "game":
+            r = np.where(winner[:, None] < 0, 0, np.where(winner[:, None] == team, 1, -1))
+        else:
+            r = np.sign(own - opp)
+        rewards[h] = r
+        facts[h] = np.column_stack([bidder, bid, self.trump[h], made, captured, bonus, delta, scores, tw, ltt, winner])
+        if cfg.episode == "game":
+            over = winner >= 0
+            terminated[h[over]] = True
+            go_on = h[~over]
+            self._dealer[go_on] = (self._dealer[go_on] + 1) & 3
+            if self.max_hands is not None:
+                cut = hp[~over] >= self.max_hands
+                truncated[go_on[cut]] = True
+                go_on = go_on[~cut]
+            return go_on
+        terminated[h] = True
+        return h[:0]
+
+    # ------------------------------------------------------------------ legality and views
+    def _refresh(self) -> None:
+        """The mask and observation of the seat to act at every table, from the state."""
+        N, L = self.num_envs, self.layout
+        n = L.n_cards
+        phase, cur = self._phase, self.current
+        counts = np.bincount(phase, minlength=5)
+        hand = self._hands_flat[self._row_of + cur]
+        if counts[PLAY]:  # following: the row of (trump, led card) in the follow tables, or "free"
+            following = (phase == PLAY) & (self.trick_len > 0)
+            key = np.where(following, self.trump * n + self._trick_flat[self._row_of], self._free_key)
+            follow = hand & self._follow[key]
+            cards = np.where(follow != 0, hand & self._follow_plus[key], hand) & self._phase_cards[phase]
+        else:
+            cards = hand & self._phase_cards[phase]
+        if counts[DISCARD] and self._german:  # counters only when every card left is a counter or a trump
+            free = hand & self._no_counter
+            disc = np.where((free & ~self._colour_mask[self.trump]) != 0, free, hand)
+            cards = np.where(phase == DISCARD, disc, cards)
+        words = np.zeros((N, self._n_words), U64)  # legal actions as bits (see _build_tables)
+        if counts[BID] or counts[TRUMP]:
+            extra = np.zeros(N, U64)  # pass, bids, trumps, redeal: bit (action - n_cards)
+            if counts[BID]:
+                isb = phase == BID
+                forced = isb & (self.n_passed == 3) & (self.high_bid < 0)  # all_pass=dealer_forced
+                above = (self.high_bid + 1).astype(U64)
+                bids = ((self._all_levels >> above) << above) << self._bid_shift  # the levels above the high bid
+                extra = np.where(isb, np.where(forced, self._bid0_bit, self._pass_bit | bids), extra)
+                if self.config.no_counter_redeal == "on":
+                    extra |= np.where(isb & ((hand & self._counter_mask) == 0), self._redeal_bit, U64.type(0))
+            if counts[TRUMP]:
+                extra = np.where(phase == TRUMP, self._trump_bits, extra)
+            words[:, 0] = cards | (extra << U64.type(self._extra_shift))
+            if self._n_words > 1:
+                words[:, 1] = extra >> U64.type(64 - self._extra_shift)
+        else:
+            words[:, 0] = cards
+        self._legal = words
+        self._mask = np.unpackbits(words.view(np.uint8), axis=1, count=L.n_actions, bitorder="little").view(np.int8)
+        self._obs_now = self._gather(self._row_of + cur)
+
+    def _seats(self, seat: Any) -> np.ndarray:
+        s = np.asarray(seat)
+        if s.dtype.kind not in "iu" or s.shape not in ((), (self.num_envs,)) or ((s < 0) | (s >= N_SEATS)).any():
+            raise ValueError(f"seat must be an absolute seat 0..3 or one per table (shape ({self.num_envs},)), got {seat!r}")
+        return np.broadcast_to(s.astype(np.int64), (self.num_envs,))
+
+    def observe(self, seat: Any) -> np.ndarray:
+        """``(N, D)`` float32: the observation of absolute ``seat`` (an int, or one per table) at every table."""
+        self._require_reset("observe()")
+        return self._gather(self._row_of + self._seats(seat))
+
+    def state_for(self, seat: Any) -> np.ndarray:
+        """``(N, D + 5 * n_cards)`` float32, ``raw_env.state_for``: the seat's observation, then the hands
+        of its left, partner and right, the nest as dealt and the discards."""
+        self._require_reset("state_for()")
+        s = self._seats(seat)
+        n, D = self.layout.n_cards, self.obs_dim
+        out = np.empty((self.num_envs, self.state_dim), np.float32)
+        out[:, :D] = self._gather(self._row_of + s)
+        others = self.hands[self._ar[:, None], (s[:, None] + np.arange(1, N_SEATS)) & 3]  # (N, 3)
+        sets = np.concatenate([others, self.nest[:, None], self.discards[:, None]], axis=1)
+        out[:, D:] = unpack_bits(sets, n).reshape(self.num_envs, 5 * n)
+        return out

@@ -1,0 +1,429 @@
+"""The batched engine (rook_env.vector) against raw_env: the same game, bit for bit.
+
+The lock-step harness runs one ``raw_env`` (or ``rook_env.env()`` for the terminate mode)
+per table beside a :class:`RookVectorEnv`. Every deal comes from the raw envs: the first
+through ``reset(options=...)``, later ones (redeals, next hands of a game, new episodes)
+through the engine's ``deal_source`` hook, which reads the deal the raw env has just made
+(the raw envs step first, so their new deal exists when the engine asks). Random legal
+actions are drawn from the engine's mask; masks, observations (``np.array_equal`` on
+float32), seats, rewards, termination/truncation and the finished hands' facts must match
+at every step; every seat's ``observe`` and ``state_for`` are compared every few steps.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import warnings
+
+import numpy as np
+import pytest
+
+import rook_env
+from rook_env.cards import bits
+from rook_env.env import AGENT_SEAT, AGENTS
+from rook_env.rules import BID, DISCARD, PLAY
+from rook_env.vector import RookVectorEnv, sample_legal
+
+HAND_KEYS = ("bidder", "bid", "trump", "made", "counters", "bonus", "hand_scores", "scores", "tricks_won",
+             "last_trick_team", "game_winner")
+
+
+def deal_of(e, new_game: bool) -> dict:
+    """The deal a raw env currently holds, as reset options (dealer and scores for a new game)."""
+    g = e.unwrapped.game
+    out = {"hands": [bits(h) for h in g.hands], "nest": bits(g.nest)}
+    if new_game:
+        out.update(dealer=g.dealer, scores=list(g.scores))
+    return out
+
+
+class LockStep:
+    """``n`` raw envs and one engine, stepped together with the same actions."""
+
+    def __init__(self, n: int, flags: dict, seed: int, max_hands: int | None = None, illegal_p: float = 0.0):
+        self.flags, self.illegal_p = flags, illegal_p
+        self.rng = np.random.default_rng(seed)
+        self.py_rng = random.Random(seed)
+        if illegal_p:
+            self.raws = [rook_env.env(max_hands=max_hands, illegal_reward=-7.0, **flags) for _ in range(n)]
+        else:
+            self.raws = [rook_env.raw_env(max_hands=max_hands, **flags) for _ in range(n)]
+        for e in self.raws:
+            e.reset(seed=self.py_rng.randrange(1 << 30))
+        self.vec = RookVectorEnv(
+            n, max_hands=max_hands, deal_source=self.source,
+            illegal_action="terminate" if illegal_p else "raise", illegal_reward=-7.0, **flags,
+        )
+        self.obs, info = self.vec.reset(options=[deal_of(e, True) for e in self.raws])
+        self.seat, self.mask = info["seat"], info["action_mask"]
+        self.hands = self.episodes = self.steps = self.illegal = 0
+        self.check_views()
+
+    def source(self, tables, new_game):
+        return [deal_of(self.raws[i], bool(ng)) for i, ng in zip(tables.tolist(), new_game.tolist())]
+
+    def check_views(self, every_seat: bool = False) -> None:
+        for i, e in enumerate(self.raws):
+            agent = e.agent_selection
+            assert self.seat[i] == AGENT_SEAT[agent], f"table {i}: seat"
+            ob = e.observe(agent)
+            assert np.array_equal(ob["action_mask"], self.mask[i]), f"table {i}: mask in {e.unwrapped.game.phase}"
+            assert np.array_equal(ob["observation"], self.obs[i]), f"table {i}: observation"
+        if every_seat:
+            for s, agent in enumerate(AGENTS):
+                o, st = self.vec.observe(s), self.vec.state_for(s)
+                for i, e in enumerate(self.raws):
+                    assert np.array_equal(o[i], e.observe(agent)["observation"]), f"table {i}: observe({s})"
+                    assert np.array_equal(st[i], e.state_for(agent)), f"table {i}: state_for({s})"
+
+    def step(self) -> None:
+        actions = sample_legal(self.mask, self.rng)
+        bad = np.zeros(len(self.raws), bool)
+        if self.illegal_p:
+            bad = self.rng.random(len(self.raws)) < self.illegal_p
+            for i in np.flatnonzero(bad):
+                actions[i] = int(self.rng.choice(np.flatnonzero(self.mask[i] == 0)))
+        want_r = np.zeros((len(self.raws), 4), np.float32)
+        want_term = np.zeros(len(self.raws), bool)
+        want_trunc = np.zeros(len(self.raws), bool)
+        want_hand = {}
+        for i, e in enumerate(self.raws):
+            g = e.unwrapped.game
+            played = g.hands_played
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                e.step(int(actions[i]))
+            want_r[i] = [e.rewards[a] for a in AGENTS]
+            if e.unwrapped.game.hands_played != played and not bad[i]:
+                want_hand[i] = dict(e.unwrapped.game.hand_result)
+            if all(e.terminations.values()) or all(e.truncations.values()):
+                # env() marks an illegal-action end as terminated and truncated; the engine as terminated only
+                want_term[i] = all(e.terminations.values())
+                want_trunc[i] = not want_term[i]
+                e.reset(seed=self.py_rng.randrange(1 << 30))
+        self.obs, rew, term, trunc, info = self.vec.step(actions)
+        self.seat, self.mask = info["seat"], info["action_mask"]
+        assert np.array_equal(rew, want_r), f"rewards {rew[np.any(rew != want_r, 1)]} != {want_r[np.any(rew != want_r, 1)]}"
+        assert np.array_equal(term, want_term)
+        assert np.array_equal(trunc, want_trunc)
+        assert np.array_equal(info["illegal"], bad)
+        assert np.array_equal(info["hand_over"], np.isin(np.arange(len(self.raws)), list(want_hand)))
+        for i, res in want_hand.items():
+            got = {k: info["hand"][k][i].tolist() for k in HAND_KEYS}
+            assert got == {k: res[k] for k in HAND_KEYS}, f"table {i}: hand result"
+        self.hands += len(want_hand)
+        self.episodes += int(term.sum() + trunc.sum())
+        self.illegal += int(bad.sum())
+        self.steps += 1
+        self.check_views(every_seat=self.steps % 17 == 0)
+
+    def run(self, hands: int, max_steps: int = 200_000) -> None:
+        while self.hands < hands:
+            self.step()
+            assert self.steps < max_steps, "no progress"
+
+
+# Each flag's non-default values alone, and a few mixtures (the seeds' 1-High Partnership among them).
+CONFIGS = [
+    {},
+    {"all_pass": "redeal"},
+    {"no_counter_redeal": "off"},
+    {"nest_discard": "no_counters_unless_forced"},
+    {"first_lead": "left_of_bidder"},
+    {"first_lead": "bidder"},
+    {"rook_rank": "low"},
+    {"rook_rank": "ten_and_half"},
+    {"deck": "full"},
+    {"majority_tricks_bonus": 20},
+    {"last_trick_bonus": 20},
+    {"reward": "team_score"},
+    {"reward": "win_loss"},
+    {"min_bid": 80, "max_bid": 100, "bid_step": 10},
+    {"episode": "game", "target_score": 150},
+    {"episode": "game", "reward": "win_loss", "target_score": 100},
+    {"episode": "game", "reward": "team_score", "target_score": 200, "all_pass": "redeal"},
+    {"deck": "full", "rook_rank": "low", "majority_tricks_bonus": 20},
+    {"deck": "full", "nest_discard": "no_counters_unless_forced", "all_pass": "redeal", "first_lead": "bidder",
+     "rook_rank": "ten_and_half", "last_trick_bonus": 10, "episode": "game", "target_score": 120},
+    {"nest_discard": "no_counters_unless_forced", "rook_rank": "low", "no_counter_redeal": "off",
+     "first_lead": "left_of_bidder", "reward": "win_loss", "min_bid": 100, "max_bid": 100},
+]
+
+
+def _id(flags: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in flags.items()) or "default"
+
+
+@pytest.mark.parametrize("flags", CONFIGS, ids=_id)
+def test_lockstep_with_raw_env(flags):
+    ls = LockStep(6, flags, seed=len(_id(flags)))
+    ls.run(hands=40)
+    assert ls.hands >= 40
+
+
+@pytest.mark.parametrize("flags", [{"episode": "game", "target_score": 300},
+                                   {"episode": "game", "reward": "win_loss", "all_pass": "redeal"}], ids=_id)
+def test_lockstep_max_hands_truncation(flags):
+    ls = LockStep(6, flags, seed=3, max_hands=3)
+    ls.run(hands=40)
+    assert ls.episodes >= 6
+
+
+@pytest.mark.parametrize("flags", [{}, {"episode": "game", "target_score": 150, "deck": "full"}], ids=_id)
+def test_lockstep_terminate_mode_matches_env(flags):
+    """illegal_action="terminate" against rook_env.env(): offender gets illegal_reward, the episode ends."""
+    ls = LockStep(6, flags, seed=5, illegal_p=0.02)
+    ls.run(hands=30)
+    assert ls.illegal > 0
+
+
+ALL_COMBOS = [
+    dict(zip(("all_pass", "nest_discard", "first_lead", "rook_rank", "deck", "episode", "no_counter_redeal"), v))
+    for v in itertools.product(("dealer_forced", "redeal"), ("any", "no_counters_unless_forced"),
+                               ("left_of_dealer", "left_of_bidder", "bidder"), ("high", "low", "ten_and_half"),
+                               ("tournament", "full"), ("hand", "game"), ("on", "off"))
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flags", CONFIGS, ids=_id)
+def test_lockstep_many_hands(flags):
+    ls = LockStep(16, flags, seed=100 + len(_id(flags)))
+    ls.run(hands=400)
+
+
+@pytest.mark.slow
+def test_lockstep_every_flag_combination():
+    """All 288 combinations of the enumerated rule flags, a few hands each (reward flags rotate)."""
+    total = 0
+    for k, flags in enumerate(ALL_COMBOS):
+        flags = dict(flags, reward=("score_diff", "team_score", "win_loss")[k % 3],
+                     majority_tricks_bonus=20 * (k % 2), last_trick_bonus=10 * (k % 5 == 0))
+        if flags["episode"] == "game":
+            flags["target_score"] = 150
+        ls = LockStep(4, flags, seed=k)
+        ls.run(hands=12)
+        total += ls.hands
+    assert total >= 12 * len(ALL_COMBOS)
+
+
+# ------------------------------------------------------------------ API behaviour
+def test_shapes_dtypes_and_spaces():
+    env = RookVectorEnv(5)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (5, rook_env.OBS_SIZE) and obs.dtype == np.float32
+    assert info["action_mask"].shape == (5, rook_env.N_ACTIONS) and info["action_mask"].dtype == np.int8
+    assert info["seat"].shape == (5,) and np.array_equal(info["seat"], env.current_player)
+    assert all(env.single_observation_space.contains(o) for o in obs)
+    obs, rew, term, trunc, info = env.step(sample_legal(info["action_mask"], np.random.default_rng(0)))
+    assert rew.shape == (5, 4) and rew.dtype == np.float32 and term.shape == trunc.shape == (5,)
+    assert env.state_for(0).shape == (5, env.state_dim) == (5, rook_env.OBS_SIZE + 5 * 41)
+    full = RookVectorEnv(2, deck="full")
+    o, i = full.reset(seed=1)
+    assert o.shape == (2, 813) and i["action_mask"].shape == (2, 80)
+
+
+def test_seeded_deals_reproducible():
+    def run(seed, n):
+        env = RookVectorEnv(n, episode="game", target_score=200)
+        obs, info = env.reset(seed=seed)
+        rng = np.random.default_rng(1)
+        out = [obs.copy()]
+        for _ in range(150):
+            obs, rew, *_ , info = env.step(sample_legal(info["action_mask"], rng))
+            out.append(obs.copy())
+            out.append(rew)
+        return out
+
+    a, b, c = run(7, 16), run(7, 16), run(8, 16)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not all(np.array_equal(x, y) for x, y in zip(a, c))
+
+
+def test_auto_reset_convention():
+    """The step that ends a hand: rewards and facts of the ended hand, obs/mask/seat of the next deal."""
+    env = RookVectorEnv(3)
+    obs, info = env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    seen = 0
+    while seen < 10:
+        obs, rew, term, trunc, info = env.step(sample_legal(info["action_mask"], rng))
+        assert not trunc.any()
+        assert np.array_equal(term, info["hand_over"])  # hand episodes: every finished hand ends the episode
+        assert np.array_equal(rew.any(axis=1), term & (info["hand"]["hand_scores"] != 0).any(axis=1))
+        for i in np.flatnonzero(term):
+            seen += 1
+            h = {k: v[i] for k, v in info["hand"].items()}
+            assert h["bid"] > 0 and 0 <= h["bidder"] < 4 and 0 <= h["trump"] < 4
+            t = h["bidder"] & 1
+            assert h["made"] == (h["counters"][t] + h["bonus"][t] >= h["bid"])
+            diff = h["hand_scores"] - h["hand_scores"][::-1]
+            assert np.array_equal(rew[i], diff[[0, 1, 0, 1]])
+            # already the next deal: a fresh bidding phase, 9 cards, scores 0, the seat left of the dealer
+            assert env.phase[i] == BID and obs[i, :5].tolist() == [1, 0, 0, 0, 0]
+            assert obs[i, 5:46].sum() == 9 and info["action_mask"][i, 41] == 1  # pass is legal
+            assert env.scores[i].tolist() == [0, 0]
+            assert info["seat"][i] == (env.dealer[i] + 1) % 4
+        assert (info["hand"]["bidder"][~info["hand_over"]] == -1).all()
+
+
+def test_game_episode_keeps_score_between_hands():
+    env = RookVectorEnv(4, episode="game", target_score=400)
+    obs, info = env.reset(seed=2)
+    rng = np.random.default_rng(0)
+    mid = 0
+    for _ in range(600):
+        dealer = env.dealer
+        obs, rew, term, trunc, info = env.step(sample_legal(info["action_mask"], rng))
+        go_on = info["hand_over"] & ~term
+        for i in np.flatnonzero(go_on):
+            mid += 1
+            assert env.scores[i].tolist() == info["hand"]["scores"][i].tolist()
+            assert env.dealer[i] == (dealer[i] + 1) % 4 and env.hands_played[i] >= 1
+        for i in np.flatnonzero(term):
+            assert info["hand"]["game_winner"][i] in (0, 1)
+    assert mid > 0
+
+
+def test_illegal_action_raise_applies_nothing():
+    env = RookVectorEnv(4)
+    obs, info = env.reset(seed=0)
+    mask = info["action_mask"]
+    actions = sample_legal(mask, np.random.default_rng(0))
+    before = (env.observe(0), env.state_for(1), env.current_player, env.action_mask, env.scores)
+    bad = int(np.flatnonzero(mask[2] == 0)[0])
+    actions[2] = bad
+    with pytest.raises(ValueError) as err:
+        env.step(actions)
+    msg = str(err.value)
+    assert "table 2" in msg and f"illegal action {bad}" in msg and "'bid'" in msg and "pass" in msg
+    assert "nothing was applied" in msg
+    after = (env.observe(0), env.state_for(1), env.current_player, env.action_mask, env.scores)
+    assert all(np.array_equal(x, y) for x, y in zip(before, after))
+    actions[2] = sample_legal(mask, np.random.default_rng(0))[2]
+    env.step(actions)  # the same call with a legal action goes through
+
+
+def test_illegal_action_terminate_mode():
+    env = RookVectorEnv(3, illegal_action="terminate", illegal_reward=-2.5)
+    obs, info = env.reset(seed=1)
+    actions = sample_legal(info["action_mask"], np.random.default_rng(0))
+    seat = info["seat"][1]
+    actions[1] = int(np.flatnonzero(info["action_mask"][1] == 0)[0])
+    obs, rew, term, trunc, info = env.step(actions)
+    assert term.tolist() == [False, True, False] and info["illegal"].tolist() == [False, True, False]
+    assert rew[1, seat] == -2.5 and np.count_nonzero(rew[1]) == 1 and not rew[[0, 2]].any()
+    assert env.phase[1] == BID and info["action_mask"][1].any()  # table 1 was reset
+
+
+@pytest.mark.parametrize("actions, match", [
+    (np.zeros(3, np.int64), "shape"),
+    (np.zeros(4, np.float32), "integer"),
+    (np.array([0, 0, 58, 0]), "outside the action space"),
+    (np.array([0, -1, 0, 0]), "outside the action space"),
+    (np.array([True, False, True, True]), "integer"),
+])
+def test_bad_actions_raise(actions, match):
+    env = RookVectorEnv(4)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=match):
+        env.step(actions)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"num_envs": 0}, "num_envs"),
+    ({"num_envs": 2.5}, "num_envs"),
+    ({"num_envs": 2, "max_hands": 0}, "max_hands"),
+    ({"num_envs": 2, "illegal_action": "warn"}, "illegal_action"),
+    ({"num_envs": 2, "deck": "short"}, "deck"),
+    ({"num_envs": 2, "colour": 3}, "unknown rule flag"),
+    ({"num_envs": 2, "deal_source": 5}, "deal_source"),
+])
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        RookVectorEnv(**kwargs)
+
+
+def test_use_before_reset_raises():
+    env = RookVectorEnv(2)
+    for call in (lambda: env.step(np.zeros(2, np.int64)), lambda: env.observe(0), lambda: env.state_for(0),
+                 lambda: env.action_mask):
+        with pytest.raises(RuntimeError, match="reset"):
+            call()
+
+
+def test_bad_seats_raise():
+    env = RookVectorEnv(2)
+    env.reset(seed=0)
+    for seat in (4, -1, [0, 1, 2], 1.0):
+        with pytest.raises(ValueError, match="seat"):
+            env.observe(seat)
+    assert np.array_equal(env.observe([0, 1])[1], env.observe(1)[1])
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"hands": []}, "list of 2"),
+    ([{"hands": [[0]]}, None], r"options\[0\].*nest"),
+    ([None, {"dealer": 4}], r"options\[1\].*dealer"),
+    ([None, {"scores": [1]}], r"options\[1\].*scores"),
+    ([None, {"colour": 1}], r"options\[1\].*unknown key"),
+    ([None, 3], r"options\[1\] must be a dict"),
+    ([None], "list of 2"),
+])
+def test_bad_reset_options(options, match):
+    with pytest.raises(ValueError, match=match):
+        RookVectorEnv(2).reset(options=options)
+
+
+def test_fixed_deal_duplicate_card_message_matches_raw_env():
+    hands = [list(range(0, 9)), list(range(9, 18)), list(range(18, 27)), list(range(27, 36))]
+    nest = [36, 37, 38, 39, 0]
+    with pytest.raises(ValueError) as raw:
+        rook_env.raw_env().reset(options={"hands": hands, "nest": nest})
+    with pytest.raises(ValueError) as vec:
+        RookVectorEnv(1).reset(options=[{"hands": hands, "nest": nest}])
+    assert str(vec.value) == f"options[0]: {raw.value}"
+
+
+def test_fixed_deal_options_and_partial_options():
+    raw = rook_env.raw_env()
+    raw.reset(seed=9)
+    d = deal_of(raw, True)
+    d["scores"] = [40, -20]
+    env = RookVectorEnv(2)
+    obs, info = env.reset(seed=0, options=[d, {"dealer": 1}])
+    raw.reset(options=d)
+    assert np.array_equal(obs[0], raw.observe(raw.agent_selection)["observation"])
+    assert env.scores[0].tolist() == [40, -20] and env.dealer.tolist() == [d["dealer"], 1]
+    assert info["seat"][1] == 2
+
+
+def test_deal_source_errors():
+    env = RookVectorEnv(2, deal_source=lambda t, ng: [{"hands": [[0]], "nest": []}] * len(t))
+    obs, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="deal_source entry for table"):
+        for _ in range(200):
+            obs, *_, info = env.step(sample_legal(info["action_mask"], rng))
+
+
+def test_imports_without_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['torch'] = None; from rook_env.vector import RookVectorEnv; "
+            "RookVectorEnv(2).reset(seed=0)")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_phases_are_all_reached_together():
+    """Tables in different phases at the same step are handled side by side."""
+    env = RookVectorEnv(64, nest_discard="no_counters_unless_forced")
+    obs, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(60):
+        seen.add(tuple(sorted(set(env.phase.tolist()))))
+        obs, *_, info = env.step(sample_legal(info["action_mask"], rng))
+    assert any({BID, DISCARD, PLAY} <= set(s) for s in seen)
