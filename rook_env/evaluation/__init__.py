@@ -13,6 +13,8 @@ library plays against the baselines from the user's own code::
     res = play_match(lambda seed: MyAgent(), "heuristic", deals=500, seed=0)
     res.mean, res.ci, res.games["win_rate"], res.to_dict()
     rr = round_robin(["random", "heuristic", lambda seed: MyAgent()], deals=500)
+    fr = play_field(lambda seed: MyAgent(), deals=500)  # against random, heuristic, search, ppo
+    fr.minimum, fr.minimum_ci, fr.opponents[fr.worst], fr.rows()
 
 Call-your-partner Rook (individual scores) is evaluated by rotation: every agent of a field plays
 every seat of the same deal (:mod:`.call_partner`)::
@@ -23,8 +25,8 @@ every seat of the same deal (:mod:`.call_partner`)::
     res.mean, res.ci                                 # the candidate's score minus the field's, per hand
 
 Modules: :mod:`.match` (the duplicate match engine, :func:`play_match`), :mod:`.call_partner`
-(rotation matches, :func:`play_rotation_match`), :mod:`.blocks` (blocks of deals over worker
-processes), :mod:`.deals` (seeded deals), :mod:`.results` (:class:`MatchResult`), :mod:`.round_robin` (ratings with intervals),
+(rotation matches, :func:`play_rotation_match`), :mod:`.field` (one agent against a field of opponents on
+the same deals, :func:`play_field`), :mod:`.blocks` (blocks of deals over worker processes), :mod:`.deals` (seeded deals), :mod:`.results` (:class:`MatchResult`), :mod:`.round_robin` (ratings with intervals),
 :mod:`.stats` (intervals, Bradley-Terry), :mod:`.report` (tables and plots: the ``[tools]`` extra).
 Team specs (``"heuristic+random"``, 2-tuples, factories) are parsed by
 :func:`rook_env.agents.registry.parse_team`. The command line is ``rook-eval`` (``evaluate.py``).
@@ -36,6 +38,7 @@ from rook_env.loop import IllegalActionError
 
 from .call_partner import AgentStats, RotationResult, play_rotation_match
 from .deals import check_flags, derive_seed, make_deal
+from .field import DEFAULT_FIELD, FieldResult, default_field, play_field
 from .match import play_match
 from .results import DEFAULT_BLOCK_SIZE, REC_FIELDS, MatchResult, TeamStats
 from .round_robin import RoundRobinResult, rating_intervals, round_robin
@@ -50,7 +53,9 @@ from .stats import (
 
 __all__ = [
     "AgentStats", "RotationResult", "play_rotation_match",
-    "DEFAULT_BLOCK_SIZE", "REC_FIELDS", "IllegalActionError", "MatchResult", "RoundRobinResult", "TeamStats",
-    "bootstrap_mean_ci", "bradley_terry", "check_flags", "derive_seed", "elo_from_strengths", "elo_ratings",
-    "games_from_stream", "make_deal", "play_match", "rating_intervals", "round_robin", "wilson_interval",
+    "DEFAULT_BLOCK_SIZE", "DEFAULT_FIELD", "REC_FIELDS", "FieldResult", "IllegalActionError", "MatchResult",
+    "RoundRobinResult", "TeamStats",
+    "bootstrap_mean_ci", "bradley_terry", "check_flags", "default_field", "derive_seed", "elo_from_strengths",
+    "elo_ratings", "games_from_stream", "make_deal", "play_field", "play_match", "rating_intervals", "round_robin",
+    "wilson_interval",
 ]

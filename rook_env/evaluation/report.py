@@ -12,13 +12,14 @@ from typing import Any, TextIO
 import numpy as np
 
 from .call_partner import RotationResult
+from .field import FieldResult
 from .results import MatchResult
 from .round_robin import RoundRobinResult
 from .stats import normal_quantile
 
 __all__ = [
-    "Table", "TOOLS_HINT", "have_plots", "have_rich", "match_tables", "plot_match", "plot_round_robin",
-    "print_tables", "rotation_tables", "round_robin_tables",
+    "Table", "TOOLS_HINT", "field_tables", "have_plots", "have_rich", "match_tables", "plot_field", "plot_match",
+    "plot_round_robin", "print_tables", "rotation_tables", "round_robin_tables",
 ]
 
 TOOLS_HINT = 'pip install -e ".[tools]"'
@@ -193,6 +194,31 @@ def round_robin_tables(rr: RoundRobinResult) -> list[Table]:
     return [t, m]
 
 
+def field_tables(res: FieldResult) -> list[Table]:
+    """One row per opponent (mean points per deal and games won, with intervals; the worst in bold, an
+    opponent facing illegal actions in red) and the minimum over the field below."""
+    pct = f"{res.confidence:.0%}"
+    target = res.matches[0].games["target_score"]
+    t = Table(f"field: {res.candidate} vs {len(res.opponents)} opponent(s), {res.deals} deals each",
+              [("opponent", "left"), (f"pts/deal [{pct} CI]", "right"), (f"games won [{pct} CI]", "right"),
+               ("games", "right")])
+    for i, (name, m) in enumerate(zip(res.opponents, res.matches)):
+        g = m.games
+        t.add_row(name, _with_ci(m.mean, m.ci), f"{_fmt(g['win_rate'], '.1%')} [{_fmt(g['ci'][0], '.1%')}, "
+                  f"{_fmt(g['ci'][1], '.1%')}]", str(g["played"]),
+                  style="red" if m.illegal_total else ("bold" if i == res.worst else None))
+    t.notes.append(f"minimum over the field: {_with_ci(res.minimum, res.minimum_ci)} points/deal against "
+                   f"{res.opponents[res.worst]}")
+    illegal = ", ".join(f"{n}: {m.illegal['A']} / {m.illegal['B']}" for n, m in zip(res.opponents, res.matches)
+                        if m.illegal_total)
+    t.notes.append(f"illegal actions ({res.candidate} / opponent): {illegal}" if illegal else "illegal actions: 0")
+    flags = ", ".join(f"{k}={v}" for k, v in sorted(res.flags.items())) or "defaults"
+    t.notes.append(f"{res.candidate} is team A in every match, on the same duplicate deals for every opponent "
+                   f"(seed {res.seed}, flags: {flags}); points: {pct} bootstrap intervals over deal pairs; games "
+                   f"to {target}: won by {res.candidate}, Wilson intervals.")
+    return [t]
+
+
 def _pyplot() -> Any:
     try:
         import matplotlib
@@ -253,6 +279,41 @@ def plot_round_robin(rr: RoundRobinResult, path: str) -> None:
     ax.set_ylabel("Elo (Bradley-Terry, mean 1500)")
     ax.set_title(f"Round robin ratings ({rr.confidence:.0%} bootstrap intervals)")
     ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+    plt.close(fig)
+
+
+def plot_field(res: FieldResult, path: str) -> None:
+    """PNG: per opponent, the candidate's mean points per deal (bars, the worst in red) with their
+    bootstrap intervals, and its games-to-target win rates with their Wilson intervals."""
+    plt = _pyplot()
+
+    k = len(res.opponents)
+    x = np.arange(k)
+    mean = res.means
+    ci = np.array([m.ci for m in res.matches], dtype=np.float64)
+    rate = np.array([m.games["win_rate"] for m in res.matches], dtype=np.float64)
+    rci = np.array([m.games["ci"] for m in res.matches], dtype=np.float64)
+    colours = ["C3" if i == res.worst else "C0" for i in range(k)]
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(max(8, 2.2 * k + 3), 4.5), dpi=100)
+    ax.bar(x, mean, color=colours, yerr=np.nan_to_num(np.maximum(0.0, [mean - ci[:, 0], ci[:, 1] - mean])),
+           capsize=4, ecolor="black")
+    ax.axhline(0.0, color="grey", lw=0.8)
+    ax.set_ylabel(f"points per deal, {res.candidate} - opponent")
+    ax.set_title(f"mean points per deal ({res.confidence:.0%} bootstrap CI)")
+    rate_err = 100 * np.maximum(0.0, [rate - rci[:, 0], rci[:, 1] - rate])
+    bx.bar(x, 100 * rate, color=colours, yerr=np.nan_to_num(rate_err), capsize=4, ecolor="black")
+    bx.axhline(50.0, color="grey", lw=0.8)
+    bx.set_ylim(0, 104)
+    bx.set_ylabel(f"games to {res.matches[0].games['target_score']} won by {res.candidate} (%)")
+    bx.set_title(f"games won ({res.confidence:.0%} Wilson CI)")
+    for a in (ax, bx):
+        a.set_xticks(x, res.opponents)
+        a.grid(axis="y", alpha=0.3)
+    lo, hi = res.minimum_ci
+    fig.suptitle(f"{res.candidate} vs field, {res.deals} deals each (seed {res.seed})\nminimum {res.minimum:+.1f} "
+                 f"[{lo:+.1f}, {hi:+.1f}] points/deal, vs {res.opponents[res.worst]} (red)", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, format="png")
     plt.close(fig)
