@@ -1,9 +1,10 @@
-"""``rook-eval`` / ``python evaluate.py``: duplicate matches, round robins and call-your-partner rotation
-matches from the command line.
+"""``rook-eval`` / ``python evaluate.py``: duplicate matches, round robins, one agent against a field of
+opponents, and call-your-partner rotation matches from the command line.
 
     rook-eval heuristic random --deals 2000 --seed 0 --json runs/eval/hr.json --plot runs/eval/hr.png
     rook-eval heuristic+random random --flag deck=full --workers 2
     rook-eval --round-robin random heuristic ppo --deals 1000
+    rook-eval --field path/to/agent.pt --deals 2000 --json runs/eval/field.json --plot runs/eval/field.png
     rook-eval --game call_partner --players 5 call_partner_heuristic random --deals 500
     rook-eval heuristic random --deals 500 --replays 5 --replays-out runs/eval/swings.html
 
@@ -21,12 +22,15 @@ from typing import Sequence
 from rook_env.agents.registry import GAMES, TeamSpec, check_team, parse_team
 from rook_env.evaluation import DEFAULT_BLOCK_SIZE, IllegalActionError, check_flags, play_match, round_robin
 from rook_env.evaluation.call_partner import field_specs, play_rotation_match
+from rook_env.evaluation.field import DEFAULT_FIELD, OPTIONAL_FIELD, field_teams, play_field
 from rook_env.evaluation.replays import match_replays
 from rook_env.evaluation.results import MatchResult
 from rook_env.evaluation.report import (
     TOOLS_HINT,
+    field_tables,
     have_plots,
     match_tables,
+    plot_field,
     plot_match,
     plot_round_robin,
     print_tables,
@@ -44,12 +48,19 @@ EXAMPLES = """examples:
   %(prog)s heuristic random --deals 2000 --seed 0 --json runs/eval/hr.json --plot runs/eval/hr.png
   %(prog)s heuristic+random random --flag deck=full --workers 2
   %(prog)s --round-robin random heuristic ppo --deals 500 --workers 2
+  %(prog)s --field my_agent.pt --deals 2000 --workers 2 --json runs/eval/field.json --plot runs/eval/field.png
+  %(prog)s --field ppo --opponents random heuristic --deals 1000 --seed 1000
   %(prog)s --game call_partner --players 5 call_partner_heuristic random --deals 500
   %(prog)s heuristic random --deals 500 --replays 5 --replays-by set
 
 --replays N saves N of the match's hands (the largest score swings, or --replays-by set|order) as one
 self-contained HTML page to step through (every seat's cards, each decision and its alternatives); the
 hands are replayed from the match's own deals and agent seeds, so they are the hands the statistics counted.
+
+--field CANDIDATE plays one agent against each of a field of opponents (--opponents; default: random,
+heuristic, search, ppo, with search only where the registry offers it, and without the candidate itself),
+every opponent on the same duplicate deals: mean points per deal and games won per opponent, with
+intervals, and the minimum over the field (the opponent it does worst against).
 
 Call-your-partner Rook (--game call_partner) is evaluated by rotation: a field of n agents (n = --players),
 given as a candidate and the baseline filling the other chairs, or as n specs; every deal is played n
@@ -63,7 +74,8 @@ as plain text); the ppo agent needs torch: pip install -e ".[train]"."""
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         description="Duplicate matches between Rook teams (agent specs: random, heuristic, ppo, path.pt; "
-                    "'x+y' for a mixed partnership), a round robin with ratings, or a call-your-partner "
+                    "'x+y' for a mixed partnership), a round robin with ratings, one agent against a field of "
+                    "opponents (--field), or a call-your-partner "
                     "rotation match (--game call_partner; specs: random, call_partner_heuristic).",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -76,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", type=int, default=None,
                    help="--game call_partner: players at the table, 4, 5 or 6 (default 5)")
     p.add_argument("--round-robin", nargs="+", metavar="SPEC", help="play every pair of these team specs and rate them")
+    p.add_argument("--field", metavar="CANDIDATE",
+                   help="play this team spec against each opponent of a field (--opponents) on the same deals")
+    p.add_argument("--opponents", nargs="+", metavar="SPEC",
+                   help=f"--field: the opponents' team specs (default: {' '.join(DEFAULT_FIELD)}; "
+                        f"{', '.join(OPTIONAL_FIELD)} only when the registry offers it; not the candidate itself)")
     p.add_argument("--deals", type=int, default=2000, help="deals per match (each played twice when duplicate; default 2000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and agents (default 0)")
     p.add_argument("--workers", type=int, default=1, help="processes (0: all CPUs); results do not depend on it")
@@ -83,7 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--flag", action="append", default=[], metavar="NAME=VALUE", help="environment rule flag (repeatable)")
     p.add_argument("--json", metavar="PATH", help="write the results as JSON (folders are created)")
     p.add_argument("--plot", metavar="PATH",
-                   help="write a PNG plot (running mean with its interval; ratings in round robin); needs matplotlib")
+                   help="write a PNG plot (running mean with its interval; ratings in round robin; "
+                        "per-opponent means and games won with --field); needs matplotlib")
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--bootstrap", type=int, default=2000, metavar="B", help="bootstrap resamples of a match's mean (default 2000)")
     p.add_argument("--rating-bootstrap", type=int, default=DEFAULT_RATING_BOOT, metavar="B",
@@ -110,6 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.game == "call_partner":
         return _call_partner_main(p, args)
+    if args.opponents and args.field is None:
+        p.error("--opponents gives the field of --field CANDIDATE")
+    if args.field is not None:
+        return _field_main(p, args)
     if args.players is not None:
         p.error("--players is for --game call_partner (the partnership game has four players)")
     if args.round_robin and args.specs:
@@ -136,10 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_team(t, flags)
     except ValueError as exc:
         p.error(str(exc))
-    common = dict(deals=args.deals, seed=args.seed, flags=flags, duplicate=not args.no_duplicate, workers=workers,
-                  progress=not args.no_progress, confidence=args.confidence, n_boot=args.bootstrap,
-                  strict=args.strict, block_size=args.block_size, check=False,
-                  common_seeds=not args.independent_seeds)
+    common = _match_kwargs(args, flags, workers)
     try:
         if args.round_robin:
             rr = round_robin(teams, prior=args.prior, rating_boot=args.rating_bootstrap, **common)
@@ -164,6 +183,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted")
         return 130
     return _finish(args, out, illegal)
+
+
+def _match_kwargs(args: argparse.Namespace, flags: dict, workers: int) -> dict:
+    """The keyword arguments of :func:`play_match` (and of the round robin and field built on it) from the
+    command line; the specs are already checked."""
+    return dict(deals=args.deals, seed=args.seed, flags=flags, duplicate=not args.no_duplicate, workers=workers,
+                progress=not args.no_progress, confidence=args.confidence, n_boot=args.bootstrap,
+                strict=args.strict, block_size=args.block_size, check=False,
+                common_seeds=not args.independent_seeds)
+
+
+def _field_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--field CANDIDATE``: one agent against each opponent of a field on the same deals
+    (:func:`rook_env.evaluation.field.play_field`)."""
+    if args.specs or args.round_robin:
+        p.error("give one of: two team specs, --round-robin SPEC SPEC ..., or --field CANDIDATE [--opponents ...]")
+    for option, used in (("--players", args.players is not None), ("--replays", args.replays)):
+        if used:
+            p.error(f"{option} is not available with --field")
+    _check_numbers(p, args)
+    if args.plot and not have_plots():
+        p.error(f"--plot needs matplotlib, which is not installed: {TOOLS_HINT}")
+    workers = args.workers or os.cpu_count() or 1
+    try:
+        prepare_out_path("--json", args.json)
+        prepare_out_path("--plot", args.plot)
+        flags = check_flags(parse_flags(args.flag))
+        candidate, opponents = field_teams(args.field, args.opponents, flags)  # every spec built once: fail early
+    except ValueError as exc:
+        p.error(str(exc))
+    try:
+        res = play_field(candidate, opponents, **_match_kwargs(args, flags, workers))
+    except IllegalActionError as exc:
+        print(f"illegal action: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted")
+        return 130
+    print_tables(field_tables(res))
+    if args.plot:
+        plot_field(res, args.plot)
+    return _finish(args, res.to_dict(per_deal=True), res.illegal_total)
 
 
 def _save_replays(res: MatchResult, teams: list[TeamSpec], args: argparse.Namespace) -> None:
@@ -209,7 +270,8 @@ def _finish(args: argparse.Namespace, out: dict, illegal: int) -> int:
 
 def _call_partner_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``--game call_partner``: a rotation match (:func:`rook_env.evaluation.call_partner.play_rotation_match`)."""
-    for option, used in (("--round-robin", args.round_robin), ("--no-duplicate", args.no_duplicate),
+    for option, used in (("--round-robin", args.round_robin), ("--field", args.field), ("--opponents", args.opponents),
+                         ("--no-duplicate", args.no_duplicate),
                          ("--independent-seeds", args.independent_seeds), ("--plot", args.plot),
                          ("--replays", args.replays)):
         if used:
