@@ -112,7 +112,7 @@ class SingleAgentRookEnv(gymnasium.Env):
         return self._observe()
 
     def step(self, action: Any):
-        if self.aec.game is None:
+        if getattr(self.aec, "game", None) is None:
             raise RuntimeError("step() called before reset(); call reset() first")
         if self._done():
             raise RuntimeError("step() after the episode ended; call reset()")
