@@ -185,7 +185,8 @@ def rook_ppo_config(
     Every seat maps to the module ``"shared"`` except, in a fraction of episodes, the seats of one team
     (the team chosen per episode), which map to an opponent: ``opponents={"heuristic": ("heuristic",
     0.5), "old": ("rllib:runs/rllib/checkpoint", 0.2)}`` (probabilities sum to at most 1; the rest is
-    pure self-play). Opponent modules are never trained.
+    pure self-play). Opponent modules are never trained. An ``rllib:`` snapshot is rebuilt with ``hidden``:
+    it must come from a run with the same hidden sizes.
     """
     register()
     flags = dict(flags or {})
