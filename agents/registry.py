@@ -38,7 +38,7 @@ DEFAULT_GAME = "partnership"
 GAME_SPECS = {"partnership": ("random", "heuristic", "ppo"), "call_partner": ("random", "call_partner_heuristic")}
 AGENT_SPECS = ("random", "heuristic", "ppo", "call_partner_heuristic")  # besides a checkpoint path ending in .pt
 _SPEC_HELP = {
-    "partnership": "use 'random', 'heuristic', 'ppo' or a checkpoint path ending in .pt",
+    "partnership": "use 'random', 'heuristic', 'ppo', a checkpoint path ending in .pt or 'rllib:<checkpoint dir>'",
     "call_partner": "call-your-partner Rook takes 'random' or 'call_partner_heuristic'",
 }
 
@@ -87,6 +87,10 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
         from .ppo_agent import PPOAgent  # needs torch (the [train] extra): imported only when asked for
 
         return PPOAgent.load(None if spec == "ppo" else spec, seed=seed, **rules)
+    if spec.startswith("rllib:"):
+        from rook_env.rllib import RLlibAgent  # needs ray[rllib] (the [rllib] extra): imported only when asked for
+
+        return RLlibAgent.load(spec[len("rllib:"):], seed=seed, **rules)
     raise ValueError(f"unknown agent spec {spec!r}; {_SPEC_HELP[game]}")
 
 

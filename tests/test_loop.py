@@ -113,3 +113,15 @@ def test_protocol_module_imports_no_agent_implementation():
         elif isinstance(node, ast.Import):
             imported |= {a.name for a in node.names}
     assert imported <= {"__future__", "typing", "numpy"}, imported
+
+
+def test_rllib_spec_without_ray_names_the_missing_extra():
+    """``make_agent("rllib:<dir>")`` goes to the RLlib loader; without ray the error says what is missing."""
+    import importlib.util
+
+    from rook_env.agents import make_agent
+
+    if importlib.util.find_spec("ray") is not None:
+        pytest.skip("ray is installed here: tests/integrations/test_rllib.py covers the loader")
+    with pytest.raises(ImportError, match="ray"):
+        make_agent("rllib:/nonexistent/checkpoint")

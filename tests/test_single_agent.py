@@ -1,5 +1,7 @@
 """The single-agent Gymnasium view (rook_env.single_agent) used by SB3/Tianshou-style libraries."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -46,16 +48,83 @@ def test_game_episode_sums_every_hand_and_truncates():
     assert trunc != term
 
 
-def test_illegal_action_raises_and_step_after_end_raises():
-    env = SingleAgentRookEnv(make_agent("random", seed=0))
+def test_illegal_action_raise_mode_raises_and_leaves_the_state():
+    env = SingleAgentRookEnv(make_agent("random", seed=0), illegal_action="raise")
     obs, info = env.reset(seed=0)
     illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
     with pytest.raises(ValueError, match="illegal action"):
         env.step(illegal)
+    assert np.array_equal(env.aec.observe(AGENTS[info["seat"]])["observation"], obs)  # nothing was played
     play(env, make_agent("random", seed=1), seed=0)
     assert env.aec.game.phase == OVER
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
+
+
+def test_illegal_action_terminate_mode_ends_with_the_penalty():
+    env = SingleAgentRookEnv(make_agent("random", seed=0), illegal_reward=-3.0)  # "terminate" is the default
+    obs, info = env.reset(seed=0)
+    seat = info["seat"]
+    illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    with pytest.warns(UserWarning, match=f"illegal action {illegal}"):
+        obs2, reward, term, trunc, info2 = env.step(np.int64(illegal))
+    assert (reward, term, trunc) == (-3.0, True, False)
+    assert info2["illegal_action"] == {"seat": seat, "action": illegal}
+    assert not info2["action_mask"].any() and not env.action_masks().any()
+    assert env.observation_space.contains(obs2)
+    assert env.aec.game.phase != OVER  # the hand was not finished behind the learner's back
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    env.reset(seed=0)  # a new episode plays normally
+    assert play(env, make_agent("random", seed=1), seed=0)[2]
+
+
+@pytest.mark.parametrize("mode", ["terminate", "raise"])
+def test_actions_outside_the_space_raise_in_both_modes(mode):
+    env = SingleAgentRookEnv(make_agent("random", seed=0), illegal_action=mode)
+    env.reset(seed=0)
+    for bad in (env.action_space.n, -1, 1.5, None, True):
+        with pytest.raises(ValueError):
+            env.step(bad)
+
+
+def test_step_and_masks_before_reset_raise():
+    env = SingleAgentRookEnv(make_agent("random"))
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.action_masks()
+
+
+def test_registered_id_and_gymnasium_check_env():
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+
+    from rook_env.single_agent import SINGLE_AGENT_ID
+
+    env = gymnasium.make(SINGLE_AGENT_ID, opponents="random")
+    assert isinstance(env.unwrapped, SingleAgentRookEnv)
+    assert env.unwrapped.metadata["name"] == SINGLE_AGENT_ID == env.spec.id
+    total, _, term, _ = play(env.unwrapped, make_agent("heuristic"), seed=3)
+    assert term
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*\[rook_env\] illegal action")  # check_env steps samples
+        check_env(gymnasium.make(SINGLE_AGENT_ID).unwrapped)  # raises on any failed check
+        check_env(SingleAgentRookEnv("random", learner_seats=(1,), deck="full"))
+
+
+def test_spec_opponents_are_reseeded_by_reset():
+    def run(seed):
+        env = SingleAgentRookEnv("random")
+        return play(env, make_agent("heuristic"), seed=seed)
+
+    assert run(7) == run(7)
+    assert len({run(s) for s in range(6)}) > 1
+
+
+def test_unknown_illegal_action_mode_is_refused():
+    with pytest.raises(ValueError, match="illegal_action"):
+        SingleAgentRookEnv("random", illegal_action="remap")
 
 
 def test_same_seed_same_episode():
