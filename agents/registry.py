@@ -1,6 +1,6 @@
 """Building agents from specs: ``make_agent`` and the team specs of matches.
 
-An *agent spec* is ``"random"``, ``"heuristic"``, ``"ppo"`` (the shipped checkpoint) or a path to a
+An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped checkpoint) or a path to a
 checkpoint ending in ``.pt``. A *member spec* is an agent spec or a callable ``factory(seed) -> agent``
 (how a trainer or any RL library hands over its own policy). A *team spec* is a member spec (both
 partners), two agent specs joined by ``+`` (``"heuristic+random"``: the first plays the lower seat
@@ -20,8 +20,8 @@ from .random_agent import RandomAgent
 
 __all__ = ["AGENT_SPECS", "TeamSpec", "build_agent", "check_team", "make_agent", "parse_team", "spec_label"]
 
-AGENT_SPECS = ("random", "heuristic", "ppo")  # besides a checkpoint path ending in .pt
-_SPEC_HELP = "use 'random', 'heuristic', 'ppo' or a checkpoint path ending in .pt"
+AGENT_SPECS = ("random", "heuristic", "search", "ppo")  # besides a checkpoint path ending in .pt
+_SPEC_HELP = "use 'random', 'heuristic', 'search', 'ppo' or a checkpoint path ending in .pt"
 
 
 def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
@@ -34,6 +34,10 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
         return RandomAgent(seed=seed)
     if spec == "heuristic":
         return HeuristicAgent(seed=seed, **flags)
+    if spec == "search":
+        from .search import SearchAgent
+
+        return SearchAgent(seed=seed, **flags)
     if spec == "ppo" or spec.endswith(".pt"):
         from .ppo_agent import PPOAgent  # needs torch (the [train] extra): imported only when asked for
 
