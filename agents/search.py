@@ -85,8 +85,14 @@ class SearchAgent:
                              f"policy(state, legal) -> card, got {rollout!r}")
         self.rollout = rollout
         self.seed = int(seed) if seed is not None else random.SystemRandom().getrandbits(63)
-        self.fallbacks = 0
+        self._fallbacks = 0
         self._memory: dict[int, Memory] = {}
+
+    @property
+    def fallbacks(self) -> int:
+        """Decisions where the search found no move (and the heuristic's card was played), plus the
+        heuristic's own fallbacks in the phases it decides."""
+        return self._fallbacks + self.heuristic.fallbacks
 
     def reset(self) -> None:
         """Forget the memories (optional: a memory that does not match the hand is ignored anyway)."""
@@ -124,7 +130,7 @@ class SearchAgent:
                     raise
                 card = -1
             if card < 0 or not cards >> card & 1:
-                self.fallbacks += 1
+                self._fallbacks += 1
                 card = self.heuristic.act(observation)
         else:
             card = cards.bit_length() - 1

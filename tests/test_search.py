@@ -24,7 +24,7 @@ from rook_env.agents.search import SearchAgent
 from rook_env.agents.search_worlds import NEST, Holder, WorldSampler, holders_for, make_world, world_template
 from rook_env.cards import bits, layout_for
 from rook_env.config import make_config
-from rook_env.observation import encode
+from rook_env.observation import encode, obs_layout
 from rook_env.rules import OVER, PLAY, RookState
 from test_heuristic import _mask, _shuffle_hidden  # the heuristic's hidden-card shuffle, reused as is
 
@@ -119,6 +119,29 @@ def test_empty_mask_rejected():
     obs = e.observe("player_0")
     with pytest.raises(ValueError, match="empty"):
         SearchAgent(seed=0).act({"observation": obs["observation"], "action_mask": np.zeros(58, np.int8)})
+
+
+def test_garbage_observation_falls_back_to_a_legal_action():
+    ag = SearchAgent(seed=0)
+    mask = np.zeros(58, np.int8)
+    mask[[3, 17]] = 1
+    garbage = np.full(583, 0.7, np.float32)  # every entry set: nothing consistent to search
+    assert ag.act({"observation": garbage, "action_mask": mask}) in (3, 17)
+    assert ag.fallbacks == 1
+    # a card-play observation whose card counts do not add up (a played card erased): no deal fits,
+    # so the heuristic's card is played and counted
+    e = rook_env.raw_env()
+    e.reset(seed=3)
+    h = HeuristicAgent()
+    while e.game.phase != PLAY or len(e.game.tricks) < 3 or bin(e.game.legal_mask()).count("1") < 2:
+        e.step(h.act(e.observe(e.agent_selection)))
+    obs = e.observe(e.agent_selection)
+    vec = obs["observation"].copy()
+    played = obs_layout(e.game.config).slices["played"]
+    vec[played.start + np.flatnonzero(vec[played])[0]] = 0.0
+    ag = SearchAgent(seed=0)
+    assert obs["action_mask"][ag.act({"observation": vec, "action_mask": obs["action_mask"]})] == 1
+    assert ag._fallbacks == 1
 
 
 # ============================================================================ information
