@@ -1,6 +1,6 @@
 """Building agents from specs: ``make_agent`` and the team specs of matches.
 
-An *agent spec* is ``"random"``, ``"heuristic"``, ``"ppo"`` (the shipped checkpoint) or a path to a
+An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped checkpoint) or a path to a
 checkpoint ending in ``.pt`` for the partnership game; ``"random"`` or ``"call_partner_heuristic"``
 for call-your-partner Rook. The rule flags handed to :func:`make_agent` pick the game with their
 ``game`` key (:data:`GAMES`; default ``"partnership"``, the four-player game of :mod:`rook_env`;
@@ -35,10 +35,10 @@ __all__ = [
 GAMES = ("partnership", "call_partner")  # values of the ``game`` key of rule flags
 DEFAULT_GAME = "partnership"
 # Agent specs per game (the partnership game also takes a checkpoint path ending in .pt).
-GAME_SPECS = {"partnership": ("random", "heuristic", "ppo"), "call_partner": ("random", "call_partner_heuristic")}
-AGENT_SPECS = ("random", "heuristic", "ppo", "call_partner_heuristic")  # besides a checkpoint path ending in .pt
+GAME_SPECS = {"partnership": ("random", "heuristic", "search", "ppo"), "call_partner": ("random", "call_partner_heuristic")}
+AGENT_SPECS = ("random", "heuristic", "search", "ppo", "call_partner_heuristic")  # besides a checkpoint path ending in .pt
 _SPEC_HELP = {
-    "partnership": "use 'random', 'heuristic', 'ppo', a checkpoint path ending in .pt or 'rllib:<checkpoint dir>'",
+    "partnership": "use 'random', 'heuristic', 'search', 'ppo', a checkpoint path ending in .pt or 'rllib:<checkpoint dir>'",
     "call_partner": "call-your-partner Rook takes 'random' or 'call_partner_heuristic'",
 }
 
@@ -83,6 +83,10 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
                          f"not the partnership game; {_SPEC_HELP[game]}")
     if spec == "heuristic":
         return HeuristicAgent(seed=seed, **rules)
+    if spec == "search":
+        from .search import SearchAgent
+
+        return SearchAgent(seed=seed, **rules)
     if spec == "ppo" or spec.endswith(".pt"):
         from .ppo_agent import PPOAgent  # needs torch (the [train] extra): imported only when asked for
 

@@ -1,0 +1,194 @@
+"""A determinised-search Rook player that acts only on its own observation.
+
+``SearchAgent(seed=None, samples=24, rollout="greedy", **flags)`` (``flags``: the environment's
+rule flags). Each card-play decision:
+
+1. reads the seat's observation (the heuristic's fast reader) and its own memory of the hand
+   (the heuristic's memory: who failed to follow suit, hence voids);
+2. samples ``samples`` *worlds*: deals of the unseen cards drawn uniformly among those
+   consistent with what the seat knows (hand sizes, voids, cards played, the nest and discards
+   for the bidder, the announced nest counters; :mod:`.search_worlds`);
+3. for every legal card, plays the hand out in every world with the rollout policy
+   (:mod:`.search_rollout`) and scores the hand as the environment does: the hand score of the
+   seat's team minus the other team's (contract made or set, bonuses, nest included);
+4. plays the card with the best mean (ties: the cheaper card, by points then rank). Every
+   card is scored on the same worlds (common random numbers).
+
+Bidding, discarding and naming trump are the heuristic's (:mod:`.heuristic`). One legal card is
+played without search. If something goes wrong (an observation it cannot read, no consistent
+deal) it plays the heuristic's card and counts a ``fallback``.
+
+Information and determinism: the agent reads nothing but the observations it is given and its
+own memory of them. The sampler's random stream of a decision is seeded from ``seed`` and the
+observation itself, so a choice is a function of (seed, observation, memory): the same for any
+order of calls, and unchanged when only cards the seat cannot see are changed. ``seed=None``
+draws a seed at construction.
+
+``rollout``: ``"greedy"`` (fast bitmask rules), ``"heuristic"`` (the heuristic agent on each
+seat's observation of the world; about 10x slower), or a callable ``policy(state, legal) -> card``
+acting on a :class:`rook_env.rules.RookState` (seat to act ``state.current``).
+Memory is filed under the seat's hand after its play, as the heuristic's, so one instance may
+serve several seats and ``reset()`` is optional.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from rook_env.config import make_config
+from rook_env.rules import PLAY, RookState
+
+from .heuristic import MEMORY_LIMIT, HeuristicAgent
+from .heuristic_play import Memory, known_voids
+from .heuristic_tables import card_tables, seat_reader
+from .search_rollout import GreedyRollout, HeuristicRollout, hand_score_diff, play_out
+from .search_worlds import WorldSampler, fork, holders_for, make_world, world_template
+
+__all__ = ["ROLLOUTS", "SearchAgent"]
+
+ROLLOUTS = ("greedy", "heuristic")
+MAX_SAMPLES = 10_000
+
+
+class SearchAgent:
+    """Determinised search for card play, heuristic bidding and discards (see the module docstring)."""
+
+    strict = False  # tests set this to re-raise internal errors instead of falling back
+
+    def __init__(self, seed: int | None = None, samples: int = 24,
+                 rollout: str | Callable[[RookState, int], int] = "greedy", **flags: Any) -> None:
+        self.config = make_config(**flags)
+        if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or not 1 <= samples <= MAX_SAMPLES:
+            raise ValueError(f"samples must be an integer in 1..{MAX_SAMPLES}, got {samples!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+            raise ValueError(f"seed must be an integer or None, got {seed!r}")
+        self.samples = int(samples)
+        self.tables = card_tables(self.config)
+        self.layout = self.tables.layout
+        self.reader = seat_reader(self.config)
+        self.heuristic = HeuristicAgent(seed=seed, **flags)
+        if isinstance(rollout, str):
+            if rollout == "greedy":
+                self._rollout = GreedyRollout(self.tables).play_out
+            elif rollout == "heuristic":
+                self._rollout = HeuristicRollout(HeuristicAgent(**flags)).play_out
+            else:
+                raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)} or a callable "
+                                 f"policy(state, legal) -> card, got {rollout!r}")
+        elif callable(rollout):
+            self._rollout = lambda state: play_out(state, rollout)
+        else:
+            raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)} or a callable "
+                             f"policy(state, legal) -> card, got {rollout!r}")
+        self.rollout = rollout
+        self.seed = int(seed) if seed is not None else random.SystemRandom().getrandbits(63)
+        self._fallbacks = 0
+        self._memory: dict[int, Memory] = {}
+
+    @property
+    def fallbacks(self) -> int:
+        """Decisions where the search found no move (and the heuristic's card was played), plus the
+        heuristic's own fallbacks in the phases it decides."""
+        return self._fallbacks + self.heuristic.fallbacks
+
+    def reset(self) -> None:
+        """Forget the memories (optional: a memory that does not match the hand is ignored anyway)."""
+        self._memory.clear()
+        self.heuristic.reset()
+
+    # ------------------------------------------------------------------ decisions
+    def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int:
+        mask = np.asarray(observation["action_mask"])
+        legal = int.from_bytes(np.packbits(mask != 0, bitorder="little").tobytes(), "little")
+        if not legal:
+            raise ValueError("the action mask is empty: this seat has no legal action (not its turn, or the hand is over)")
+        vec = np.asarray(observation["observation"])
+        try:
+            packed = int.from_bytes(np.packbits(vec > 0.5, bitorder="little").tobytes(), "little")
+            view = self.reader.read(vec, packed)
+        except Exception:
+            if self.strict:
+                raise
+            view = None
+        if view is None or view.phase != PLAY:
+            return self.heuristic.act(observation)
+        cards = legal & self.layout.card_mask
+        if not cards:
+            return self.heuristic.act(observation)
+        memory = self._memory.pop(view.hand, None)
+        trump = view.trump if view.trump >= 0 else 0
+        voids = known_voids(self.tables, view, trump, memory)
+        card = -1
+        if cards & (cards - 1):
+            try:
+                card = self._search(view, vec, packed, cards, voids)
+            except Exception:
+                if self.strict:
+                    raise
+                card = -1
+            if card < 0 or not cards >> card & 1:
+                self._fallbacks += 1
+                card = self.heuristic.act(observation)
+        else:
+            card = cards.bit_length() - 1
+        lead = view.trick[0][1] if view.trick else -1
+        if len(self._memory) >= MEMORY_LIMIT:
+            self._memory.clear()
+        self._memory[view.hand & ~(1 << card)] = Memory(view.hand & ~(1 << card), tuple(view.played), lead,
+                                                        tuple(voids))
+        return card
+
+    def _search(self, view: Any, vec: np.ndarray, packed: int, cards: int, voids: list[int]) -> int:
+        tab = self.tables
+        unseen, holders = holders_for(tab, view, voids)
+        sampler = WorldSampler(unseen, holders, tab.counter_mask)
+        ol = self.reader.ol
+        total = tab.total_points
+        counters = (round(float(vec[ol.COUNTERS]) * total), round(float(vec[ol.COUNTERS + 1]) * total))
+        template = world_template(self.config, view, counters)
+        # the decision's random stream: a function of the seed and of the observation only
+        rng = random.Random((packed << 64) | self.seed)
+        actions = self._distinct_cards(view, cards)
+        totals = [0] * len(actions)
+        rollout = self._rollout
+        for _ in range(self.samples):
+            world = make_world(template, holders, sampler.sample(rng))
+            legal = world.legal_mask()
+            for i, a in enumerate(actions):
+                st = fork(world)
+                st.apply(a, legal)
+                rollout(st)
+                totals[i] += hand_score_diff(st)
+        pts, rp = tab.points, tab.rank_power
+        best = max(range(len(actions)), key=lambda i: (totals[i], -pts[actions[i]], -rp[actions[i]]))
+        return actions[best]
+
+    def _distinct_cards(self, view: Any, cards: int) -> list[int]:
+        """One card (the lowest) of each set of equivalent legal cards: cards of one effective suit
+        worth the same points with no card between them that another seat may hold (every card
+        between is this seat's or played) win and lose the same tricks."""
+        tab = self.tables
+        order = tab.order[view.trump]
+        pts = tab.points
+        mine_or_gone = view.hand | view.played_all
+        out = []
+        for suit_order in order:
+            last = -1  # the lowest card of the current run of equivalent legal cards
+            for c in suit_order:  # strongest first
+                if cards >> c & 1:
+                    if last >= 0 and pts[c] == pts[last]:
+                        last = c
+                        continue
+                    if last >= 0:
+                        out.append(last)
+                    last = c
+                elif not mine_or_gone >> c & 1:
+                    if last >= 0:
+                        out.append(last)
+                    last = -1
+            if last >= 0:
+                out.append(last)
+        return out
