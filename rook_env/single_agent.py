@@ -38,6 +38,7 @@ import gymnasium
 import numpy as np
 
 from .env import AGENTS, IllegalActionWarning, raw_env
+from .loop import play_turns
 from .rules import OVER
 
 SINGLE_AGENT_ID = "rook_env/RookSingleAgent-v0"
@@ -157,14 +158,12 @@ class SingleAgentRookEnv(gymnasium.Env):
         return self._ended_illegal or self.aec.game.phase == OVER or self._truncated()
 
     def _play_others(self) -> float:
-        reward = 0.0
-        aec = self.aec
-        while not self._done() and aec.game.current not in self.learner_seats:
-            seat = aec.game.current
-            name = AGENTS[seat]
-            aec.step(self.others[seat].act(aec.observe(name), aec.infos[name]))
-            reward += self._learner_reward()
-        return reward
+        """The other seats play (the one play loop, :func:`rook_env.loop.play_turns`) until the
+        learner is to act or the episode ends; returns the learner's reward meanwhile."""
+        rewards: list[float] = []
+        play_turns(self.aec, self.others, stop=lambda seat: seat in self.learner_seats,
+                   on_step=lambda _step: rewards.append(self._learner_reward()))
+        return sum(rewards)
 
     def _observe(self):
         aec = self.aec
