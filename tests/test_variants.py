@@ -534,3 +534,37 @@ def test_decoder_reads_every_variant(flags):
             assert v.hand == bits(e.game.hands[seat])
             assert v.call == (None if e.game.call < 0 else e.layout.contract_name(e.game.call))
         e.step(rng.choice(e.game.legal_actions()))
+
+
+# ------------------------------------------------------------------------------ the heuristic
+@pytest.mark.parametrize("flags", VARIANTS, ids=vid)
+def test_heuristic_plays_every_variant_legally_and_act_batch_equals_act(flags, monkeypatch):
+    """The heuristic at all four seats of three tables (one decision per table per step through
+    ``act_batch``, keyed by table and seat, against ``act``), seats 1 and 3 sometimes making a
+    random trump call or circus so that it must answer low, no-trump and circus calls."""
+    from rook_env.agents.heuristic import HeuristicAgent
+
+    monkeypatch.setattr(HeuristicAgent, "strict", True)  # an internal error fails the test
+    flags = {k: v for k, v in flags.items() if k != "episode"}
+    batch, single = HeuristicAgent(**flags), HeuristicAgent(**flags)
+    envs = [rook_env.raw_env(**flags) for _ in range(3)]
+    rng = random.Random(5)
+    for round_ in range(3):
+        for i, e in enumerate(envs):
+            e.reset(seed=100 * round_ + i)
+        while any(not all(e.terminations.values()) for e in envs):
+            live = [i for i, e in enumerate(envs) if not all(e.terminations.values())]
+            obs = [envs[i].observe(envs[i].agent_selection) for i in live]
+            keys = np.array([4 * i + envs[i].game.current for i in live])
+            got = batch.act_batch(np.stack([o["observation"] for o in obs]), np.stack([o["action_mask"] for o in obs]),
+                                  keys)
+            for j, i in enumerate(live):
+                e, o = envs[i], obs[j]
+                want = single.act(o)
+                assert got[j] == want
+                assert o["action_mask"][want] == 1
+                a = want
+                if e.game.phase == TRUMP and e.game.current in (1, 3) and rng.random() < 0.6:
+                    a = int(rng.choice(np.flatnonzero(o["action_mask"])))
+                e.step(a)
+    assert batch.fallbacks == 0 and single.fallbacks == 0
