@@ -34,7 +34,7 @@ class CardTables:
         self.config = config
         n_cards = layout.n_cards
         self.n_cards = n_cards
-        self.rook = rook = layout.rook
+        self.rook = layout.rook
         self.rook_bit = layout.rook_bit
         self.rook_high = config.rook_rank == "high"
         self.points = layout.card_points

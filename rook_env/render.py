@@ -7,24 +7,29 @@ may know (its own hand, the nest only if it is the bidder), for human play and l
 
 from __future__ import annotations
 
-from .cards import N_SEATS, Layout, bits
+from .cards import COLOUR_LETTERS, N_SEATS, ROOK_NAME, Layout, bits, rank_power
 from .rules import BID, CIRCUS, PHASE_NAMES, PLAY, RookState
 
 
 def sorted_hand(L: Layout, mask: int) -> list[int]:
     """Cards of a hand sorted by colour, then rank (high first); the Rook Bird last."""
-    return sorted(bits(mask), key=lambda c: (L.card_colour[c] if c != L.rook else 9, -L.rank_order[c]))
+    # call-your-partner's layout has no rank_order: its 1s are always high
+    order = getattr(L, "rank_order", None) or [rank_power(r) for r in L.card_rank]
+    return sorted(bits(mask), key=lambda c: (L.card_colour[c] if c != L.rook else 9, -order[c]))
 
 
 def hand_text(L: Layout, mask: int) -> str:
     """A hand grouped by colour: ``R: 14 10 5 | Y: 12 | ... | Rook`` (standard names: ``H: A 10 5 | ... | Joker``)."""
+    rook_name = getattr(L, "rook_name", ROOK_NAME)
+    letters = getattr(L, "colour_letters", COLOUR_LETTERS)
+    rank_text = getattr(L, "rank_text", str)
     groups: dict[str, list[str]] = {}
     for c in sorted_hand(L, mask):
         if c == L.rook:
-            groups.setdefault(L.rook_name, [])
+            groups.setdefault(rook_name, [])
         else:
-            groups.setdefault(L.colour_letters[L.card_colour[c]], []).append(L.rank_text(L.card_rank[c]))
-    return " | ".join(k if k == L.rook_name else f"{k}: {' '.join(v)}" for k, v in groups.items()) or "-"
+            groups.setdefault(letters[L.card_colour[c]], []).append(rank_text(L.card_rank[c]))
+    return " | ".join(k if k == rook_name else f"{k}: {' '.join(v)}" for k, v in groups.items()) or "-"
 
 
 def auction_text(state: RookState) -> str:

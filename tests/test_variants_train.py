@@ -9,7 +9,7 @@ import os
 import pytest
 
 pytest.importorskip("torch")
-import train  # noqa: E402  (the checkout's script; pytest runs from the repository root)
+import train  # the checkout's script; pytest runs from the repository root
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMOKE = os.path.join(ROOT, "configs", "smoke.yaml")
