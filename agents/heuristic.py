@@ -77,12 +77,13 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from rook_env.cards import N_COLOURS
 from rook_env.config import make_config
-from rook_env.rules import BID, DISCARD, PLAY, TRUMP
+from rook_env.rules import BID, CIRCUS, DISCARD, PLAY, TRUMP
 
 from .heuristic_batch import BatchCardPlay
 from .heuristic_bidding import HandModel
-from .heuristic_play import Memory, choose_card
+from .heuristic_play import Memory, choose_card, choose_card_generic, circus_pass
 from .heuristic_tables import SeatView, card_tables, seat_reader
 
 __all__ = ["HeuristicAgent"]
@@ -139,6 +140,8 @@ class HeuristicAgent:
             cards = legal & layout.card_mask
             if not cards:
                 return -1
+            if view.call >= N_COLOURS:  # a low or no-trump call (made by another seat)
+                return choose_card_generic(self.tables, view, cards)
             memory = self._recall(view.hand, key)
             card, memory = choose_card(self.tables, view, cards, memory)
             self._file(memory, key)
@@ -151,6 +154,8 @@ class HeuristicAgent:
             return self.hand_model.discard(view, legal & layout.card_mask)
         if view.phase == TRUMP:
             return self.hand_model.name_trump(view, legal)
+        if view.phase == CIRCUS:
+            return circus_pass(self.tables, view, legal & layout.card_mask)
         return -1
 
     def _fallback(self, legal: int) -> int:

@@ -66,6 +66,8 @@ class BatchCardPlay:
         expected = _rotate4((1 << count) - 1, np.maximum(leader, 0))
         regular = one_each & ((present == 0) | ((leader >= 0) & (present == expected)))
         chosen = playing & has_card & regular
+        if self.tab.layout.n_contracts > 4:  # low and no-trump calls: the scalar path (choose_card_generic)
+            chosen &= ~on[:, ol.TRUMP + 4:ol.TRUMP + self.tab.layout.n_contracts].any(axis=1)
         return np.flatnonzero(chosen), np.flatnonzero(~chosen).tolist()
 
     def _read(self, obs: np.ndarray, masks: np.ndarray) -> SimpleNamespace:

@@ -335,3 +335,62 @@ def _lead_bonus(tab: CardTables, view: SeatView, trump: int, card: int, p: float
     if view.bidder == 2:
         return DRAW_PARTNER * scale if p > SURE else 0.0
     return DEF_TRUMP * scale if p < SURE else 0.0  # defenders rarely lead trumps
+
+
+# ---------------------------------------------------------------------- low and no-trump calls
+def choose_card_generic(tab: CardTables, view: SeatView, legal_cards: int) -> int:
+    """Card play under any trump call (the heuristic uses it for low and no-trump calls, which it
+    never makes itself but must answer): the rules' own card order for the call, no odds.
+
+    Leading: a master (no unseen card of its suit beats it), counters first; else the lowest card
+    of its longest suit. Following an opponent who is winning: take the trick with the lowest card
+    that beats it (last to play, third to play, or the trick holds points). Following a winning
+    partner: as last to play, add the richest card that does not overtake it; otherwise, and in
+    every other case, throw the cheapest card.
+    """
+    ct, k, points = tab.contracts, view.call, tab.points
+    eff, follow = ct.eff[k], ct.follow[k]
+    cards = _bits(legal_cards)
+    hand = view.hand
+    if not view.trick:
+        unseen = tab.all_cards & ~hand & ~view.played_all & ~view.nest & ~view.discards
+        masters = []
+        for c in cards:
+            power = ct.power[k][eff[c]]
+            if not any(power[d] > power[c] for d in _bits(unseen & follow[c])):
+                masters.append(c)
+        if masters:
+            return max(masters, key=lambda c: (points[c], -c))
+        return min(cards, key=lambda c: (-(hand & follow[c]).bit_count(), ct.power[k][eff[c]][c], c))
+    power = ct.power[k][eff[view.trick[0][1]]]
+    win_rel, win_card = max(view.trick, key=lambda rc: power[rc[1]])
+    last = len(view.trick) == 3
+    cheapest = min(cards, key=lambda c: (points[c], power[c], c))
+    if win_rel == 2:  # the partner is winning
+        if last:
+            return max(cards, key=lambda c: (points[c] if power[c] <= power[win_card] else -1, -power[c], -c))
+        return cheapest
+    winners = [c for c in cards if power[c] > power[win_card]]
+    trick_points = sum(points[c] for _, c in view.trick)
+    if winners and (last or trick_points or len(view.trick) == 2):
+        return min(winners, key=lambda c: (power[c] - (5.0 * points[c] if last else 0.0), c))
+    return cheapest
+
+
+def circus_pass(tab: CardTables, view: SeatView, legal_cards: int) -> int:
+    """Circus Rook: the card to pass on (to the left, always an opponent): the cheapest to lose,
+    never a trump when a side card is left; lowest first."""
+    k = view.call if view.call >= 0 else 0
+    trumps = tab.contracts.trumps[k]
+    order = tab.contracts.power[k]
+    return min(_bits(legal_cards), key=lambda c: (bool(trumps >> c & 1), tab.points[c] > 0,
+                                                 order[tab.contracts.eff[k][c]][c], c))
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out

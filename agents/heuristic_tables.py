@@ -11,19 +11,21 @@ from functools import lru_cache
 
 import numpy as np
 
-from rook_env.cards import N_COLOURS, N_SEATS, bits, layout_for, rank_power
+from rook_env.cards import N_COLOURS, N_SEATS, bits, layout_for
 from rook_env.config import RookConfig
 from rook_env.observation import obs_layout
-from rook_env.rules import BID, ROOK_POWER
+from rook_env.rules import BID, TRUMP_POWER, contract_tables
 
-TRUMP_BASE_POWER = 100.0  # a trump's power is this plus its rank power (rules.trick_winner_index)
+TRUMP_BASE_POWER = TRUMP_POWER  # a trump's power is this plus its rank power (rules.ContractTables)
 
 
 class CardTables:
     """Card facts that do not change during a hand, per trump colour ``T`` (0..3).
 
     Card sets are ``int`` bitmasks over card ids. The *effective suit* of a card is its colour,
-    except the Rook Bird, which belongs to the trump colour.
+    except the Rook Bird (and a little-rook red 2), which belongs to the trump colour. The tables
+    are those of the rules' colour calls *high* (``rook_env.rules.ContractTables``, calls 0..3);
+    low and no-trump calls are played by :func:`agents.heuristic_play.choose_card_generic`.
     """
 
     def __init__(self, config: RookConfig) -> None:
@@ -32,12 +34,12 @@ class CardTables:
         self.config = config
         n_cards = layout.n_cards
         self.n_cards = n_cards
-        self.rook = rook = layout.rook
+        self.rook = layout.rook
         self.rook_bit = layout.rook_bit
         self.rook_high = config.rook_rank == "high"
         self.points = layout.card_points
         self.colour = layout.card_colour
-        self.rank_power = tuple([rank_power(r) for r in layout.card_rank[:-1]] + [0])
+        self.rank_power = layout.rank_order
         self.colour_mask = layout.colour_mask
         self.counter_mask = layout.counter_mask
         self.all_cards = layout.all_cards
@@ -57,14 +59,12 @@ class CardTables:
         self.trump_power: list[tuple[float, ...]] = []
         self.higher: list[tuple[int, ...]] = []
         self.order: list[tuple[tuple[int, ...], ...]] = []
-        rook_power = ROOK_POWER[config.rook_rank]
-        for trump in range(N_COLOURS):
-            suit = tuple(self.colour_mask[s] | (self.rook_bit if s == trump else 0) for s in range(N_COLOURS))
-            eff = tuple([self.colour[c] for c in range(n_cards - 1)] + [trump])
-            tpow = tuple(
-                rook_power if c == rook else (TRUMP_BASE_POWER + self.rank_power[c] if self.colour[c] == trump else -1.0)
-                for c in range(n_cards)
-            )
+        self.contracts = ct = contract_tables(config)
+        for trump in range(N_COLOURS):  # the call "trump colour, high"
+            eff = ct.eff[trump]
+            suit = tuple(sum(1 << c for c in range(n_cards) if eff[c] == s) for s in range(N_COLOURS))
+            by_led = ct.power[trump][0]
+            tpow = tuple(by_led[c] if eff[c] == trump else -1.0 for c in range(n_cards))
             power = [tpow[c] if tpow[c] >= 0 else float(self.rank_power[c]) for c in range(n_cards)]
             higher = tuple(
                 sum(1 << d for d in bits(suit[eff[c]]) if power[d] > power[c]) for c in range(n_cards)
@@ -139,14 +139,15 @@ class SeatView:
     """What the heuristic reads from one seat's observation. Seats are relative (0 me, 1 left,
     2 partner, 3 right); card sets are bitmasks; -1 means "none yet"."""
 
-    __slots__ = ("phase", "hand", "bidder", "contract", "trump", "trick", "played", "played_all", "nest",
+    __slots__ = ("phase", "hand", "bidder", "contract", "trump", "call", "trick", "played", "played_all", "nest",
                  "discards", "nest_counters", "tricks_won", "tricks_left", "partner_bid", "passed")
 
     phase: int
     hand: int
     bidder: int
     contract: int  # bid level index
-    trump: int
+    trump: int  # trump colour of a colour call high (-1: none yet, or a low / no-trump call)
+    call: int  # the trump call: contract index (-1: none yet; 0..3 the colours high)
     trick: list[tuple[int, int]]  # (rel seat, card) in play order
     played: list[int]  # card masks by rel seat (the current trick included)
     played_all: int
@@ -175,6 +176,8 @@ class SeatReader:
         self.n_bids = layout.n_bids
         self.card_mask = (1 << n) - 1
         self.n_tricks = layout.n_tricks
+        self.phase_bits = (1 << (ol.HAND - ol.PHASE)) - 1  # the phase section (6 entries with circus_rook)
+        self.call_bits = (1 << layout.n_contracts) - 1
 
     def __deepcopy__(self, memo: dict) -> SeatReader:
         return self  # immutable and shared
@@ -188,11 +191,12 @@ class SeatReader:
         if packed is None:
             packed = int.from_bytes(np.packbits(vec > 0.5, bitorder="little").tobytes(), "little")
         v = SeatView()
-        v.phase = _lowest(packed >> ol.PHASE & 0b11111, BID)
+        v.phase = _lowest(packed >> ol.PHASE & self.phase_bits, BID)
         v.hand = packed >> ol.HAND & full
         v.bidder = _lowest(packed >> ol.BIDDER & 0b1111, -1)
         v.contract = _lowest(packed >> ol.CONTRACT & ((1 << self.n_bids) - 1), -1)
-        v.trump = _lowest(packed >> ol.TRUMP & 0b1111, -1)
+        v.call = _lowest(packed >> ol.TRUMP & self.call_bits, -1)
+        v.trump = v.call if v.call < N_COLOURS else -1
         leader = _lowest(packed >> ol.LEADER & 0b1111, -1)
         trick = []
         if leader >= 0:

@@ -16,6 +16,14 @@ Action ids, always in this order (default tournament deck, bids 70..120 by 5)::
     -----------------------------------------------------
     58 actions = 41 + 1 + 11 + 4 + 1
 
+The games of RULES.md "More games" keep this order and change sizes: the cards follow the
+deck (no Rook Bird: 40 or 56 cards, ids as above without the last one), the bids follow the
+bid range, ``trump_calls="extended"`` has ten contract actions in place of the four colours
+(``TRUMP0 + k``: k = 0..3 red/yellow/green/black *high*, 4..7 the same colours *low*, 8 *no
+trump high*, 9 *no trump low*), and ``circus_rook="on"`` adds one action after the redeal,
+``circus`` (``CIRCUS``). Circus Rook's card passing uses the card actions. Every layout lists
+itself with ``Layout.table()``.
+
 Hands and other card sets are Python ``int`` bitmasks over card ids (bit ``id``);
 legal-action sets are bitmasks over action ids.
 """
@@ -37,7 +45,7 @@ DECK_RANKS = {"tournament": tuple(range(5, 15)), "full": tuple(range(1, 15))}
 # Counter value of a rank; the Rook Bird counts 20.
 RANK_POINTS = {1: 15, 5: 5, 10: 10, 14: 10}
 ROOK_POINTS = 20
-NEST_SIZE = 5
+NEST_SIZE = 5  # the nest with the Rook Bird in the deck (4 without it)
 
 
 def rank_power(rank: int) -> int:
@@ -59,44 +67,97 @@ def popcount(mask: int) -> int:
     return mask.bit_count()
 
 
+# Standard-card names (flag card_names="standard", tournament deck): suits for the colours,
+# J Q K A for 11..14, the joker for the Rook Bird.
+STANDARD_COLOUR_NAMES = ("hearts", "diamonds", "clubs", "spades")
+STANDARD_COLOUR_LETTERS = "HDCS"
+STANDARD_RANKS = {11: "J", 12: "Q", 13: "K", 14: "A"}
+JOKER_NAME = "Joker"
+# Contracts of trump_calls="extended", in action order after TRUMP0 (see the module docstring).
+N_CONTRACTS_EXTENDED = 2 * N_COLOURS + 2
+NO_TRUMP_HIGH, NO_TRUMP_LOW = 2 * N_COLOURS, 2 * N_COLOURS + 1
+
+
+def contract_trump(contract: int) -> int:
+    """Trump colour of a contract index (-1: no trump)."""
+    return contract % N_COLOURS if contract < 2 * N_COLOURS else -1
+
+
+def contract_low(contract: int) -> bool:
+    """True for the *low* contracts (the order within every colour reversed)."""
+    return N_COLOURS <= contract < 2 * N_COLOURS or contract == NO_TRUMP_LOW
+
+
 class Layout:
     """Deck and action-id layout for one configuration; ids <-> meanings <-> short text.
 
-    Obtain it with :func:`layout_for` (cached per deck and bid range).
+    Obtain it with :func:`layout_for` (cached per the flags it depends on).
     """
 
-    def __init__(self, deck: str, bids: tuple[int, ...]) -> None:
+    def __init__(self, deck: str, bids: tuple[int, ...], rook_bird: bool = True, nest: bool = True,
+                 ones: str | None = None, card_names: str = "rook", trump_calls: str = "colour",
+                 circus: bool = False) -> None:
         self.deck = deck
         self.ranks: tuple[int, ...] = DECK_RANKS[deck]
         self.n_ranks = len(self.ranks)
-        self.n_cards = N_COLOURS * self.n_ranks + 1
-        self.rook = self.n_cards - 1
-        self.rook_bit = 1 << self.rook
-        self.hand_size = (self.n_cards - NEST_SIZE) // N_SEATS
+        self.has_rook = rook_bird
+        self.n_cards = N_COLOURS * self.n_ranks + (1 if rook_bird else 0)
+        self.rook = self.n_cards - 1 if rook_bird else -1  # -1: no Rook Bird in the deck
+        self.rook_bit = 1 << self.rook if rook_bird else 0
+        # A nest of 5 with the Rook Bird, 4 without (the deck shares out evenly), none without a nest.
+        self.nest_size = (NEST_SIZE if rook_bird else NEST_SIZE - 1) if nest else 0
+        self.hand_size = (self.n_cards - self.nest_size) // N_SEATS
         self.n_tricks = self.hand_size
+        self.ones = ones
         self.bids = bids
         self.n_bids = len(bids)
+        self.n_contracts = N_CONTRACTS_EXTENDED if trump_calls == "extended" else N_COLOURS
         # Action ids.
         self.PASS = self.n_cards
         self.BID0 = self.PASS + 1
         self.TRUMP0 = self.BID0 + self.n_bids
-        self.REDEAL = self.TRUMP0 + N_COLOURS
-        self.n_actions = self.REDEAL + 1
+        self.REDEAL = self.TRUMP0 + self.n_contracts
+        self.CIRCUS = self.REDEAL + 1 if circus else -1
+        self.n_actions = self.REDEAL + (2 if circus else 1)
         # Card masks.
         self.all_cards = (1 << self.n_cards) - 1
         self.colour_mask = tuple(((1 << self.n_ranks) - 1) << (c * self.n_ranks) for c in range(N_COLOURS))
-        self.card_colour = tuple([c for c in range(N_COLOURS) for _ in range(self.n_ranks)] + [-1])
-        self.card_rank = tuple(list(self.ranks) * N_COLOURS + [0])
+        rook_tail = [-1] if rook_bird else []
+        self.card_colour = tuple([c for c in range(N_COLOURS) for _ in range(self.n_ranks)] + rook_tail)
+        self.card_rank = tuple(list(self.ranks) * N_COLOURS + ([0] if rook_bird else []))
+        one_points = RANK_POINTS[1] if ones != "low" else 0  # a low 1 counts nothing (F15)
+        points = {**RANK_POINTS, 1: one_points}
         self.card_points = tuple(
-            [RANK_POINTS.get(r, 0) for r in self.card_rank[:-1]] + [ROOK_POINTS]
+            [points.get(r, 0) for r in self.card_rank[:N_COLOURS * self.n_ranks]] + ([ROOK_POINTS] if rook_bird else [])
+        )
+        # Order of each card within its colour (the Rook Bird: 0): 2 < ... < 14 < 1, or 1 < 2 < ... with ones="low".
+        self.rank_order = tuple(
+            [self.rank_power_of(r) for r in self.card_rank[:N_COLOURS * self.n_ranks]] + ([0] if rook_bird else [])
         )
         self.counter_mask = sum(1 << c for c, p in enumerate(self.card_points) if p)
         self.total_points = sum(self.card_points)
         self.card_mask = self.all_cards  # action bits that are cards
         self.bid_mask = ((1 << self.n_bids) - 1) << self.BID0
-        self.trump_mask = ((1 << N_COLOURS) - 1) << self.TRUMP0
+        self.trump_mask = ((1 << self.n_contracts) - 1) << self.TRUMP0
+        # Names.
+        self.standard_names = card_names == "standard"
+        self.colour_names = STANDARD_COLOUR_NAMES if self.standard_names else COLOUR_NAMES
+        self.colour_letters = STANDARD_COLOUR_LETTERS if self.standard_names else COLOUR_LETTERS
+        self.rook_name = JOKER_NAME if self.standard_names else ROOK_NAME
         self.card_names = tuple(self._card_name(c) for c in range(self.n_cards))
         self._name_to_card = {n.lower(): c for c, n in enumerate(self.card_names)}
+        if trump_calls == "extended":
+            self.contract_names = tuple(
+                [f"{c} high" for c in self.colour_names] + [f"{c} low" for c in self.colour_names]
+                + ["no trump high", "no trump low"]
+            )
+        else:
+            self.contract_names = self.colour_names
+        self._name_to_contract = {n: k for k, n in enumerate(self.contract_names)}
+
+    def rank_power_of(self, rank: int) -> int:
+        """Order of a rank within its colour: the 1 above the 14 unless ``ones="low"``."""
+        return rank if self.ones == "low" else rank_power(rank)
 
     def card_id(self, colour: int, rank: int) -> int:
         """Card id of ``rank`` (e.g. 14) in ``colour`` (0..3)."""
@@ -104,13 +165,20 @@ class Layout:
             raise ValueError(f"no card of colour {colour} and rank {rank} in the {self.deck} deck")
         return colour * self.n_ranks + self.ranks.index(rank)
 
+    def rank_text(self, rank: int) -> str:
+        """A rank as shown: ``14``, or ``A`` with standard names."""
+        return STANDARD_RANKS.get(rank, str(rank)) if self.standard_names else str(rank)
+
     def _card_name(self, card: int) -> str:
         if card == self.rook:
-            return ROOK_NAME
-        return f"{COLOUR_LETTERS[self.card_colour[card]]}{self.card_rank[card]}"
+            return self.rook_name
+        colour, rank = self.card_colour[card], self.card_rank[card]
+        if self.standard_names:
+            return f"{self.rank_text(rank)}{self.colour_letters[colour]}"
+        return f"{COLOUR_LETTERS[colour]}{rank}"
 
     def card_name(self, card: int) -> str:
-        """Short text of a card: ``R14``, ``B5``, ``Rook``."""
+        """Short text of a card: ``R14``, ``B5``, ``Rook`` (standard names: ``AH``, ``5S``, ``Joker``)."""
         return self.card_names[card]
 
     def parse_card(self, text: str) -> int:
@@ -118,7 +186,8 @@ class Layout:
         try:
             return self._name_to_card[text.strip().lower()]
         except KeyError:
-            raise ValueError(f"unknown card {text!r}; cards look like R14, Y5, Rook") from None
+            example = "AH, 5S, Joker" if self.standard_names else ("R14, Y5, Rook" if self.has_rook else "R14, Y5")
+            raise ValueError(f"unknown card {text!r}; cards look like {example}") from None
 
     def bid_action(self, value: int) -> int:
         if value not in self.bids:
@@ -126,10 +195,15 @@ class Layout:
         return self.BID0 + self.bids.index(value)
 
     def trump_action(self, colour: int) -> int:
+        """The action naming ``colour`` trump (its *high* contract with extended calls)."""
         return self.TRUMP0 + colour
 
+    def contract_name(self, contract: int) -> str:
+        """``green`` (colour calls) or ``green low``, ``no trump high`` (extended calls)."""
+        return self.contract_names[contract]
+
     def action_kind(self, action: int) -> str:
-        """'card', 'pass', 'bid', 'trump' or 'redeal'."""
+        """'card', 'pass', 'bid', 'trump', 'redeal' or 'circus'."""
         if not 0 <= action < self.n_actions:
             raise ValueError(f"action {action} out of range 0..{self.n_actions - 1}")
         if action < self.n_cards:
@@ -140,33 +214,40 @@ class Layout:
             return "bid"
         if action < self.REDEAL:
             return "trump"
-        return "redeal"
+        return "redeal" if action == self.REDEAL else "circus"
 
     def action_name(self, action: int) -> str:
-        """Short text of an action: ``R14``, ``Rook``, ``pass``, ``bid 85``, ``trump green``, ``redeal``."""
+        """Short text of an action: ``R14``, ``Rook``, ``pass``, ``bid 85``, ``trump green``, ``redeal``
+        (extended calls: ``green low``, ``no trump high``; Circus Rook: ``circus``)."""
         kind = self.action_kind(action)
         if kind == "card":
             return self.card_names[action]
         if kind == "bid":
             return f"bid {self.bids[action - self.BID0]}"
         if kind == "trump":
-            return f"trump {COLOUR_NAMES[action - self.TRUMP0]}"
+            name = self.contract_names[action - self.TRUMP0]
+            return name if self.n_contracts != N_COLOURS else f"trump {name}"
         return kind
 
     def parse_action(self, text: str) -> int:
-        """Inverse of :meth:`action_name` (case-insensitive; ``85`` alone means ``bid 85``)."""
+        """Inverse of :meth:`action_name` (case-insensitive; ``85`` alone means ``bid 85``;
+        ``trump`` may precede a contract: ``trump green low``)."""
         t = " ".join(text.strip().lower().split())
         if t in ("pass", "redeal"):
             return self.PASS if t == "pass" else self.REDEAL
+        if t == "circus" and self.CIRCUS >= 0:
+            return self.CIRCUS
         if t.startswith("bid "):
             t = t[4:]
         if t.isdigit():
             return self.bid_action(int(t))
-        if t.startswith("trump "):
-            t = t[6:]
-            if t in COLOUR_NAMES:
-                return self.TRUMP0 + COLOUR_NAMES.index(t)
-            raise ValueError(f"unknown trump colour {t!r}; one of {', '.join(COLOUR_NAMES)}")
+        contract = t[6:] if t.startswith("trump ") else t
+        contract = contract.replace("notrump", "no trump").replace("no-trump", "no trump")
+        if contract in self._name_to_contract:
+            return self.TRUMP0 + self._name_to_contract[contract]
+        if t.startswith("trump ") or contract.startswith("no trump"):
+            what = "trump colour" if self.n_contracts == N_COLOURS else "trump call"
+            raise ValueError(f"unknown {what} {contract!r}; one of {', '.join(self.contract_names)}")
         return self.parse_card(t)
 
     def table(self) -> list[tuple[int, str, str]]:
@@ -175,13 +256,15 @@ class Layout:
 
 
 @lru_cache(maxsize=64)  # bounded: a sweep over bid ranges must not grow memory for good
-def _layout(deck: str, bids: tuple[int, ...]) -> Layout:
-    return Layout(deck, bids)
+def _layout(deck: str, bids: tuple[int, ...], rook_bird: bool = True, nest: bool = True, ones: str | None = None,
+            card_names: str = "rook", trump_calls: str = "colour", circus: bool = False) -> Layout:
+    return Layout(deck, bids, rook_bird, nest, ones, card_names, trump_calls, circus)
 
 
 def layout_for(config: RookConfig) -> Layout:
     """The (shared, immutable) layout of a configuration."""
-    return _layout(config.deck, config.bids)
+    return _layout(config.deck, config.bids, config.rook_bird == "on", config.nest == "on", config.ones,
+                   config.card_names, config.trump_calls, config.circus_rook == "on")
 
 
 DEFAULT_LAYOUT = layout_for(RookConfig())

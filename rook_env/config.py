@@ -52,7 +52,34 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "deck": ("tournament", "full"),
     "episode": ("hand", "game"),
     "reward": ("score_diff", "team_score", "win_loss"),
+    # The games of RULES.md "More games" (F13 to F20); every one is off (the default game) by default.
+    "rook_bird": ("on", "off"),
+    "nest": ("on", "off"),
+    "card_names": ("rook", "standard"),
+    "black_two_trump": ("off", "on"),
+    "red_two_little_rook": ("off", "on"),
+    "trump_calls": ("colour", "extended"),
+    "circus_rook": ("off", "on"),
 }
+# On/off flags that also accept Python booleans (stored as "on" / "off").
+ON_OFF = ("no_counter_redeal", "rook_bird", "nest", "black_two_trump", "red_two_little_rook", "circus_rook")
+# flag ``ones`` (full deck only): None means "not applicable" (tournament deck) or "high" (full deck).
+ONES = ("high", "low")
+
+# Presets (RULES.md F21): named sets of flags; explicit flags override them, then all is validated.
+PRESETS: dict[str, dict[str, Any]] = {
+    "one_high_partnership": {"deck": "full", "rook_rank": "low", "majority_tricks_bonus": 20},
+    "kentucky_discard_original": {"rook_bird": "off"},
+    "regular_partnership": {"deck": "full", "ones": "low", "rook_bird": "off", "nest": "off",
+                            "majority_tricks_bonus": 20, "min_bid": 70, "max_bid": 120},
+}
+
+
+def default_bids(deck: str, rook_bird: str, ones: str | None) -> tuple[int, int]:
+    """(min_bid, max_bid) that follow the deck when unset (RULES.md F2, D19)."""
+    if deck == "tournament" or ones == "low":
+        return (70, 120) if rook_bird == "on" else (65, 100)
+    return (100, 180) if rook_bird == "on" else (90, 160)
 
 
 @dataclass(frozen=True)
@@ -73,20 +100,30 @@ class RookConfig:
     last_trick_bonus: int = 0
     episode: str = "hand"
     reward: str = "score_diff"
+    rook_bird: str = "on"
+    nest: str = "on"
+    ones: str | None = None  # None: "high" with the full deck; the flag does not exist with the tournament deck
+    card_names: str = "rook"
+    black_two_trump: str = "off"
+    red_two_little_rook: str = "off"
+    trump_calls: str = "colour"
+    circus_rook: str = "off"
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():
             value = getattr(self, name)
-            if name == "no_counter_redeal" and isinstance(value, bool):
+            if name in ON_OFF and isinstance(value, bool):
                 # Accept Python booleans for the on/off flag, stored canonically.
                 object.__setattr__(self, name, "on" if value else "off")
                 continue
             if not isinstance(value, str) or value not in allowed:
                 raise ValueError(f"{name}={value!r} is not allowed; allowed values: {', '.join(allowed)}")
+        self._check_combination()
+        low, high = default_bids(self.deck, self.rook_bird, self.ones)
         if self.min_bid is None:
-            object.__setattr__(self, "min_bid", 70 if self.deck == "tournament" else 100)
+            object.__setattr__(self, "min_bid", low)
         if self.max_bid is None:
-            object.__setattr__(self, "max_bid", 120 if self.deck == "tournament" else 180)
+            object.__setattr__(self, "max_bid", high)
         for name in ("target_score", "min_bid", "max_bid", "bid_step", "majority_tricks_bonus", "last_trick_bonus"):
             object.__setattr__(self, name, as_int(getattr(self, name), name))  # numpy integers too
         if self.target_score <= 0:
@@ -105,6 +142,31 @@ class RookConfig:
             if getattr(self, name) < 0:
                 raise ValueError(f"{name}={getattr(self, name)} must be >= 0")
 
+    def _check_combination(self) -> None:
+        """The flags of RULES.md "More games" that need others (F13 to F20): a clear error otherwise."""
+        if self.ones is not None:
+            if self.ones not in ONES:
+                raise ValueError(f"ones={self.ones!r} is not allowed; allowed values: {', '.join(ONES)}")
+            if self.deck != "full":
+                raise ValueError(f"ones={self.ones!r} needs deck='full': the tournament deck has no 1s")
+        elif self.deck == "full":
+            object.__setattr__(self, "ones", "high")
+        if self.nest == "off" and self.rook_bird == "on":
+            raise ValueError("nest='off' needs rook_bird='off': without a nest the deck must share out evenly "
+                             "(40 or 56 cards), so the game without a nest has no Rook Bird")
+        if self.nest == "off" and self.nest_discard != "any":
+            raise ValueError(f"nest_discard={self.nest_discard!r} needs nest='on': without a nest nothing is discarded")
+        if self.card_names == "standard" and self.deck != "tournament":
+            raise ValueError("card_names='standard' needs deck='tournament' (standard cards without 2s to 4s)")
+        for name in ("black_two_trump", "red_two_little_rook"):
+            if getattr(self, name) == "on" and self.deck != "full":
+                raise ValueError(f"{name}='on' needs deck='full': only the full deck has the 2s")
+        if self.black_two_trump == "on" and self.rook_bird == "off":
+            raise ValueError("black_two_trump='on' needs rook_bird='on': the black 2 trumps the Rook Bird")
+        if self.circus_rook == "on" and self.nest_discard != "any":
+            raise ValueError(f"circus_rook='on' cannot be combined with nest_discard={self.nest_discard!r} "
+                             "(trump would be named before the discard, circus after it)")
+
     @property
     def bids(self) -> tuple[int, ...]:
         """The legal bid values, lowest first."""
@@ -114,12 +176,27 @@ class RookConfig:
         return asdict(self)
 
 
-FLAG_NAMES: tuple[str, ...] = tuple(f.name for f in fields(RookConfig))
+# The flags of make_config / env(...): the config's fields, and ``preset`` (expanded, never stored).
+FLAG_NAMES: tuple[str, ...] = tuple(f.name for f in fields(RookConfig)) + ("preset",)
 
 
 def make_config(**flags: Any) -> RookConfig:
-    """Build a :class:`RookConfig`, rejecting unknown flag names with the list of known ones."""
+    """Build a :class:`RookConfig`, rejecting unknown flag names with the list of known ones.
+
+    ``preset`` (one of :data:`PRESETS`, or None) supplies a set of flags; flags given explicitly
+    override the preset's values, and the result is validated like any other combination.
+    """
     unknown = sorted(set(flags) - set(FLAG_NAMES))
     if unknown:
         raise ValueError(f"unknown rule flag(s) {', '.join(unknown)}; known flags: {', '.join(FLAG_NAMES)}")
-    return RookConfig(**flags)
+    preset = flags.pop("preset", None)
+    if preset is not None:
+        if not isinstance(preset, str) or preset not in PRESETS:
+            raise ValueError(f"preset={preset!r} is not allowed; allowed values: None, {', '.join(PRESETS)}")
+        flags = {**PRESETS[preset], **flags}
+    try:
+        return RookConfig(**flags)
+    except ValueError as e:
+        if preset is None:
+            raise
+        raise ValueError(f"preset={preset!r} with {flags}: {e}") from None

@@ -28,10 +28,23 @@ Default layout (tournament deck: N = 41 cards, B = 11 bid levels), 583 floats::
     ------------------------------------------------------------------
     5+41+44+48+4+11+4+4+164+164+41+41+1+2+2+1+2+4 = 583 (OBS_SIZE)
 
+The games of RULES.md "More games" keep this order and these names; sizes follow the deck
+(N = 40 or 56 without the Rook Bird) and the bid levels, and:
+
+- ``trump`` has one entry per contract: 4 (colours), or 10 with ``trump_calls="extended"``
+  (red/yellow/green/black high, the same low, no trump high, no trump low: the action order);
+- with ``circus_rook="on"``: ``phase`` has a sixth entry, ``circus`` (the card passing), and
+  three sections follow ``dealer``: ``circus`` (1, circus was called: public), ``passed``
+  (N, the card this seat passed to its left) and ``received`` (N, the card it received from its
+  right, once all four are delivered). Nobody else sees a passed card;
+- with ``nest="off"`` the ``nest``, ``discards`` and ``nest_counters`` entries stay 0.
+
+``obs_layout(config).table()`` lists every section of a configuration.
+
 Every entry is bounded: 0/1 and fractions in [0, 1], the scores in [-SCORE_CLIP, SCORE_CLIP]
 (``clip(score / target_score, -4, 4)``: exact for any score a fixed ``reset`` may set, and for every
-score of a game short of four targets' worth of sets). The layout depends only on the deck and the
-bid levels, so all configurations sharing those share one :class:`ObsLayout`.
+score of a game short of four targets' worth of sets). The layout depends only on the action
+:class:`Layout` (deck, bids, contracts, circus), so configurations sharing it share one :class:`ObsLayout`.
 
 The exact size for a configuration is ``ObsLayout(config).size`` (default: see
 ``DEFAULT_OBS_LAYOUT.size``); ``ObsLayout.sections`` lists ``(name, start, stop)``.
@@ -47,9 +60,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .cards import N_SEATS, Layout, bits, layout_for
+from .cards import N_SEATS, Layout, bits, contract_trump, layout_for
 from .config import RookConfig
-from .rules import BID, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
+from .rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
 
 # The score entries hold clip(score / target_score, -SCORE_CLIP, SCORE_CLIP): finite Box bounds that
 # normalisation wrappers and space checkers accept. The batched engine encodes them the same way.
@@ -63,14 +76,15 @@ class ObsLayout:
         L = config if isinstance(config, Layout) else layout_for(config)
         n, b = L.n_cards, L.n_bids
         self.L = L
+        circus = L.CIRCUS >= 0
         sizes = [
-            ("phase", 5),
+            ("phase", 6 if circus else 5),
             ("hand", n),
             ("bids", 4 * b),
             ("passes", 4 * (b + 1)),
             ("bidder", 4),
             ("contract", b),
-            ("trump", 4),
+            ("trump", L.n_contracts),
             ("leader", 4),
             ("trick", 4 * n),
             ("played", 4 * n),
@@ -83,6 +97,8 @@ class ObsLayout:
             ("scores", 2),
             ("dealer", 4),
         ]
+        if circus:
+            sizes += [("circus", 1), ("passed", n), ("received", n)]
         self.sections: list[tuple[str, int, int]] = []
         start = 0
         for name, size in sizes:
@@ -231,9 +247,22 @@ class ObservationEncoder:
                     self.obs[:, ol.NEST_COUNTERS] = 1.0
                 self._after_setup_phase(DISCARD)
             return
-        # TRUMP
-        self.obs[:, ol.TRUMP + st.trump] = 1.0
-        self._after_setup_phase(TRUMP)
+        if phase == TRUMP:
+            if action == L.CIRCUS:  # public; the same seat names no trump: its left does
+                self.obs[:, ol.CIRCUS] = 1.0
+                return
+            self.obs[:, ol.TRUMP + st.call] = 1.0
+            self._after_setup_phase(TRUMP)
+            return
+        # CIRCUS: the card is set aside; all four delivered at once after the last choice
+        f[seat * D + ol.HAND + action] = 0.0
+        f[seat * D + ol.PASSED + action] = 1.0
+        if st.phase != CIRCUS:
+            for giver, card in enumerate(st.passing):
+                me = (giver + 1) % N_SEATS
+                f[me * D + ol.HAND + card] = 1.0
+                f[me * D + ol.RECEIVED + card] = 1.0
+            self._after_setup_phase(CIRCUS)
 
     def _after_setup_phase(self, old: int) -> None:
         self._write_phase(old)
@@ -295,8 +324,8 @@ def encode(state: RookState, me: int, out: np.ndarray | None = None, ol: ObsLayo
     if state.bidder >= 0:
         out[ol.BIDDER + rel[state.bidder]] = 1.0
         out[ol.CONTRACT + state.high_bid] = 1.0
-    if state.trump >= 0:
-        out[ol.TRUMP + state.trump] = 1.0
+    if state.call >= 0:
+        out[ol.TRUMP + state.call] = 1.0
     if state.leader >= 0:
         out[ol.LEADER + rel[state.leader]] = 1.0
     for i, c in enumerate(state.trick):
@@ -320,6 +349,13 @@ def encode(state: RookState, me: int, out: np.ndarray | None = None, ol: ObsLayo
     out[ol.SCORES] = scaled[t]
     out[ol.SCORES + 1] = scaled[1 - t]
     out[ol.DEALER + rel[state.dealer]] = 1.0
+    if state.circus:
+        out[ol.CIRCUS] = 1.0
+        passing = state.passing
+        if passing and passing[me] >= 0:
+            out[ol.PASSED + passing[me]] = 1.0
+        if passing and min(passing) >= 0:  # all four chosen: delivered
+            out[ol.RECEIVED + passing[(me - 1) % N_SEATS]] = 1.0
     return out
 
 
@@ -347,6 +383,10 @@ class PlayerView:
     tricks_left: int
     scores: tuple[int, int]
     dealer: int
+    call: str | None = None  # the trump call once named: "green", or "green low", "no trump high" (extended)
+    circus: bool = False  # circus was called (circus_rook)
+    circus_passed: int | None = None  # circus: the card this seat passed to its left
+    circus_received: int | None = None  # circus: the card it received from its right
     layout: Layout = field(repr=False, default=None)  # type: ignore[assignment]
 
     @property
@@ -373,6 +413,10 @@ def decode(vec: np.ndarray | Sequence[float], config: RookConfig | None = None) 
         bidder=None if m.bidder < 0 else m.bidder,
         contract=None if m.contract < 0 else L.bids[m.contract],
         trump=None if m.trump < 0 else m.trump,
+        call=None if m.call < 0 else L.contract_name(m.call),
+        circus=m.circus,
+        circus_passed=None if m.circus_passed < 0 else m.circus_passed,
+        circus_received=None if m.circus_received < 0 else m.circus_received,
         leader=None if m.leader < 0 else m.leader,
         trick=list(m.trick),
         played={c: r for r in range(N_SEATS) for c in bits(m.played[r])},
@@ -397,7 +441,7 @@ class MaskView:
     __slots__ = (
         "phase", "hand", "bids", "passed", "bidder", "contract", "trump", "leader", "trick",
         "played", "played_all", "nest", "discards", "nest_counters", "counters", "tricks_won",
-        "tricks_left", "scores", "dealer",
+        "tricks_left", "scores", "dealer", "call", "circus", "circus_passed", "circus_received",
     )
 
     def __init__(self) -> None:
@@ -406,8 +450,12 @@ class MaskView:
         self.bids: list[tuple[int, int]] = []  # (rel, level index) in auction order
         self.passed: list[tuple[int, int]] = []  # (rel, high level index when passing, -1 = none)
         self.bidder = -1
-        self.contract = -1  # level index
-        self.trump = -1
+        self.call = -1  # level index
+        self.trump = -1  # trump colour (-1: none yet, or no trump)
+        self.call = -1  # contract index (-1: none yet)
+        self.circus = False
+        self.circus_passed = -1  # card ids (-1: none)
+        self.circus_received = -1
         self.leader = -1
         self.trick: list[tuple[int, int]] = []  # (rel, card) in play order
         self.played = [0, 0, 0, 0]  # card masks by rel seat
@@ -450,7 +498,8 @@ def decode_masks(vec: Any, config: RookConfig) -> MaskView:
     seg = idx[pos[5]:pos[6]]
     out.contract = seg[0] - ol.CONTRACT if seg else -1
     seg = idx[pos[6]:pos[7]]
-    out.trump = seg[0] - ol.TRUMP if seg else -1
+    out.call = seg[0] - ol.TRUMP if seg else -1
+    out.trump = contract_trump(out.call) if seg else -1
     seg = idx[pos[7]:pos[8]]
     out.leader = seg[0] - ol.LEADER if seg else -1
     tc = {}
@@ -476,6 +525,12 @@ def decode_masks(vec: Any, config: RookConfig) -> MaskView:
     out.nest_counters = pos[13] > pos[12]
     seg = idx[pos[17]:]
     out.dealer = seg[0] - ol.DEALER if seg else 0
+    if len(b) > 18:  # circus_rook: circus, passed, received
+        out.circus = pos[19] > pos[18]
+        seg = idx[pos[19]:pos[20]]
+        out.circus_passed = seg[0] - ol.PASSED if seg else -1
+        seg = idx[pos[20]:]
+        out.circus_received = seg[0] - ol.RECEIVED if seg else -1
     tot, nt = L.total_points, L.n_tricks
     out.counters = (round(float(v[ol.COUNTERS]) * tot), round(float(v[ol.COUNTERS + 1]) * tot))
     out.tricks_won = (round(float(v[ol.TRICKS_WON]) * nt), round(float(v[ol.TRICKS_WON + 1]) * nt))

@@ -7,26 +7,29 @@ may know (its own hand, the nest only if it is the bidder), for human play and l
 
 from __future__ import annotations
 
-from .cards import COLOUR_NAMES, N_SEATS, Layout, bits
-from .rules import BID, PHASE_NAMES, PLAY, RookState
+from .cards import COLOUR_LETTERS, N_SEATS, ROOK_NAME, Layout, bits, rank_power
+from .rules import BID, CIRCUS, PHASE_NAMES, PLAY, RookState
 
 
 def sorted_hand(L: Layout, mask: int) -> list[int]:
     """Cards of a hand sorted by colour, then rank (high first); the Rook Bird last."""
-    from .cards import rank_power
-
-    return sorted(bits(mask), key=lambda c: (L.card_colour[c] if c != L.rook else 9, -rank_power(L.card_rank[c])))
+    # call-your-partner's layout has no rank_order: its 1s are always high
+    order = getattr(L, "rank_order", None) or [rank_power(r) for r in L.card_rank]
+    return sorted(bits(mask), key=lambda c: (L.card_colour[c] if c != L.rook else 9, -order[c]))
 
 
 def hand_text(L: Layout, mask: int) -> str:
-    """A hand grouped by colour: ``R: 14 10 5 | Y: 12 | ... | Rook``."""
+    """A hand grouped by colour: ``R: 14 10 5 | Y: 12 | ... | Rook`` (standard names: ``H: A 10 5 | ... | Joker``)."""
+    rook_name = getattr(L, "rook_name", ROOK_NAME)
+    letters = getattr(L, "colour_letters", COLOUR_LETTERS)
+    rank_text = getattr(L, "rank_text", str)
     groups: dict[str, list[str]] = {}
     for c in sorted_hand(L, mask):
         if c == L.rook:
-            groups.setdefault("Rook", [])
+            groups.setdefault(rook_name, [])
         else:
-            groups.setdefault("RYGB"[L.card_colour[c]], []).append(str(L.card_rank[c]))
-    return " | ".join(k if k == "Rook" else f"{k}: {' '.join(v)}" for k, v in groups.items()) or "-"
+            groups.setdefault(letters[L.card_colour[c]], []).append(rank_text(L.card_rank[c]))
+    return " | ".join(k if k == rook_name else f"{k}: {' '.join(v)}" for k, v in groups.items()) or "-"
 
 
 def auction_text(state: RookState) -> str:
@@ -47,12 +50,29 @@ def render_text(state: RookState, seat: int | None = None) -> str:
     if state.bidder >= 0:
         bid = L.bids[state.high_bid]
         lines.append(f"{'high bid' if state.phase == BID else 'contract'}: P{state.bidder} {bid}")
-    if state.phase != BID and (seat is None or seat == state.bidder):
+    if state.phase != BID and L.nest_size and (seat is None or seat == state.bidder):
         lines.append(f"nest (as dealt): {hand_text(L, state.nest)}   discards: {hand_text(L, state.discards)}")
     if state.nest_has_counters:
         lines.append("announced: the nest holds counters")
-    if state.trump >= 0:
-        lines.append(f"trump: {COLOUR_NAMES[state.trump]}")
+    if state.circus:
+        lines.append(f"circus: P{(state.bidder + 1) % N_SEATS} names trump and leads")
+    if state.call >= 0:
+        lines.append(f"trump: {L.contract_name(state.call)}")
+    if state.circus and state.passing:
+        # a seat sees only the card it passed and, once delivered, the card it received
+        delivered = min(state.passing) >= 0
+        for s in range(N_SEATS):
+            card = state.passing[s]
+            if card < 0:
+                continue
+            if seat is None:
+                lines.append(f"circus pass: P{s} -> P{(s + 1) % N_SEATS}: {L.card_name(card)}")
+            elif seat == s:
+                lines.append(f"circus pass: you -> P{(s + 1) % N_SEATS}: {L.card_name(card)}")
+            elif delivered and seat == (s + 1) % N_SEATS:
+                lines.append(f"circus pass: P{s} -> you: {L.card_name(card)}")
+    if state.phase == CIRCUS:
+        lines.append(f"circus passing: P{state.current} chooses a card")
     if state.tricks:
         lead, cards = state.tricks[-1]
         shown = " ".join(f"P{(lead + i) % N_SEATS}:{L.card_name(c)}" for i, c in enumerate(cards))

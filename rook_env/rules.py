@@ -7,24 +7,104 @@ Card sets are ``int`` bitmasks over card ids (see :mod:`rook_env.cards`).
 
 Phases, in order: ``BID`` -> ``DISCARD`` -> ``TRUMP`` -> ``PLAY`` -> ``OVER``
 (with ``nest_discard="no_counters_unless_forced"`` the bidder names trump before
-discarding: ``BID`` -> ``TRUMP`` -> ``DISCARD`` -> ``PLAY``). In ``episode="game"`` a
-finished hand that does not end the game deals the next hand (dealer rotated) and
-returns to ``BID``.
+discarding: ``BID`` -> ``TRUMP`` -> ``DISCARD`` -> ``PLAY``; with ``nest="off"`` there is
+no ``DISCARD``; with ``circus_rook="on"`` a called circus adds ``CIRCUS``, the card
+passing, between ``TRUMP`` and ``PLAY``). In ``episode="game"`` a finished hand that
+does not end the game deals the next hand (dealer rotated) and returns to ``BID``.
+
+The contract (a trump colour, or with ``trump_calls="extended"`` a colour or no trump,
+high or low) fixes how cards follow and win: :class:`ContractTables` holds that per
+contract, built once per configuration.
 """
 
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 from typing import Any, Sequence
 
-from .cards import NEST_SIZE, N_SEATS, Layout, bits, layout_for, rank_power
+from .cards import N_COLOURS, N_SEATS, Layout, bits, contract_low, contract_trump, layout_for
 from .config import RookConfig, as_int
 
-BID, DISCARD, TRUMP, PLAY, OVER = range(5)
-PHASE_NAMES = ("bid", "discard", "trump", "play", "over")
-# Trick-taking power of the Rook Bird per ``rook_rank``; a trump ranks 100 + its rank power,
-# a card of the led colour its rank power (see trick_winner_index).
+BID, DISCARD, TRUMP, PLAY, OVER, CIRCUS = range(6)
+PHASE_NAMES = ("bid", "discard", "trump", "play", "over", "circus")
+# Trick-taking power of the Rook Bird per ``rook_rank`` in a colour contract called high; a trump
+# ranks TRUMP_POWER + its order, a card of the led colour its order (see ContractTables).
 ROOK_POWER = {"high": 1000.0, "low": 100.0, "ten_and_half": 110.5}
+TRUMP_POWER = 100.0
+LITTLE_ROOK_POWER = 150.0  # the red 2 with red_two_little_rook: above every trump card, below a high Rook Bird
+ROOK_RANK_LOW_CALL = 10.5  # the Rook Bird's rank in low and no-trump contracts ("the 10.5")
+REVERSE = 20  # a low contract's order of a rank: REVERSE - its normal order (all orders lie in 1..15)
+
+
+class ContractTables:
+    """How cards follow and win under each contract of one configuration (RULES.md R6, R7, F7, F18, F19).
+
+    Per contract index ``k`` (the action ``TRUMP0 + k``): ``trump[k]`` colour (-1: no trump),
+    ``trumps[k]`` the trump cards as a mask, ``eff[k][card]`` the card's effective suit (its colour;
+    the Rook Bird and a little-rook red 2 belong to the trump colour, the Rook Bird to red in no
+    trump), ``follow[k][card]`` the cards of that effective suit, ``any_time[k]`` the cards that
+    may be played even when one can follow (the high Rook Bird), ``power[k][led][card]`` the
+    card's power in a trick led in effective suit ``led`` (-1: it cannot win). ``black_two``: the
+    card that takes a trick the Rook Bird would win (-1: none).
+    """
+
+    def __init__(self, config: RookConfig) -> None:
+        L = layout_for(config)
+        n = L.n_cards
+        rook = L.rook
+        red_two = L.card_id(0, 2) if config.red_two_little_rook == "on" else -1
+        self.black_two = L.card_id(3, 2) if config.black_two_trump == "on" else -1
+        self.rook = rook
+        self.trump, self.trumps, self.eff, self.follow, self.any_time, self.power = [], [], [], [], [], []
+        for k in range(L.n_contracts):
+            t, low = contract_trump(k), contract_low(k)
+            order = [(REVERSE - o if low else float(o)) for o in L.rank_order]
+            eff = list(L.card_colour)
+            tp = [-1.0] * n  # trump power
+            for c in range(n):
+                if c == rook:
+                    if t < 0:  # no trump: the red 10.5
+                        eff[c] = 0
+                        order[c] = REVERSE - ROOK_RANK_LOW_CALL if low else ROOK_RANK_LOW_CALL
+                    else:
+                        eff[c] = t
+                        tp[c] = TRUMP_POWER + REVERSE - ROOK_RANK_LOW_CALL if low else ROOK_POWER[config.rook_rank]
+                elif c == red_two and t >= 0:
+                    eff[c] = t
+                    tp[c] = LITTLE_ROOK_POWER
+                elif eff[c] == t:
+                    tp[c] = TRUMP_POWER + order[c]
+            suit = [sum(1 << c for c in range(n) if eff[c] == s) for s in range(N_COLOURS)]
+            self.trump.append(t)
+            self.trumps.append(suit[t] if t >= 0 else 0)
+            self.eff.append(tuple(eff))
+            self.follow.append(tuple(suit[e] for e in eff))
+            high_rook = t >= 0 and not low and config.rook_rank == "high"
+            self.any_time.append(L.rook_bit if high_rook else 0)
+            self.power.append(tuple(
+                tuple(tp[c] if tp[c] >= 0 else (order[c] if eff[c] == led else -1.0) for c in range(n))
+                for led in range(N_COLOURS)
+            ))
+
+    def winner_index(self, contract: int, cards: Sequence[int]) -> int:
+        """Index (in play order) of the card that wins a trick under ``contract``."""
+        eff = self.eff[contract]
+        power = self.power[contract][eff[cards[0]]]
+        best, best_power = 0, -1.0
+        for i, c in enumerate(cards):
+            p = power[c]
+            if p > best_power:
+                best, best_power = i, p
+        if self.black_two >= 0 and cards[best] == self.rook and self.black_two in cards:
+            return list(cards).index(self.black_two)  # the black 2 takes the trick the Rook Bird would win (F17)
+        return best
+
+
+@lru_cache(maxsize=64)
+def contract_tables(config: RookConfig) -> ContractTables:
+    """The (shared, immutable) contract tables of a configuration."""
+    return ContractTables(config)
 
 
 def team_of(seat: int) -> int:
@@ -36,7 +116,7 @@ class RookState:
     """One table of Rook. Create it, then :meth:`deal` (or :meth:`new_game`)."""
 
     __slots__ = (
-        "config", "L", "rng", "_rook_high", "_rook_power",
+        "config", "L", "rng", "_ct", "_circus_on", "_follow", "_any_time", "_trumps",
         # game
         "scores", "dealer", "hands_played", "deals", "winner",
         # hand
@@ -44,21 +124,23 @@ class RookState:
         "bid_history", "high_bid", "bidder", "passed", "n_passed",
         "trump", "leader", "trick", "tricks", "played", "played_by",
         "tricks_won", "points", "last_trick_team", "nest_has_counters", "hand_result",
-        "hand_limit",
+        "hand_limit", "call", "circus", "passing",
     )
 
     def __init__(self, config: RookConfig | None = None, seed: int | None = None) -> None:
         self.config = config or RookConfig()
         self.L: Layout = layout_for(self.config)
         self.rng = random.Random(None if seed is None else as_int(seed, "seed"))
-        self._rook_high = self.config.rook_rank == "high"
-        self._rook_power = ROOK_POWER[self.config.rook_rank]
+        self._ct = contract_tables(self.config)
+        self._circus_on = self.config.circus_rook == "on"
         self.scores = [0, 0]
         self.dealer = 0
         self.hands_played = 0
         self.deals = 0
         self.winner = -1
         self.phase = OVER
+        self.trump = self.call = -1
+        self.circus = False
         self.hand_result: dict[str, Any] | None = None
         # episode="game": stop (phase OVER, no winner) after this many hands instead of dealing
         # the next one, so that a truncated game never shows a deal that will not be played.
@@ -125,14 +207,15 @@ class RookState:
             deck = list(range(L.n_cards))
             self.rng.shuffle(deck)
             # Deal one at a time clockwise from the dealer's left; after each of the
-            # first five rounds one card goes to the nest (RULES.md "Deal").
+            # first nest_size rounds one card goes to the nest (RULES.md "Deal").
             hand_lists: list[list[int]] = [[], [], [], []]
             nest_list: list[int] = []
             it = iter(deck)
+            nest_size = L.nest_size
             for rnd in range(L.hand_size):
                 for i in range(1, N_SEATS + 1):
                     hand_lists[(self.dealer + i) % N_SEATS].append(next(it))
-                if rnd < NEST_SIZE:
+                if rnd < nest_size:
                     nest_list.append(next(it))
             masks = [sum(1 << c for c in h) for h in hand_lists]
             nest_mask = sum(1 << c for c in nest_list)
@@ -148,7 +231,10 @@ class RookState:
         self.bidder = -1
         self.passed = [False] * N_SEATS
         self.n_passed = 0
-        self.trump = -1
+        self.trump = -1  # trump colour (-1: not named yet, or a no-trump contract)
+        self.call = -1  # trump call: contract index, the action - TRUMP0 (-1: not named yet)
+        self.circus = False  # circus called (circus_rook)
+        self.passing: list[int] = []  # circus: the card each seat has chosen to pass (-1: not yet)
         self.leader = -1
         self.trick: list[int] = []  # cards of the current trick, in play order from the leader
         self.tricks: list[tuple[int, tuple[int, ...]]] = []  # finished tricks: (leader, cards)
@@ -163,6 +249,8 @@ class RookState:
     def _check_deal(self, hands: Any, nest: Any) -> tuple[list[int], int]:
         """A fixed deal as (four hand masks, nest mask), else ``ValueError`` saying what is wrong."""
         L = self.L
+        if nest is None and L.nest_size == 0 and hands is not None:
+            nest = []  # a game without a nest: 'nest' may be left out
         if hands is None or nest is None:
             raise ValueError("a fixed deal needs both 'hands' (four lists) and 'nest'")
 
@@ -183,7 +271,7 @@ class RookState:
         seen: dict[int, str] = {}
         masks = []
         where_cards = [(f"hands[{i}]", h, L.hand_size) for i, h in enumerate(hand_lists)]
-        for where, cards, size in where_cards + [("nest", nest_list, NEST_SIZE)]:
+        for where, cards, size in where_cards + [("nest", nest_list, L.nest_size)]:
             if len(cards) != size:
                 raise ValueError(f"{where} must hold {size} cards, got {len(cards)}")
             mask = 0
@@ -212,7 +300,11 @@ class RookState:
         if phase == DISCARD:
             return self._discard_mask()
         if phase == TRUMP:
+            if self._circus_on and not self.circus:
+                return self.L.trump_mask | 1 << self.L.CIRCUS
             return self.L.trump_mask
+        if phase == CIRCUS:
+            return self.hands[self.current]
         return 0
 
     def legal_actions(self) -> list[int]:
@@ -234,26 +326,22 @@ class RookState:
         hand = self.hands[self.bidder]
         if self.config.nest_discard == "any":
             return hand
-        # German rule: counters only when every card left is a counter or a trump.
+        # German rule: counters only when every card left is a counter or a trump (no trump: a counter).
         free = hand & ~L.counter_mask
-        if free & ~L.colour_mask[self.trump]:
+        if free & ~self._trumps:
             return free
         return hand
 
     def _play_mask(self) -> int:
-        L = self.L
         hand = self.hands[self.current]
         trick = self.trick
         if not trick:
             return hand
-        led = L.card_colour[trick[0]]
-        trump = self.trump
-        if led < 0 or led == trump:  # a led Rook Bird is a trump lead
-            follow = hand & (L.colour_mask[trump] | L.rook_bit)
-            return follow or hand
-        follow = hand & L.colour_mask[led]
+        # The cards of the led card's effective suit (a led Rook Bird is a trump lead), plus the
+        # cards playable at any time (the high Rook Bird); holding none, any card.
+        follow = hand & self._follow[trick[0]]
         if follow:
-            return follow | (hand & L.rook_bit) if self._rook_high else follow
+            return follow | (hand & self._any_time)
         return hand
 
     # ------------------------------------------------------------------ apply
@@ -273,8 +361,10 @@ class RookState:
             self._apply_bid(action)
         elif phase == DISCARD:
             self._apply_discard(action)
-        else:
+        elif phase == TRUMP:
             self._apply_trump(action)
+        else:
+            self._apply_circus_pass(action)
 
     def illegal_message(self, action: Any, legal: int | None = None) -> str:
         L = self.L
@@ -318,6 +408,9 @@ class RookState:
     def _end_auction(self) -> None:
         b = self.bidder
         self.current = b
+        if not self.L.nest_size:  # no nest: trump (or circus) right after the auction
+            self.phase = TRUMP
+            return
         self.hands[b] |= self.nest  # the bidder takes the nest, unseen by others
         self.phase = TRUMP if self.config.nest_discard == "no_counters_unless_forced" else DISCARD
 
@@ -325,7 +418,7 @@ class RookState:
         bit = 1 << card
         self.hands[self.bidder] ^= bit
         self.discards |= bit
-        if self.discards.bit_count() == 5:
+        if self.discards.bit_count() == self.L.nest_size:
             if self.config.nest_discard == "no_counters_unless_forced":
                 self.nest_has_counters = bool(self.discards & self.L.counter_mask)
                 self._start_play()
@@ -333,15 +426,48 @@ class RookState:
                 self.phase = TRUMP
 
     def _apply_trump(self, action: int) -> None:
-        self.trump = action - self.L.TRUMP0
+        L = self.L
+        if action == L.CIRCUS:  # the player on the bidder's left names trump (F20)
+            self.circus = True
+            self.current = (self.bidder + 1) % N_SEATS
+            return
+        self.set_call(action - L.TRUMP0)
         if self.config.nest_discard == "no_counters_unless_forced":
             self.phase = DISCARD
+        elif self.circus:
+            self.phase = CIRCUS
+            self.passing = [-1] * N_SEATS
+            # the trump namer (already to act) passes first, then the bidder, its partner, its right
         else:
             self._start_play()
 
+    def set_call(self, call: int) -> None:
+        """Name the trump call (the action ``TRUMP0 + call``): trump colour and card tables."""
+        ct = self._ct
+        self.call = call
+        self.trump = ct.trump[call]
+        self._follow = ct.follow[call]
+        self._any_time = ct.any_time[call]
+        self._trumps = ct.trumps[call]
+
+    def _apply_circus_pass(self, card: int) -> None:
+        s = self.current
+        self.hands[s] ^= 1 << card  # set aside: delivered when all four have chosen
+        self.passing[s] = card
+        b = self.bidder
+        if s != (b + 3) % N_SEATS:
+            # order: namer (b + 1), bidder, bidder's partner (b + 2), bidder's right (b + 3)
+            self.current = b if s == (b + 1) % N_SEATS else (s + 2) % N_SEATS if s == b else (s + 1) % N_SEATS
+            return
+        for giver, c in enumerate(self.passing):
+            self.hands[(giver + 1) % N_SEATS] |= 1 << c  # to the player on the giver's left
+        self._start_play()
+
     def _start_play(self) -> None:
         fl = self.config.first_lead
-        if fl == "left_of_dealer":
+        if self.circus:  # the trump namer leads
+            self.leader = (self.bidder + 1) % N_SEATS
+        elif fl == "left_of_dealer":
             self.leader = (self.dealer + 1) % N_SEATS
         elif fl == "left_of_bidder":
             self.leader = (self.bidder + 1) % N_SEATS
@@ -360,7 +486,7 @@ class RookState:
         if len(trick) < N_SEATS:
             self.current = (s + 1) % N_SEATS
             return
-        winner = (self.leader + self.trick_winner_index(trick)) % N_SEATS
+        winner = (self.leader + self._ct.winner_index(self.call, trick)) % N_SEATS
         team = winner & 1
         pts = self.L.card_points
         self.points[team] += pts[trick[0]] + pts[trick[1]] + pts[trick[2]] + pts[trick[3]]
@@ -375,27 +501,9 @@ class RookState:
             self._finish_hand()
 
     def trick_winner_index(self, cards: Sequence[int]) -> int:
-        """Index (in play order) of the card that wins a trick under the current trump."""
-        L = self.L
-        trump = self.trump
-        led = L.card_colour[cards[0]]
-        if led < 0:
-            led = trump
-        best, best_power = 0, -1.0
-        for i, c in enumerate(cards):
-            if c == L.rook:
-                power = self._rook_power
-            else:
-                col = L.card_colour[c]
-                if col == trump:
-                    power = 100 + rank_power(L.card_rank[c])
-                elif col == led:
-                    power = rank_power(L.card_rank[c])
-                else:
-                    continue
-            if power > best_power:
-                best, best_power = i, power
-        return best
+        """Index (in play order) of the card that wins a trick under the current contract (or,
+        when none is named, under the colour ``trump`` called high)."""
+        return self._ct.winner_index(self.call if self.call >= 0 else self.trump, cards)
 
     # ---------------------------------------------------------------- scoring
     def _finish_hand(self) -> None:
@@ -422,7 +530,7 @@ class RookState:
         self.hand_result = {
             "bidder": self.bidder,
             "bid": bid,
-            "trump": self.trump,
+            "trump": self.trump,  # -1 for a no-trump contract
             "counters": captured,
             "bonus": bonus,
             "hand_scores": delta,
@@ -432,6 +540,10 @@ class RookState:
             "tricks_won": list(self.tricks_won),
             "game_winner": self.winner,
         }
+        if cfg.trump_calls == "extended":
+            self.hand_result["call"] = self.L.contract_name(self.call)
+        if self._circus_on:
+            self.hand_result["circus"] = self.circus
         if cfg.episode == "game" and self.winner < 0 and (
             self.hand_limit is None or self.hands_played < self.hand_limit
         ):
@@ -460,6 +572,7 @@ class RookState:
         new.trick = list(self.trick)
         new.tricks = list(self.tricks)
         new.played_by = list(self.played_by)
+        new.passing = list(self.passing)
         new.tricks_won = list(self.tricks_won)
         new.points = list(self.points)
         new.hand_result = dict(self.hand_result) if self.hand_result else None
@@ -479,6 +592,9 @@ class RookState:
             "bidder": self.bidder,
             "bid": L.bids[self.high_bid] if self.high_bid >= 0 else None,
             "trump": self.trump,
+            "call": self.call,
+            "circus": self.circus,
+            "passing": list(self.passing),
             "leader": self.leader,
             "trick": list(self.trick),
             "tricks": [(lead, list(cards)) for lead, cards in self.tricks],

@@ -74,11 +74,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from gymnasium import spaces
 
-from .cards import N_COLOURS, N_SEATS, NEST_SIZE, layout_for, rank_power
+from .cards import N_COLOURS, N_SEATS, layout_for
 from .config import make_config
 from .env import OPTION_KEYS
 from .observation import REL, REL_ONE_HOT, SCORE_CLIP, obs_layout
-from .rules import BID, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
+from .rules import BID, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState, contract_tables
 
 ILLEGAL_MODES = ("raise", "terminate")
 SEATS = np.arange(N_SEATS)
@@ -90,8 +90,10 @@ FACTS = {"bidder": 0, "bid": 1, "trump": 2, "made": 3, "counters": slice(4, 6), 
 FACT_COLUMNS = 16
 FACT_DEFAULTS = np.array([-1, -1, -1, 0] + [0] * 10 + [-1, -1], np.int64)  # where no hand ended
 # Per-hand state of a fresh deal: n_discards, high_bid (bid level index), bidder, n_passed, trump, leader,
-# trick_len, n_tricks (finished this hand), last_trick_team, nest_has_counters (0/1).
-HAND_STATE_INIT = np.array([0, -1, -1, 0, -1, -1, 0, 0, -1, 0], np.int64)
+# trick_len, n_tricks (finished this hand), last_trick_team, nest_has_counters (0/1), call (trump call index).
+HAND_STATE_INIT = np.array([0, -1, -1, 0, -1, -1, 0, 0, -1, 0, -1], np.int64)
+# Flags whose rules the engine does not implement yet (RookVectorEnv raises ValueError naming them).
+UNSUPPORTED = {"circus_rook": "on"}
 # The observation's scaled numbers, counters .. scores, as offsets from ``counters``.
 NUM_SIZE = 7  # counters 2 + tricks_won 2 + tricks_left 1 + scores 2
 NUM_TRICKS_LEFT, NUM_SCORES = 4, 5
@@ -143,6 +145,10 @@ class RookVectorEnv:
         self.illegal_reward = float(illegal_reward)
         self.deal_source = deal_source
         self.config = cfg = make_config(**flags)
+        for name, value in UNSUPPORTED.items():
+            if getattr(cfg, name) == value:
+                raise ValueError(f"{name}={value!r} is not supported by RookVectorEnv yet (Circus Rook's card "
+                                 "passing); use rook_env.raw_env / env() for it")
         self.layout = L = layout_for(cfg)
         self.obs_layout = ol = obs_layout(cfg)
         self.obs_dim = D = ol.size
@@ -173,7 +179,7 @@ class RookVectorEnv:
         self._hand_state = np.empty((N, len(HAND_STATE_INIT)), np.int64)
         self._hand_state[:] = HAND_STATE_INIT
         (self.n_discards, self.high_bid, self.bidder, self.n_passed, self.trump, self.leader, self.trick_len,
-         self.n_tricks, self.last_trick_team, self.nest_has_counters) = self._hand_state.T
+         self.n_tricks, self.last_trick_team, self.nest_has_counters, self.call) = self._hand_state.T
         self._phase = np.full(N, OVER, np.int64)
         self.current = np.zeros(N, np.int64)
         self._dealer = np.zeros(N, np.int64)
@@ -208,33 +214,22 @@ class RookVectorEnv:
         self._rook_high = self.config.rook_rank == "high"
         self._bid_values = np.array(L.bids, np.int64)
         self._levels = np.arange(nb)
-        # _power[trump, led, card]: RookState.trick_winner_index's order (off colours -1)
-        power = np.full((N_COLOURS, N_COLOURS, n), -1.0)
-        for t in range(N_COLOURS):
-            for led in range(N_COLOURS):
-                for c in range(n):
-                    col = L.card_colour[c]
-                    if c == L.rook:
-                        power[t, led, c] = self._scratch._rook_power  # the reference rules' value
-                    elif col == t:
-                        power[t, led, c] = 100 + rank_power(L.card_rank[c])
-                    elif col == led:
-                        power[t, led, c] = rank_power(L.card_rank[c])
-        self._power_flat = power.reshape(-1)
-        # Following suit (RookState._play_mask) as lookups on key = trump * n + led card: the cards that
-        # follow, and those playable when one can follow (the Rook Bird joins them when it ranks high).
-        # The extra key n * 4 ("free": leading, or any phase but play) allows every card.
-        follow, plus = [], []
-        for t in range(N_COLOURS):
-            for c in range(n):
-                led = L.card_colour[c]
-                if led < 0 or led == t:  # a led Rook Bird is a trump lead; the Rook Bird is a trump
-                    f = L.colour_mask[t] | L.rook_bit
-                    follow.append(f), plus.append(f)
-                else:
-                    f = L.colour_mask[led]
-                    follow.append(f), plus.append(f | (L.rook_bit if self.config.rook_rank == "high" else 0))
-        self._free_key = N_COLOURS * n
+        # The rules' ContractTables per trump call k (a colour with the default calls).
+        ct = contract_tables(self.config)
+        nk = L.n_contracts
+        # _power[k, led, card]: a card's power in a trick led in effective suit ``led`` (-1: cannot win)
+        self._power_flat = np.array(ct.power, np.float64).reshape(-1)
+        self._eff = np.array(ct.eff, np.int64).reshape(-1)  # [k * n + card]: effective suit
+        self._call_trump = np.array(ct.trump, np.int64)
+        self._call_trumps = np.array(ct.trumps + [0], U64)  # index -1: no call yet
+        self._black_two = ct.black_two
+        self._rook = L.rook
+        # Following suit (RookState._play_mask) as lookups on key = k * n + led card: the cards that
+        # follow, and those playable when one can follow (with the cards playable at any time).
+        # The extra key n * nk ("free": leading, or any phase but play) allows every card.
+        follow = [ct.follow[k][c] for k in range(nk) for c in range(n)]
+        plus = [ct.follow[k][c] | ct.any_time[k] for k in range(nk) for c in range(n)]
+        self._free_key = nk * n
         self._follow = np.array(follow + [L.all_cards], U64)
         self._follow_plus = np.array(plus + [L.all_cards], U64)
         # card actions exist in the discard and play phases only
@@ -258,7 +253,7 @@ class RookVectorEnv:
         self._bid0_bit = U64.type(1 << (L.BID0 - n))
         self._all_levels = U64.type((1 << nb) - 1)
         self._bid_shift = U64.type(L.BID0 - n)
-        self._trump_bits = U64.type(((1 << N_COLOURS) - 1) << (L.TRUMP0 - n))
+        self._trump_bits = U64.type(((1 << L.n_contracts) - 1) << (L.TRUMP0 - n))
         self._redeal_bit = U64.type(1 << (L.REDEAL - n))
 
     # ------------------------------------------------------------------ properties
@@ -374,8 +369,9 @@ class RookVectorEnv:
         m, n, hs = len(idx), L.n_cards, L.hand_size
         perm = self._rng.random((m, n)).argsort(axis=1)  # a uniform shuffle per table
         bits = self._card_bit[perm]
-        nest = bits[:, :NEST_SIZE].sum(axis=1, dtype=U64)
-        hands = bits[:, NEST_SIZE:].reshape(m, N_SEATS, hs).sum(axis=2, dtype=U64)
+        ns = L.nest_size
+        nest = bits[:, :ns].sum(axis=1, dtype=U64)
+        hands = bits[:, ns:ns + N_SEATS * hs].reshape(m, N_SEATS, hs).sum(axis=2, dtype=U64)
         for k, f in enumerate(fixed):
             if f is not None:
                 hands[k] = f[0]
@@ -570,10 +566,13 @@ class RookVectorEnv:
         if not len(q):
             return q
         cards = self.trick[q]
-        tr = self.trump[q]
-        led = self._card_colour[cards[:, 0]]
-        led = np.where(led < 0, tr, led)  # a led Rook Bird is a trump lead
-        win = self._power_flat[((tr * N_COLOURS + led) * L.n_cards)[:, None] + cards].argmax(axis=1)
+        k = self.call[q]
+        led = self._eff[k * L.n_cards + cards[:, 0]]  # effective suit: a led Rook Bird is a trump lead
+        win = self._power_flat[((k * N_COLOURS + led) * L.n_cards)[:, None] + cards].argmax(axis=1)
+        if self._black_two >= 0:  # the black 2 takes a trick the Rook Bird would win
+            b2 = cards == self._black_two
+            takes = (cards[np.arange(len(q)), win] == self._rook) & b2.any(axis=1)
+            win = np.where(takes, b2.argmax(axis=1), win)
         winner = (self.leader[q] + win) & 3
         team = winner & 1
         tq = 2 * q + team
@@ -640,7 +639,7 @@ class RookVectorEnv:
             bidder = self.bidder[E]
             self.current[E] = bidder
             self.hands[E, bidder] |= self.nest[E]
-            new = TRUMP if self._german else DISCARD
+            new = TRUMP if self._german or not L.nest_size else DISCARD
             self._phase[E] = new
             n = L.n_cards
             obs[E, bidder, ol.HAND:ol.HAND + n] = unpack_bits(self.hands[E, bidder], n)
@@ -659,7 +658,7 @@ class RookVectorEnv:
         base = self._row0[d] + s * D + c
         f[base + ol.HAND] = 0.0
         f[base + ol.DISCARDS] = 1.0
-        done = nd == NEST_SIZE
+        done = nd == self.layout.nest_size
         if not done.any():
             return
         X = d[done]
@@ -673,9 +672,10 @@ class RookVectorEnv:
             self._write_phase(X, DISCARD, TRUMP)
 
     def _step_trump(self, t: np.ndarray, a: np.ndarray) -> None:
-        colour = a - self.layout.TRUMP0
-        self.trump[t] = colour
-        self._flat[(self._row0[t] + colour)[:, None] + (self._all_rows + self.obs_layout.TRUMP)] = 1.0
+        k = a - self.layout.TRUMP0
+        self.call[t] = k
+        self.trump[t] = self._call_trump[k]
+        self._flat[(self._row0[t] + k)[:, None] + (self._all_rows + self.obs_layout.TRUMP)] = 1.0
         if self._german:
             self._phase[t] = DISCARD
             self._write_phase(t, TRUMP, DISCARD)
@@ -763,14 +763,14 @@ class RookVectorEnv:
         hand = self._hands_flat[self._row_of + cur]
         if counts[PLAY]:  # following: the row of (trump, led card) in the follow tables, or "free"
             following = (phase == PLAY) & (self.trick_len > 0)
-            key = np.where(following, self.trump * n + self._trick_flat[self._row_of], self._free_key)
+            key = np.where(following, self.call * n + self._trick_flat[self._row_of], self._free_key)
             follow = hand & self._follow[key]
             cards = np.where(follow != 0, hand & self._follow_plus[key], hand) & self._phase_cards[phase]
         else:
             cards = hand & self._phase_cards[phase]
         if counts[DISCARD] and self._german:  # counters only when every card left is a counter or a trump
             free = hand & self._no_counter
-            disc = np.where((free & ~self._colour_mask[self.trump]) != 0, free, hand)
+            disc = np.where((free & ~self._call_trumps[self.call]) != 0, free, hand)
             cards = np.where(phase == DISCARD, disc, cards)
         words = np.zeros((N, self._n_words), U64)  # legal actions as bits (see _build_tables)
         if counts[BID] or counts[TRUMP]:

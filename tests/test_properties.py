@@ -269,3 +269,59 @@ def test_env_masks_for_acting_seat_only(seed, flags, episode):
     if all(e.terminations.values()):
         for a in e.agents:
             assert not e.observe(a)["action_mask"].any()
+
+
+# ------------------------------------------------------------------------------ the other games (F13-F21)
+@st.composite
+def variant_flags(draw):
+    """A playable combination of the flags of RULES.md F13 to F20 with the earlier ones."""
+    flags = {"deck": draw(st.sampled_from(["tournament", "full"])),
+             "rook_rank": draw(st.sampled_from(["high", "low", "ten_and_half"])),
+             "trump_calls": draw(st.sampled_from(["colour", "extended"])),
+             "rook_bird": draw(st.sampled_from(["on", "off"])),
+             "first_lead": draw(st.sampled_from(["left_of_dealer", "bidder"])),
+             "majority_tricks_bonus": draw(st.sampled_from([0, 20]))}
+    if flags["rook_bird"] == "off" and draw(st.booleans()):
+        flags["nest"] = "off"
+    elif draw(st.booleans()):
+        flags["nest_discard"] = "no_counters_unless_forced"
+    if flags["deck"] == "full":
+        flags["ones"] = draw(st.sampled_from(["high", "low"]))
+        flags["red_two_little_rook"] = draw(st.sampled_from(["on", "off"]))
+        if flags["rook_bird"] == "on":
+            flags["black_two_trump"] = draw(st.sampled_from(["on", "off"]))
+    else:
+        flags["card_names"] = draw(st.sampled_from(["rook", "standard"]))
+    if flags.get("nest_discard", "any") == "any":
+        flags["circus_rook"] = draw(st.sampled_from(["on", "off"]))
+    return flags
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(seed=st.integers(0, 2**32 - 1), flags=variant_flags())
+def test_random_hands_under_variant_flags(seed, flags):
+    """Random play under the other games' flags: the play mask and every trick's winner against the
+    oracles of tests/test_variants.py (written from RULES.md F7, F17 to F20), the incremental
+    observation against the reference encoder, cards and points conserved."""
+    from test_variants import oracle_follow, oracle_winner
+
+    from rook_env.observation import encode
+
+    e = rook_env.raw_env(**flags)
+    e.reset(seed=seed % (1 << 31))
+    g, L = e.game, e.layout
+    rng = random.Random(seed)
+    while not all(e.terminations.values()):
+        for s in range(N_SEATS):
+            assert np.array_equal(e._enc.obs[s], encode(g, s))
+        if g.phase == PLAY and g.trick:
+            assert g.legal_mask() == oracle_follow(g, g.trick[0])[0]
+        a = rng.choice(g.legal_actions())
+        trick = list(g.trick) + [a] if g.phase == PLAY else None
+        leader = g.leader
+        e.step(a)
+        if trick is not None and len(trick) == 4 and g.phase == PLAY:
+            assert g.leader == (leader + oracle_winner(g, trick, oracle_follow(g, trick[0])[1])) % 4
+    res = e.infos["player_0"]["hand"]
+    assert sum(res["counters"]) == L.total_points and sum(res["tricks_won"]) == L.n_tricks
+    assert (g.played | g.discards) == L.all_cards

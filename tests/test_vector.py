@@ -148,6 +148,19 @@ CONFIGS = [
      "rook_rank": "ten_and_half", "last_trick_bonus": 10, "episode": "game", "target_score": 120},
     {"nest_discard": "no_counters_unless_forced", "rook_rank": "low", "no_counter_redeal": "off",
      "first_lead": "left_of_bidder", "reward": "win_loss", "min_bid": 100, "max_bid": 100},
+    # The games of RULES.md "More games" (all but circus_rook, which the engine refuses).
+    {"rook_bird": "off"},
+    {"rook_bird": "off", "nest": "off"},
+    {"deck": "full", "rook_bird": "off"},
+    {"deck": "full", "ones": "low"},
+    {"card_names": "standard"},
+    {"preset": "regular_partnership"},
+    {"preset": "one_high_partnership", "episode": "game", "target_score": 150},
+    {"trump_calls": "extended"},
+    {"trump_calls": "extended", "rook_rank": "ten_and_half", "nest_discard": "no_counters_unless_forced"},
+    {"deck": "full", "black_two_trump": "on", "red_two_little_rook": "on"},
+    {"deck": "full", "black_two_trump": "on", "red_two_little_rook": "on", "trump_calls": "extended",
+     "rook_rank": "low"},
 ]
 
 
@@ -209,6 +222,11 @@ def test_lockstep_every_flag_combination():
 
 
 # ------------------------------------------------------------------ API behaviour
+def test_circus_rook_is_refused_naming_the_flag():
+    with pytest.raises(ValueError, match="circus_rook='on' is not supported by RookVectorEnv"):
+        RookVectorEnv(2, circus_rook="on")
+
+
 def test_shapes_dtypes_and_spaces():
     env = RookVectorEnv(5)
     obs, info = env.reset(seed=0)

@@ -31,7 +31,7 @@ from rook_env.cards import COLOUR_NAMES
 from rook_env.env import raw_env
 from rook_env.loop import IllegalActionError, Step, play_turns, reset_agents
 from rook_env.render import hand_text, render_text, sorted_hand
-from rook_env.rules import BID, DISCARD, PLAY, TRUMP
+from rook_env.rules import BID, CIRCUS, DISCARD, PLAY, TRUMP
 
 from .common import parse_flags
 
@@ -77,6 +77,7 @@ class TerminalSession:
                  inp: TextIO, out: TextIO, auto_forced: bool = False) -> None:
         self.env = env
         self.L = env.layout
+        self.NEST_SIZE = getattr(self.L, "nest_size", self.NEST_SIZE)
         self.seat = seat
         self.agents = agents
         self.labels = labels
@@ -254,12 +255,16 @@ class Session(TerminalSession):
                     return a, ""
                 return None, f"bid {k} is not allowed now; choose one of the listed bids"
             return None, f"there is no choice {k}: type one of the listed numbers or a name"
-        query = "trump " + t if game.phase == TRUMP and t in COLOUR_NAMES else text.strip()
+        # contract names ("green", "green low", "no trump high") and "circus" parse as they are
+        query = text.strip()
         try:
             a = L.parse_action(query)
         except ValueError as exc:
             if game.phase == TRUMP:
-                return None, f"name a colour: {', '.join(COLOUR_NAMES)} (or one of the listed numbers)"
+                if L.n_contracts == len(COLOUR_NAMES):
+                    return None, f"{exc}; name a colour: {', '.join(L.colour_names)} (or one of the listed numbers)"
+                return None, (f"{exc}; name a contract: {', '.join(L.contract_names)}"
+                              + (" or circus" if L.CIRCUS >= 0 else "") + " (or one of the listed numbers)")
             return None, f"I don't understand {text!r} ({exc}); type one of the listed numbers or a name"
         if a not in legal:
             return None, self.why_illegal(a)
@@ -269,15 +274,16 @@ class Session(TerminalSession):
         """A short reason why action ``a`` is not legal now."""
         L, game = self.L, self.env.game
         name, kind = L.action_name(a), L.action_kind(a)
-        phase_kind = {BID: "bid", DISCARD: "card", TRUMP: "trump", PLAY: "card"}.get(game.phase)
-        doing = {BID: "bidding", DISCARD: "discarding", TRUMP: "naming trump", PLAY: "playing cards"}.get(game.phase, "")
+        phase_kind = {BID: "bid", DISCARD: "card", TRUMP: "trump", PLAY: "card", CIRCUS: "card"}.get(game.phase)
+        doing = {BID: "bidding", DISCARD: "discarding", TRUMP: "naming trump", PLAY: "playing cards",
+                 CIRCUS: "passing a card"}.get(game.phase, "")
         if kind == "card" and phase_kind == "card" and not (game.hands[self.seat] >> a) & 1:
             return f"you do not hold {name}; pick one of the listed choices"
         if kind == "card" and game.phase == PLAY and game.trick:
-            led = L.card_colour[game.trick[0]]
-            led = game.trump if led < 0 else led
-            what = "trump" if led == game.trump else COLOUR_NAMES[led]
-            return f"{name} is not allowed: {what} was led and you must follow with {what} (or play the Rook)"
+            led = game._ct.eff[game.call][game.trick[0]]  # the led card's effective suit under this call
+            what = "trump" if led == game.trump else L.colour_names[led]
+            rook = f" (or play the {L.rook_name})" if game._ct.any_time[game.call] else ""
+            return f"{name} is not allowed: {what} was led and you must follow with {what}{rook}"
         if kind == "bid" and game.phase == BID:
             high = L.bids[game.high_bid] if game.high_bid >= 0 else None
             if high is not None and L.bids[a - L.BID0] <= high:
@@ -296,9 +302,11 @@ class Session(TerminalSession):
         if game.phase == BID:
             return "bid, pass" + (" or call a redeal" if self.L.REDEAL in game.legal_actions() else "")
         if game.phase == DISCARD:
-            return f"lay a card down into the nest, {5 - game.discards.bit_count()} to go"
+            return f"lay a card down into the nest, {self.L.nest_size - game.discards.bit_count()} to go"
         if game.phase == TRUMP:
-            return "name trump"
+            return "name trump" + (" or call circus" if self.L.CIRCUS in game.legal_actions() else "")
+        if game.phase == CIRCUS:
+            return f"choose a card to pass to {self.who((self.seat + 1) % 4)} (circus)"
         if game.phase == PLAY:
             return "lead a card" if not game.trick else "play a card"
         return ""
@@ -351,11 +359,22 @@ class Session(TerminalSession):
                 self.say(f"You lay down {name}.")
             if game.phase != DISCARD:
                 if seat != self.seat:
-                    self.say(f"{self.verb(seat, 'lay')} 5 cards down as the new nest.")
+                    self.say(f"{self.verb(seat, 'lay')} {L.nest_size} cards down as the new nest.")
                 if game.nest_has_counters:
                     self.say("Announced: the nest holds counters.")
         elif phase == TRUMP:
-            self.say(f"{self.verb(seat, 'name')} trump: {name.split()[1]}.")
+            if action == L.CIRCUS:
+                self.say(f"{self.verb(seat, 'call')} circus: {self.who((seat + 1) % 4)} names trump and leads.")
+            else:
+                self.say(f"{self.verb(seat, 'name')} trump: {L.contract_name(action - L.TRUMP0)}.")
+        elif phase == CIRCUS:
+            if seat == self.seat:
+                self.say(f"You pass {name} to {self.who((seat + 1) % 4)}.")
+            else:
+                self.say(f"{self.verb(seat, 'pass')} a card to {self.who((seat + 1) % 4)}.")
+            if game.phase != CIRCUS:  # delivered: a seat sees only the card it receives
+                giver = (self.seat - 1) % 4
+                self.say(f"You receive {L.card_name(game.passing[giver])} from {self.who(giver)}.")
         elif phase == PLAY:
             led = n_tricks == len(game.tricks) and len(game.trick) == 1
             self.say(f"{self.verb(seat, 'lead' if led else 'play')} {name}")
@@ -385,11 +404,13 @@ class Session(TerminalSession):
         counters = res["counters"]
         self.say()
         self.say(f"=== Hand {self.hand_no} over ===")
-        self.say(f"The nest held {nest_pts} counter points, taken with the last trick by {self.team_name(last)}.")
+        if L.nest_size:
+            self.say(f"The nest held {nest_pts} counter points, taken with the last trick by {self.team_name(last)}.")
         self.say(f"Counters: {self.score_line(counters)}"
                  + (f"; bonuses: {self.score_line(res['bonus'])}" if any(res["bonus"]) else "") + ".")
         verdict = "MADE it" if res["made"] else "were SET"
-        self.say(f"{self.who(res['bidder'])} bid {res['bid']} in {COLOUR_NAMES[res['trump']]}: "
+        self.say(f"{self.who(res['bidder'])} bid {res['bid']} in {L.contract_name(game.call)}"
+                 + (" (circus)" if game.circus else "") + ": "
                  f"{self.team_name(bt)} took {counters[bt] + res['bonus'][bt]} and {verdict}.")
         hs = res["hand_scores"]
         mine = self.seat & 1
