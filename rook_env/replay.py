@@ -43,6 +43,13 @@ from .rules import OVER, PHASE_NAMES, PLAY, RookState
 SELECT_BY = ("swing", "set", "order")
 
 
+def _contract_text(result: dict[str, Any]) -> str:
+    """The contract of a finished hand: ``green``, or the named call (``green low``, ``no trump high``)."""
+    if result.get("call"):
+        return result["call"]
+    return COLOUR_NAMES[result["trump"]] if result["trump"] >= 0 else "no trump"
+
+
 @dataclass
 class HandRecord:
     """One recorded hand: the table before every decision, the decisions, the result."""
@@ -69,7 +76,7 @@ class HandRecord:
             return f"{len(self.steps)} decisions; {self.ended}"
         r = self.result
         return (
-            f"P{r['bidder']} bid {r['bid']} in {COLOUR_NAMES[r['trump']]}, {'made' if r['made'] else 'set'}; "
+            f"P{r['bidder']} bid {r['bid']} in {_contract_text(r)}, {'made' if r['made'] else 'set'}; "
             f"hand scores {r['hand_scores'][0]:+d} / {r['hand_scores'][1]:+d}"
         )
 
@@ -109,7 +116,7 @@ def snapshot(state: RookState) -> dict[str, Any]:
         "auction": auction,
         "bidder": state.bidder if state.bidder >= 0 else None,
         "contract": L.bids[state.high_bid] if state.high_bid >= 0 else None,
-        "trump": COLOUR_NAMES[state.trump] if state.trump >= 0 else None,
+        "trump": COLOUR_NAMES[state.trump] if state.trump >= 0 else (L.contract_name(state.call) if state.call >= 0 else None),
         "trick": [[(state.leader + i) % N_SEATS, L.card_name(c)] for i, c in enumerate(state.trick)]
         if state.phase == PLAY else [],
         "last_trick": last,
