@@ -244,7 +244,8 @@ def world_template(config: RookConfig, view: SeatView, counters: tuple[int, int]
     st.bidder = view.bidder
     st.passed = [bool(view.passed >> r & 1) for r in range(N_SEATS)]
     st.n_passed = sum(st.passed)
-    st.trump = view.trump
+    st.set_call(view.call)  # trump colour and the call's card tables (low / no trump included)
+    st.circus, st.passing = False, []  # card play: any circus passing is over
     st.trick = [card for _, card in view.trick]
     st.leader = view.trick[0][0] if view.trick else 0
     n_done = L.n_tricks - view.tricks_left

@@ -361,7 +361,8 @@ def _state_in_last_two_tricks(cfg, hands, discards, trick, leader, bidder=0):
     used = st.discards | sum(st.hands) | sum(1 << c for c in trick_ids)
     earlier = [c for c in range(L.n_cards) if not used >> c & 1]
     assert len(earlier) == 4 * (L.n_tricks - 2)
-    st.phase, st.bidder, st.high_bid, st.trump = PLAY, bidder, 0, 3  # bid 70, trump black
+    st.phase, st.bidder, st.high_bid = PLAY, bidder, 0  # bid 70
+    st.set_call(3)  # trump black
     st.leader, st.trick = leader, trick_ids
     st.current = (leader + len(trick_ids)) % 4
     st.tricks = [(-1, ())] * (L.n_tricks - 2)
