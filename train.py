@@ -21,11 +21,16 @@ What happens, all of it in this file:
    the seat's next decision, and the trajectory ends (done) at the seat's last decision of the
    episode. One seat's reward is never paired with another seat's observation
    (:func:`episode_advantages`).
-4. **Batched collection.** ``num_envs`` tables are stepped in lock step: each tick, every table
-   whose seat to act is a learner goes into one forward pass; pool snapshots get one pass each;
-   scripted agents act one by one. A rollout collects at least ``rollout_decisions`` learner
-   decisions and then finishes the hands in progress (no truncated trajectories, so no truncation
-   bootstrapping and resumes start cleanly between hands). Forced moves (exactly one legal action)
+4. **Batched collection** on :class:`rook_env.vector.RookVectorEnv`: ``num_envs`` tables are arrays
+   stepped together. Each step, the learner seats to act at all tables go into one forward pass, each
+   pool snapshot's seats into one more, the heuristic decides for all its seats in one ``act_batch``
+   call (its card memory keyed by ``table * 4 + seat``) and random opponents through ``sample_legal``.
+   Rewards are credited, and finished episodes booked, with array operations; the engine deals a
+   finished table its next hand in the same step (auto-reset) and the table draws new opponents. A
+   rollout starts new episodes until at least ``rollout_decisions`` learner decisions are taken
+   (counting those of the episodes still running) and then finishes the hands in progress (no
+   truncated trajectories, so no truncation bootstrapping and resumes start cleanly between hands);
+   every call starts fresh tables from the run's generator. Forced moves (exactly one legal action)
    are played without recording a decision (``skip_forced``): they carry no policy gradient, so
    they are part of the environment's dynamics and the seat's trajectory skips them.
 5. **Centralized critic** (``central_critic: true``): the value network sees ``env.state_for(agent)``
@@ -549,14 +554,19 @@ class Collector:
                 ok = li >= 0  # a learning seat that has decided at least once
                 roll.s["rew"][li[ok]] += cfg.reward_scale * r[ok]
                 self.ep_return[paid] += r[np.arange(len(paid)), np.maximum(self.team[paid], 0)]
-            done = np.flatnonzero((terminated | truncated) & self.active)
+            ended = (terminated | truncated) & self.active
+            done = np.flatnonzero(ended)
             if done.size:  # in table order: episodes finish, and new ones start until the rollout is full
                 total = n_learner + np.cumsum(self.count[done])
                 n_learner = int(total[-1])
+                # decisions already taken in the episodes still running count towards the rollout too: all
+                # of them will finish, so the rollout holds at least rollout_decisions without overshooting
+                # by whole episodes on every table
+                running = int(self.count[self.active & ~ended].sum())
                 for k, ret in zip(self.kind[done].tolist(), self.ep_return[done].tolist()):
                     stats["returns"][OPPONENT_KINDS[k]].append(ret)
                 stats["hands"] += len(done)
-                more = total < cfg.rollout_decisions
+                more = total + running < cfg.rollout_decisions
                 self.active[done[~more]] = False
                 self.last[done[~more]] = -1
                 if more.any():
