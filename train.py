@@ -13,8 +13,8 @@ What happens, all of it in this file:
    set to -1e9, so illegal actions have probability exactly 0 and are never sampled.
 2. **Opponents per game** are drawn from ``opponent_mix`` (interpolated towards ``opponent_mix_end``
    over training): ``self`` (all four seats are the current policy and all four learn), ``pool`` (the
-   other team is a past snapshot of the policy), ``heuristic`` / ``random`` (the other team is
-   ``make_agent(...)``). Outside ``self`` the learning team is drawn at random each game.
+   other team is a past snapshot of the policy), ``heuristic`` / ``random`` (the other team is the
+   heuristic agent / uniformly random legal play). Outside ``self`` the learning team is drawn at random each game.
 3. **Credit assignment in the AEC game.** Each learning seat's trajectory is *its own decisions only*,
    in order. A reward the env pays to a seat (score_diff at the end of a hand, times ``reward_scale``)
    is credited to that seat's latest decision; GAE then bootstraps from one decision of the seat to
@@ -85,7 +85,6 @@ from rook_env.agents.ppo_model import (
     load_checkpoint,
     model_from_checkpoint,
 )
-from rook_env.env import AGENT_SEAT
 
 OPPONENT_KINDS = ("self", "pool", "heuristic", "random")
 # Deal seeds: evaluation uses small seeds (see eval_seed / final_eval_seed); training deals are drawn
@@ -590,42 +589,65 @@ class Collector:
 
 
 # ==================================================================================== BC warm start
+def heuristic_games(cfg: Config, rng: np.random.Generator, progress: Callable[[str, int, int], None]) -> dict:
+    """``bc_hands`` episodes of the heuristic in every seat, ``num_envs`` at a time on the batched engine:
+    every non-forced decision (``skip_forced``) with its observation, mask, critic input, action,
+    episode number (in starting order) and Monte Carlo return (gamma = 1: the seat's rewards of the
+    episode, times ``reward_scale``). ``progress`` is called after every finished episode."""
+    N = min(cfg.num_envs, cfg.bc_hands)
+    env = RookVectorEnv(N, **cfg.env_flags)
+    teacher = make_agent("heuristic", **cfg.env_flags)
+    tables = np.arange(N)
+    obs, info = env.reset(seed=int(rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))
+    episode, active = tables.copy(), np.ones(N, bool)
+    started, finished = N, 0
+    returns = np.zeros((cfg.bc_hands, 4))
+    out = {k: [] for k in ("obs", "mask", "cin", "act", "seat", "episode")}
+    while active.any():
+        seat, mask = info["seat"], info["action_mask"]
+        actions = sample_legal(mask, rng)  # tables whose episodes are all played: any legal move
+        rows = np.flatnonzero(active)  # the teacher sees every observation, forced moves included
+        actions[rows] = teacher.act_batch(obs[rows], mask[rows], keys=rows * 4 + seat[rows])
+        keep = active & (mask.sum(axis=1) > 1) if cfg.skip_forced else active
+        if keep.any():
+            out["obs"].append(obs[keep])
+            out["mask"].append(mask[keep].view(np.bool_))
+            out["cin"].append(env.state_for(seat)[keep] if cfg.central_critic else obs[keep])
+            out["act"].append(actions[keep])
+            out["seat"].append(seat[keep])
+            out["episode"].append(episode[keep])
+        obs, rewards, terminated, truncated, info = env.step(actions)
+        returns[episode[active]] += cfg.reward_scale * rewards[active]
+        done = np.flatnonzero((terminated | truncated) & active)
+        for t in done.tolist():  # new episodes in table order while any are left to play
+            finished += 1
+            progress("heuristic hands", finished, cfg.bc_hands)
+            if started < cfg.bc_hands:
+                episode[t] = started
+                started += 1
+            else:
+                active[t] = False
+    data = {k: np.concatenate(v) for k, v in out.items()}
+    data["ret"] = returns[data["episode"], data["seat"]].astype(np.float32)
+    return data
+
+
 def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: np.random.Generator,
                     progress: Callable[[str, int, int], None]) -> dict:
     """Imitate the heuristic agent (actor: cross-entropy with legal-action label smoothing) and fit the
-    critic to the heuristic games' returns. 5% of the hands are held out to report the imitation
-    accuracy on unseen decisions. ``progress(what, done, total)`` is called after every hand and step."""
+    critic to the heuristic games' returns (:func:`heuristic_games`). 5% of the hands are held out to
+    report the imitation accuracy on unseen decisions. ``progress(what, done, total)`` is called after
+    every hand and step."""
     t0 = time.time()
-    env = raw_env(**cfg.env_flags)
     phase = slice(0, 5)  # the observation starts with the phase one-hot (bid, discard, trump, play, over)
-    obs, masks, cins, acts, rets, hand_ids = [], [], [], [], [], []
-    for h in range(cfg.bc_hands):
-        env.reset(seed=int(rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))
-        teachers = [make_agent("heuristic", seed=int(rng.integers(2**31)), **cfg.env_flags) for _ in range(4)]
-        seats, ret = [], [0.0] * 4
-        while not all(env.terminations.values()):
-            agent = env.agent_selection
-            seat = AGENT_SEAT[agent]
-            ob = env.observe(agent)
-            a = teachers[seat].act(ob)  # the teacher sees every observation, forced moves included
-            if not (cfg.skip_forced and ob["action_mask"].sum() == 1):
-                obs.append(ob["observation"])
-                masks.append(ob["action_mask"])
-                cins.append(env.state_for(agent) if cfg.central_critic else ob["observation"])
-                acts.append(a)
-                seats.append(seat)
-                hand_ids.append(h)
-            env.step(a)
-            for ag, r in env.rewards.items():
-                ret[AGENT_SEAT[ag]] += cfg.reward_scale * r
-        rets += [ret[s] for s in seats]  # gamma = 1 Monte Carlo return of each decision (reward at hand end)
-        progress("heuristic hands", h + 1, cfg.bc_hands)
-    O = torch.as_tensor(np.stack(obs), device=device)
-    M = torch.as_tensor(np.stack(masks), device=device).bool()
-    C = torch.as_tensor(np.stack(cins), device=device)
-    A = torch.as_tensor(np.asarray(acts), device=device)
-    R = torch.as_tensor(np.asarray(rets, np.float32), device=device)
-    del obs, masks, cins
+    data = heuristic_games(cfg, rng, progress)
+    obs, masks, cins, acts, rets, hand_ids = (data[k] for k in ("obs", "mask", "cin", "act", "ret", "episode"))
+    O = torch.as_tensor(obs, device=device)
+    M = torch.as_tensor(masks, device=device)
+    C = torch.as_tensor(cins, device=device)
+    A = torch.as_tensor(acts, device=device)
+    R = torch.as_tensor(rets, device=device)
+    del obs, masks, cins, data
     held_out = np.asarray(hand_ids) >= int(cfg.bc_hands * 0.95)
     train_idx = torch.as_tensor(np.flatnonzero(~held_out), device=device)
     val_idx = torch.as_tensor(np.flatnonzero(held_out), device=device)

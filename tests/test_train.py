@@ -227,6 +227,23 @@ def test_trajectory_advantages_equal_compute_gae_per_trajectory():
     assert train.trajectory_advantages(np.zeros(0, np.int64), [], [], 1.0, 0.95)[0].shape == (0,)
 
 
+def test_heuristic_games_for_behaviour_cloning():
+    cfg = train.make_train_config(SMOKE, ["num_envs=8", "bc_hands=20"])
+    seen = []
+    data = train.heuristic_games(cfg, np.random.default_rng(0), lambda what, done, total: seen.append((done, total)))
+    assert seen == [(k, 20) for k in range(1, 21)]
+    n = len(data["act"])
+    assert sorted(np.unique(data["episode"])) == list(range(20)) and n > 20 * 30
+    assert data["mask"][np.arange(n), data["act"]].all() and (data["mask"].sum(1) > 1).all()
+    np.testing.assert_array_equal(data["cin"][:, :583], data["obs"])
+    for e in range(20):  # score_diff: partners share a return, the other team's is its negative
+        ret = {int(s): r for s, r in zip(data["seat"][data["episode"] == e], data["ret"][data["episode"] == e])}
+        assert len(ret) == 4 and ret[0] == ret[2] == -ret[1] == -ret[3] != 0
+    again = train.heuristic_games(cfg, np.random.default_rng(0), lambda *a: None)
+    for k in data:
+        np.testing.assert_array_equal(data[k], again[k], err_msg=k)
+
+
 # ------------------------------------------------------------------------------ GAE, credit assignment
 def test_compute_gae_hand_checked():
     adv, ret = train.compute_gae(np.array([0, 0, 1.0]), np.array([0.5, 0.6, 0.7]), np.array([0, 0, 1]),
