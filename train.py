@@ -495,8 +495,8 @@ class Collector:
         self._episodes = 0
         self._new_episodes(tables, p)
         roll = Rollout(cfg.rollout_decisions + 64 * N)
-        stats = {"returns": {k: [] for k in OPPONENT_KINDS}, "hands": 0}
         n_learner = 0  # decisions of finished episodes
+        finished_kind, finished_return = [np.zeros(0, np.int64)], [np.zeros(0)]  # per finished episode
         t_env = t_opp = t_net = 0.0
         t_start = clock()
         while self.active.any():
@@ -562,9 +562,8 @@ class Collector:
                 # of them will finish, so the rollout holds at least rollout_decisions without overshooting
                 # by whole episodes on every table
                 running = int(self.count[self.active & ~ended].sum())
-                for k, ret in zip(self.kind[done].tolist(), self.ep_return[done].tolist()):
-                    stats["returns"][OPPONENT_KINDS[k]].append(ret)
-                stats["hands"] += len(done)
+                finished_kind.append(self.kind[done])
+                finished_return.append(self.ep_return[done])
                 more = total + running < cfg.rollout_decisions
                 self.active[done[~more]] = False
                 self.last[done[~more]] = -1
@@ -583,6 +582,9 @@ class Collector:
             "adv": adv,
             "ret": ret,
         }
+        kinds, returns = np.concatenate(finished_kind), np.concatenate(finished_return)
+        stats = {"returns": {name: returns[kinds == k].tolist() for k, name in enumerate(OPPONENT_KINDS)},
+                 "hands": len(kinds)}
         total = clock() - t_start
         stats.update(t_env=t_env, t_opp=t_opp, t_net=t_net, t_book=total - t_env - t_opp - t_net)
         return batch, stats
@@ -619,14 +621,14 @@ def heuristic_games(cfg: Config, rng: np.random.Generator, progress: Callable[[s
         obs, rewards, terminated, truncated, info = env.step(actions)
         returns[episode[active]] += cfg.reward_scale * rewards[active]
         done = np.flatnonzero((terminated | truncated) & active)
-        for t in done.tolist():  # new episodes in table order while any are left to play
-            finished += 1
-            progress("heuristic hands", finished, cfg.bc_hands)
-            if started < cfg.bc_hands:
-                episode[t] = started
-                started += 1
-            else:
-                active[t] = False
+        if done.size:  # new episodes in table order while any are left to play
+            more = min(len(done), cfg.bc_hands - started)
+            episode[done[:more]] = started + np.arange(more)
+            active[done[more:]] = False
+            started += more
+            for _ in done:
+                finished += 1
+                progress("heuristic hands", finished, cfg.bc_hands)
     data = {k: np.concatenate(v) for k, v in out.items()}
     data["ret"] = returns[data["episode"], data["seat"]].astype(np.float32)
     return data
