@@ -74,7 +74,6 @@ from omegaconf.errors import OmegaConfBaseException
 from torch import nn
 
 from rook_env import make_config, raw_env
-from rook_env.vector import RookVectorEnv, sample_legal
 from rook_env.agents import make_agent
 from rook_env.agents.ppo_model import (
     CHECKPOINT_FORMAT,
@@ -85,6 +84,7 @@ from rook_env.agents.ppo_model import (
     load_checkpoint,
     model_from_checkpoint,
 )
+from rook_env.vector import RookVectorEnv, sample_legal
 
 OPPONENT_KINDS = ("self", "pool", "heuristic", "random")
 # Deal seeds: evaluation uses small seeds (see eval_seed / final_eval_seed); training deals are drawn
@@ -415,18 +415,20 @@ def mix_at(cfg: Config, progress: float) -> dict:
 SELF, POOL, HEURISTIC, RANDOM = range(len(OPPONENT_KINDS))  # opponent kinds as ids, in OPPONENT_KINDS' order
 
 
+# per learner decision: action, log-probability, value, credited reward, trajectory (episode * 4 + seat)
+ROLLOUT_SCALARS = {"act": np.int64, "logp": np.float32, "val": np.float32, "rew": np.float64, "traj": np.int64}
+
+
 class Rollout:
     """Learner decisions in the order they were taken: arrays appended once per step, scalars in
     growing buffers so that a hand's reward can be added to a decision recorded earlier."""
-
-    SCALARS = {"act": np.int64, "logp": np.float32, "val": np.float32, "rew": np.float64, "traj": np.int64}
 
     def __init__(self, capacity: int) -> None:
         self.n = 0
         self.obs: list[np.ndarray] = []
         self.mask: list[np.ndarray] = []
         self.cin: list[np.ndarray] = []
-        self.s = {k: np.zeros(capacity, dt) for k, dt in self.SCALARS.items()}
+        self.s = {k: np.zeros(capacity, dt) for k, dt in ROLLOUT_SCALARS.items()}
 
     def add(self, obs: np.ndarray, mask: np.ndarray, cin: np.ndarray | None, **scalars: np.ndarray) -> np.ndarray:
         """Record ``len(obs)`` decisions; returns their indices."""
@@ -693,6 +695,7 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
 def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cfg: Config) -> dict:
     """Duplicate evaluation of the greedy policy with rook_env.evaluation.play_match."""
     from rook_env.agents.ppo_agent import PPOAgent
+
     from rook_env.evaluation import play_match
 
     frozen = copy.deepcopy(model).cpu().eval()

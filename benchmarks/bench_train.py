@@ -65,7 +65,7 @@ def load_old(ref: str):
         sys.modules["train_old"] = module  # its dataclasses look their module up there
         spec.loader.exec_module(module)
         return module, folder / "configs"
-    except Exception as exc:  # no git, unknown ref, or an old import that no longer resolves
+    except Exception as exc:  # noqa: BLE001 - no git, unknown ref, or an old import that no longer resolves
         print(f"(old collector: not measured: {type(exc).__name__}: {str(exc).strip()[:160]})")
         return None, None
 
