@@ -13,19 +13,24 @@ What happens, all of it in this file:
    set to -1e9, so illegal actions have probability exactly 0 and are never sampled.
 2. **Opponents per game** are drawn from ``opponent_mix`` (interpolated towards ``opponent_mix_end``
    over training): ``self`` (all four seats are the current policy and all four learn), ``pool`` (the
-   other team is a past snapshot of the policy), ``heuristic`` / ``random`` (the other team is
-   ``make_agent(...)``). Outside ``self`` the learning team is drawn at random each game.
+   other team is a past snapshot of the policy), ``heuristic`` / ``random`` (the other team is the
+   heuristic agent / uniformly random legal play). Outside ``self`` the learning team is drawn at random each game.
 3. **Credit assignment in the AEC game.** Each learning seat's trajectory is *its own decisions only*,
    in order. A reward the env pays to a seat (score_diff at the end of a hand, times ``reward_scale``)
    is credited to that seat's latest decision; GAE then bootstraps from one decision of the seat to
    the seat's next decision, and the trajectory ends (done) at the seat's last decision of the
    episode. One seat's reward is never paired with another seat's observation
    (:func:`episode_advantages`).
-4. **Batched collection.** ``num_envs`` tables are stepped in lock step: each tick, every table
-   whose seat to act is a learner goes into one forward pass; pool snapshots get one pass each;
-   scripted agents act one by one. A rollout collects at least ``rollout_decisions`` learner
-   decisions and then finishes the hands in progress (no truncated trajectories, so no truncation
-   bootstrapping and resumes start cleanly between hands). Forced moves (exactly one legal action)
+4. **Batched collection** on :class:`rook_env.vector.RookVectorEnv`: ``num_envs`` tables are arrays
+   stepped together. Each step, the learner seats to act at all tables go into one forward pass, each
+   pool snapshot's seats into one more, the heuristic decides for all its seats in one ``act_batch``
+   call (its card memory keyed by ``table * 4 + seat``) and random opponents through ``sample_legal``.
+   Rewards are credited, and finished episodes booked, with array operations; the engine deals a
+   finished table its next hand in the same step (auto-reset) and the table draws new opponents. A
+   rollout starts new episodes until at least ``rollout_decisions`` learner decisions are taken
+   (counting those of the episodes still running) and then finishes the hands in progress (no
+   truncated trajectories, so no truncation bootstrapping and resumes start cleanly between hands);
+   every call starts fresh tables from the run's generator. Forced moves (exactly one legal action)
    are played without recording a decision (``skip_forced``): they carry no policy gradient, so
    they are part of the environment's dynamics and the seat's trajectory skips them.
 5. **Centralized critic** (``central_critic: true``): the value network sees ``env.state_for(agent)``
@@ -79,7 +84,7 @@ from rook_env.agents.ppo_model import (
     load_checkpoint,
     model_from_checkpoint,
 )
-from rook_env.env import AGENT_SEAT
+from rook_env.vector import RookVectorEnv, sample_legal
 
 OPPONENT_KINDS = ("self", "pool", "heuristic", "random")
 # Deal seeds: evaluation uses small seeds (see eval_seed / final_eval_seed); training deals are drawn
@@ -294,6 +299,40 @@ def compute_gae(rewards: np.ndarray, values: np.ndarray, dones: np.ndarray, last
     return adv, adv + np.asarray(values, np.float32)
 
 
+def trajectory_advantages(traj: np.ndarray, rewards: np.ndarray, values: np.ndarray, gamma: float,
+                          gae_lambda: float) -> tuple[np.ndarray, np.ndarray]:
+    """GAE for many finished trajectories at once (vectorised :func:`compute_gae`).
+
+    ``traj[i]`` names decision i's trajectory (one seat's decisions in one episode); a trajectory's
+    decisions appear in order, and each ends done (no bootstrap after its last decision).
+    Returns (advantages, returns) in the input's order."""
+    n = len(traj)
+    order = np.argsort(traj, kind="stable")
+    t = np.asarray(traj)[order]
+    r = np.asarray(rewards, np.float64)[order]
+    v = np.asarray(values, np.float64)[order]
+    last = np.ones(n, bool)  # the last decision of its trajectory
+    last[:-1] = t[1:] != t[:-1]
+    next_v = np.zeros(n)
+    next_v[:-1] = v[1:]
+    next_v[last] = 0.0
+    delta = r + gamma * next_v - v
+    # from_end[i]: decisions after i in its trajectory; a reverse scan over that distance, all trajectories at once
+    seg_end = np.flatnonzero(last)
+    from_end = seg_end[np.searchsorted(seg_end, np.arange(n))] - np.arange(n)
+    adv = np.zeros(n)
+    by_distance = np.argsort(from_end, kind="stable")
+    bounds = np.searchsorted(from_end[by_distance], np.arange(from_end.max(initial=0) + 2))
+    for d in range(len(bounds) - 1):
+        i = by_distance[bounds[d]:bounds[d + 1]]
+        adv[i] = delta[i] if d == 0 else delta[i] + gamma * gae_lambda * adv[i + 1]
+    out_adv = np.empty(n, np.float32)
+    out_ret = np.empty(n, np.float32)
+    out_adv[order] = adv
+    out_ret[order] = adv + v
+    return out_adv, out_ret
+
+
 def episode_advantages(seats: Sequence[int], rewards: Sequence[float], values: Sequence[float],
                        gamma: float, gae_lambda: float) -> tuple[np.ndarray, np.ndarray]:
     """Advantages and returns for a finished episode's decisions (interleaved seats, in play order).
@@ -302,18 +341,7 @@ def episode_advantages(seats: Sequence[int], rewards: Sequence[float], values: S
     the seat's latest decision). Each seat's decisions form their own trajectory: bootstrapping goes
     from a seat's decision to the same seat's next decision, and ends at its last one.
     """
-    seats = np.asarray(seats)
-    rewards = np.asarray(rewards, np.float32)
-    values = np.asarray(values, np.float32)
-    adv = np.zeros(len(seats), np.float32)
-    ret = np.zeros(len(seats), np.float32)
-    for s in np.unique(seats):
-        idx = np.flatnonzero(seats == s)
-        dones = np.zeros(len(idx), np.float32)
-        dones[-1] = 1.0
-        a, r = compute_gae(rewards[idx], values[idx], dones, 0.0, gamma, gae_lambda)
-        adv[idx], ret[idx] = a, r
-    return adv, ret
+    return trajectory_advantages(np.asarray(seats), rewards, values, gamma, gae_lambda)
 
 
 def ppo_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, new_values: torch.Tensor,
@@ -384,201 +412,246 @@ def mix_at(cfg: Config, progress: float) -> dict:
 
 
 # ========================================================================================== collection
-class Table:
-    """One env and the bookkeeping of its current episode."""
+SELF, POOL, HEURISTIC, RANDOM = range(len(OPPONENT_KINDS))  # opponent kinds as ids, in OPPONENT_KINDS' order
 
-    def __init__(self, env_flags: dict) -> None:
-        self.env = raw_env(**env_flags)
-        self.active = False
 
-    def start(self, seed: int, mode: str, learner_seats: tuple[int, ...], opponents: dict) -> None:
-        self.env.reset(seed=seed)
-        self.mode, self.learner_seats, self.opponents = mode, learner_seats, opponents
-        for agent in opponents.values():
-            if hasattr(agent, "reset"):
-                agent.reset()
-        self.active = True
-        self.ep_return = 0.0  # raw points of the learning team (seat learner_seats[0])
-        # this episode's learner decisions
-        self.seat, self.obs, self.mask, self.cin, self.act, self.logp, self.val, self.rew = ([] for _ in range(8))
-        self.last = {}  # seat -> index of its latest decision
+# per learner decision: action, log-probability, value, credited reward, trajectory (episode * 4 + seat)
+ROLLOUT_SCALARS = {"act": np.int64, "logp": np.float32, "val": np.float32, "rew": np.float64, "traj": np.int64}
+
+
+class Rollout:
+    """Learner decisions in the order they were taken: arrays appended once per step, scalars in
+    growing buffers so that a hand's reward can be added to a decision recorded earlier."""
+
+    def __init__(self, capacity: int) -> None:
+        self.n = 0
+        self.obs: list[np.ndarray] = []
+        self.mask: list[np.ndarray] = []
+        self.cin: list[np.ndarray] = []
+        self.s = {k: np.zeros(capacity, dt) for k, dt in ROLLOUT_SCALARS.items()}
+
+    def add(self, obs: np.ndarray, mask: np.ndarray, cin: np.ndarray | None, **scalars: np.ndarray) -> np.ndarray:
+        """Record ``len(obs)`` decisions; returns their indices."""
+        k = len(obs)
+        if self.n + k > len(self.s["act"]):
+            for name, buf in self.s.items():
+                self.s[name] = np.concatenate([buf, np.zeros(max(len(buf), k), buf.dtype)])
+        idx = np.arange(self.n, self.n + k)
+        for name, v in scalars.items():
+            self.s[name][idx] = v
+        self.obs.append(obs)
+        self.mask.append(mask)
+        if cin is not None:
+            self.cin.append(cin)
+        self.n += k
+        return idx
 
 
 class Collector:
-    """Steps ``num_envs`` tables in lock step with batched inference; see the module docstring."""
+    """Plays ``num_envs`` tables of :class:`rook_env.vector.RookVectorEnv` in lock step; see the module
+    docstring. Per table it keeps its current episode's opponent kind, learning team (-1: all four
+    seats learn), pool snapshot, episode number and each seat's latest decision; every step is a
+    handful of array operations over all tables."""
 
     def __init__(self, cfg: Config, device: torch.device, rng: np.random.Generator) -> None:
         self.cfg, self.device, self.rng = cfg, device, rng
-        self.tables = [Table(cfg.env_flags) for _ in range(cfg.num_envs)]
+        self.env = RookVectorEnv(cfg.num_envs, **cfg.env_flags)
+        self.heuristic = make_agent("heuristic", **cfg.env_flags)  # one instance; memories keyed by table * 4 + seat
         self.pool: list[nn.Module] = []  # actors of past snapshots
+        N = cfg.num_envs
+        self.kind = np.zeros(N, np.int64)
+        self.team = np.zeros(N, np.int64)  # learning team; -1 in self-play
+        self.snap = np.zeros(N, np.int64)
+        self.episode = np.zeros(N, np.int64)  # a number per episode, unique within a collect
+        self.last = np.full((N, 4), -1, np.int64)  # rollout index of each seat's latest decision (-1: none)
+        self.count = np.zeros(N, np.int64)  # learner decisions of the current episode
+        self.ep_return = np.zeros(N, np.float64)  # raw points of the learning team's first seat
+        self.active = np.zeros(N, bool)  # the current episode is collected (else played out and ignored)
+        self.clock = time.perf_counter  # of the time breakdown in the stats (benchmarks/bench_train.py)
 
-    def _new_episode(self, t: Table, progress: float) -> None:
-        mix = mix_at(self.cfg, progress)
-        kinds = list(mix)
-        mode = kinds[self.rng.choice(len(kinds), p=[mix[k] for k in kinds])]
-        if mode == "pool" and not self.pool:
-            mode = "self"
-        seed = int(self.rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW))
-        if mode == "self":
-            t.start(seed, mode, (0, 1, 2, 3), {})
-            return
-        team = int(self.rng.integers(2))
-        learners = (team, team + 2)
-        if mode == "pool":
-            snap = int(self.rng.integers(len(self.pool)))
-            opps = {s: snap for s in (1 - team, 3 - team)}
-        else:
-            opps = {s: make_agent(mode, seed=int(self.rng.integers(2**31)), **self.cfg.env_flags)
-                    for s in (1 - team, 3 - team)}
-        t.start(seed, mode, learners, opps)
+    def _new_episodes(self, rows: np.ndarray, p: np.ndarray) -> None:
+        """Draw opponents (kind, learning team, snapshot) for new episodes at tables ``rows``."""
+        m, rng = len(rows), self.rng
+        kind = rng.choice(len(OPPONENT_KINDS), size=m, p=p)
+        if not self.pool:
+            kind[kind == POOL] = SELF
+        self.kind[rows] = kind
+        self.team[rows] = np.where(kind == SELF, -1, rng.integers(2, size=m))
+        self.snap[rows] = rng.integers(len(self.pool), size=m) if self.pool else 0
+        self.episode[rows] = self._episodes + np.arange(m)
+        self._episodes += m
+        self.last[rows] = -1
+        self.count[rows] = 0
+        self.ep_return[rows] = 0.0
+        self.active[rows] = True
 
     @torch.no_grad()
     def collect(self, model: ActorCritic, progress: float) -> tuple[dict, dict]:
-        cfg, device = self.cfg, self.device
-        buf = {k: [] for k in ("obs", "mask", "cin", "act", "logp", "val", "adv", "ret")}
-        stats = {"returns": {k: [] for k in OPPONENT_KINDS}, "hands": 0}
-        n_learner = 0
-        for t in self.tables:
-            self._new_episode(t, progress)
-        t_env = t_net = 0.0
-        while True:
-            active = [t for t in self.tables if t.active]
-            if not active:
-                break
-            # ---- 1. who acts where
-            t0 = time.perf_counter()
-            learn, snaps, actions = [], {}, {}
-            for i, t in enumerate(active):
-                agent = t.env.agent_selection
-                seat = AGENT_SEAT[agent]
-                ob = t.env.observe(agent)
-                if cfg.skip_forced and (seat in t.learner_seats or t.mode == "pool"):
-                    legal = np.flatnonzero(ob["action_mask"])
-                    if legal.size == 1:  # a forced move is part of the env's dynamics, not a decision
-                        actions[i] = int(legal[0])
-                        continue
-                if seat in t.learner_seats:
-                    cin = t.env.state_for(agent) if cfg.central_critic else None
-                    learn.append((t, seat, ob, cin, i))
-                elif t.mode == "pool":
-                    snaps.setdefault(t.opponents[seat], []).append((i, ob))
-                else:
-                    actions[i] = t.opponents[seat].act(ob)
-            t1 = time.perf_counter()
-            # ---- 2. one forward pass for all learner seats, one per snapshot
-            if learn:
-                obs = torch.as_tensor(np.stack([x[2]["observation"] for x in learn]), device=device)
-                mask = torch.as_tensor(np.stack([x[2]["action_mask"] for x in learn]), device=device).bool()
-                cin = torch.as_tensor(np.stack([x[3] for x in learn]), device=device) if cfg.central_critic else obs
-                dist = model.dist(obs, mask)
+        cfg, env, rng, device, clock = self.cfg, self.env, self.rng, self.device, self.clock
+        N = cfg.num_envs
+        tables = np.arange(N)
+        mix = mix_at(cfg, progress)
+        p = np.array([mix[k] for k in OPPONENT_KINDS])
+        obs, info = env.reset(seed=int(rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))  # fresh tables
+        self.heuristic.reset()
+        self._episodes = 0
+        self._new_episodes(tables, p)
+        roll = Rollout(cfg.rollout_decisions + 64 * N)
+        n_learner = 0  # decisions of finished episodes
+        finished_kind, finished_return = [np.zeros(0, np.int64)], [np.zeros(0)]  # per finished episode
+        t_env = t_opp = t_net = 0.0
+        t_start = clock()
+        while self.active.any():
+            seat, mask = info["seat"], info["action_mask"]
+            # ---- 1. who acts where: every row is one of learner, pool, heuristic, random, forced, idle
+            learner = self.active & ((self.kind == SELF) | ((seat & 1) == self.team))
+            forced = (mask.sum(axis=1) == 1) if cfg.skip_forced else np.zeros(N, bool)
+            opponent = self.active & ~learner
+            actions = mask.argmax(axis=1)  # what forced rows play (heuristic ones decide themselves, equally)
+            learn = np.flatnonzero(learner & ~forced)
+            t0 = clock()
+            heur = np.flatnonzero(opponent & (self.kind == HEURISTIC))
+            if heur.size:  # the heuristic sees its forced moves too: its card memory follows every trick
+                actions[heur] = self.heuristic.act_batch(obs[heur], mask[heur], keys=heur * 4 + seat[heur])
+            rand = np.flatnonzero(~self.active | (opponent & (self.kind == RANDOM)))
+            if rand.size:
+                actions[rand] = sample_legal(mask[rand], rng)
+            pool_rows = np.flatnonzero(opponent & (self.kind == POOL) & ~forced)
+            for snap in np.unique(self.snap[pool_rows]):  # one forward pass per snapshot
+                rows = pool_rows[self.snap[pool_rows] == snap]
+                o = torch.from_numpy(obs[rows]).to(device)
+                m = torch.from_numpy(mask[rows].view(np.bool_)).to(device)
+                actions[rows] = MaskedCategorical(self.pool[snap](o), m).sample().cpu().numpy()
+            t1 = clock()
+            # ---- 2. one forward pass for every learner seat to act
+            if learn.size:
+                cin = env.state_for(seat)[learn] if cfg.central_critic else None
+                t2 = clock()
+                o_np, m_np = obs[learn], mask[learn].view(np.bool_)
+                o = torch.from_numpy(o_np).to(device)
+                dist = model.dist(o, torch.from_numpy(m_np).to(device))
                 a = dist.sample()
                 logp = dist.log_prob(a).cpu().numpy()
-                val = model.value(cin).cpu().numpy()
+                val = model.value(torch.from_numpy(cin).to(device) if cfg.central_critic else o).cpu().numpy()
                 a = a.cpu().numpy()
-                for k, (t, seat, ob, c, i) in enumerate(learn):
-                    assert ob["action_mask"][a[k]], "sampled an illegal action"  # cannot happen: p == 0
-                    t.last[seat] = len(t.seat)
-                    t.seat.append(seat)
-                    t.obs.append(ob["observation"])
-                    t.mask.append(ob["action_mask"])
-                    t.cin.append(c)
-                    t.act.append(int(a[k]))
-                    t.logp.append(float(logp[k]))
-                    t.val.append(float(val[k]))
-                    t.rew.append(0.0)
-                    actions[i] = int(a[k])
-            for snap, items in snaps.items():
-                obs = torch.as_tensor(np.stack([ob["observation"] for _, ob in items]), device=device)
-                mask = torch.as_tensor(np.stack([ob["action_mask"] for _, ob in items]), device=device).bool()
-                a = MaskedCategorical(self.pool[snap](obs), mask).sample().cpu().numpy()
-                for k, (i, _) in enumerate(items):
-                    actions[i] = int(a[k])
-            t2 = time.perf_counter()
-            # ---- 3. step every table; credit rewards to each learning seat's latest decision
-            for i, t in enumerate(active):
-                env = t.env
-                env.step(actions[i])
-                for agent, r in env.rewards.items():
-                    if r:
-                        seat = AGENT_SEAT[agent]
-                        if seat in t.last:  # a learning seat that has decided at least once
-                            t.rew[t.last[seat]] += cfg.reward_scale * r
-                        if seat == t.learner_seats[0]:
-                            t.ep_return += r
-                if all(env.terminations.values()) or all(env.truncations.values()):
-                    n_learner += self._finish(t, buf, stats)
-                    if n_learner < cfg.rollout_decisions:
-                        self._new_episode(t, progress)
-            t3 = time.perf_counter()
-            t_env += (t1 - t0) + (t3 - t2)
-            t_net += t2 - t1
+                t3 = clock()
+                actions[learn] = a
+                s = seat[learn]
+                idx = roll.add(o_np, m_np, cin, act=a, logp=logp, val=val, traj=self.episode[learn] * 4 + s)
+                self.last[learn, s] = idx
+                self.count[learn] += 1
+                t_env += t2 - t1
+                t_net += t3 - t2
+            # ---- 3. step every table; credit each seat's reward to its latest decision
+            t4 = clock()
+            obs, rewards, terminated, truncated, info = env.step(actions)
+            t5 = clock()
+            t_env += t5 - t4
+            t_opp += t1 - t0
+            paid = np.flatnonzero(rewards.any(axis=1) & self.active)
+            if paid.size:
+                r = rewards[paid].astype(np.float64)
+                li = self.last[paid]
+                ok = li >= 0  # a learning seat that has decided at least once
+                roll.s["rew"][li[ok]] += cfg.reward_scale * r[ok]
+                self.ep_return[paid] += r[np.arange(len(paid)), np.maximum(self.team[paid], 0)]
+            ended = (terminated | truncated) & self.active
+            done = np.flatnonzero(ended)
+            if done.size:  # in table order: episodes finish, and new ones start until the rollout is full
+                total = n_learner + np.cumsum(self.count[done])
+                n_learner = int(total[-1])
+                # decisions already taken in the episodes still running count towards the rollout too: all
+                # of them will finish, so the rollout holds at least rollout_decisions without overshooting
+                # by whole episodes on every table
+                running = int(self.count[self.active & ~ended].sum())
+                finished_kind.append(self.kind[done])
+                finished_return.append(self.ep_return[done])
+                more = total + running < cfg.rollout_decisions
+                self.active[done[~more]] = False
+                self.last[done[~more]] = -1
+                if more.any():
+                    self._new_episodes(done[more], p)
+        n = roll.n
+        adv, ret = trajectory_advantages(roll.s["traj"][:n], roll.s["rew"][:n], roll.s["val"][:n], cfg.gamma,
+                                         cfg.gae_lambda)
         batch = {
-            "obs": np.stack(buf["obs"]).astype(np.float32),
-            "mask": np.stack(buf["mask"]).astype(bool),
-            "cin": np.stack(buf["cin"]).astype(np.float32) if cfg.central_critic else None,
-            "act": np.asarray(buf["act"], np.int64),
-            "logp": np.asarray(buf["logp"], np.float32),
-            "val": np.asarray(buf["val"], np.float32),
-            "adv": np.concatenate(buf["adv"]).astype(np.float32),
-            "ret": np.concatenate(buf["ret"]).astype(np.float32),
+            "obs": np.concatenate(roll.obs),
+            "mask": np.concatenate(roll.mask),
+            "cin": np.concatenate(roll.cin) if cfg.central_critic else None,
+            "act": roll.s["act"][:n].copy(),
+            "logp": roll.s["logp"][:n].copy(),
+            "val": roll.s["val"][:n].copy(),
+            "adv": adv,
+            "ret": ret,
         }
-        stats.update(t_env=t_env, t_net=t_net)
+        kinds, returns = np.concatenate(finished_kind), np.concatenate(finished_return)
+        stats = {"returns": {name: returns[kinds == k].tolist() for k, name in enumerate(OPPONENT_KINDS)},
+                 "hands": len(kinds)}
+        total = clock() - t_start
+        stats.update(t_env=t_env, t_opp=t_opp, t_net=t_net, t_book=total - t_env - t_opp - t_net)
         return batch, stats
-
-    def _finish(self, t: Table, buf: dict, stats: dict) -> int:
-        """A finished episode: GAE per seat, then into the rollout buffer."""
-        adv, ret = episode_advantages(t.seat, t.rew, t.val, self.cfg.gamma, self.cfg.gae_lambda)
-        buf["obs"] += t.obs
-        buf["mask"] += t.mask
-        buf["cin"] += t.cin
-        buf["act"] += t.act
-        buf["logp"] += t.logp
-        buf["val"] += t.val
-        buf["adv"].append(adv)
-        buf["ret"].append(ret)
-        stats["returns"][t.mode].append(t.ep_return)
-        stats["hands"] += 1
-        t.active = False
-        return len(t.seat)
 
 
 # ==================================================================================== BC warm start
+def heuristic_games(cfg: Config, rng: np.random.Generator, progress: Callable[[str, int, int], None]) -> dict:
+    """``bc_hands`` episodes of the heuristic in every seat, ``num_envs`` at a time on the batched engine:
+    every non-forced decision (``skip_forced``) with its observation, mask, critic input, action,
+    episode number (in starting order) and Monte Carlo return (gamma = 1: the seat's rewards of the
+    episode, times ``reward_scale``). ``progress`` is called after every finished episode."""
+    N = min(cfg.num_envs, cfg.bc_hands)
+    env = RookVectorEnv(N, **cfg.env_flags)
+    teacher = make_agent("heuristic", **cfg.env_flags)
+    tables = np.arange(N)
+    obs, info = env.reset(seed=int(rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))
+    episode, active = tables.copy(), np.ones(N, bool)
+    started, finished = N, 0
+    returns = np.zeros((cfg.bc_hands, 4))
+    out = {k: [] for k in ("obs", "mask", "cin", "act", "seat", "episode")}
+    while active.any():
+        seat, mask = info["seat"], info["action_mask"]
+        actions = sample_legal(mask, rng)  # tables whose episodes are all played: any legal move
+        rows = np.flatnonzero(active)  # the teacher sees every observation, forced moves included
+        actions[rows] = teacher.act_batch(obs[rows], mask[rows], keys=rows * 4 + seat[rows])
+        keep = active & (mask.sum(axis=1) > 1) if cfg.skip_forced else active
+        if keep.any():
+            out["obs"].append(obs[keep])
+            out["mask"].append(mask[keep].view(np.bool_))
+            out["cin"].append(env.state_for(seat)[keep] if cfg.central_critic else obs[keep])
+            out["act"].append(actions[keep])
+            out["seat"].append(seat[keep])
+            out["episode"].append(episode[keep])
+        obs, rewards, terminated, truncated, info = env.step(actions)
+        returns[episode[active]] += cfg.reward_scale * rewards[active]
+        done = np.flatnonzero((terminated | truncated) & active)
+        if done.size:  # new episodes in table order while any are left to play
+            more = min(len(done), cfg.bc_hands - started)
+            episode[done[:more]] = started + np.arange(more)
+            active[done[more:]] = False
+            started += more
+            for _ in done:
+                finished += 1
+                progress("heuristic hands", finished, cfg.bc_hands)
+    data = {k: np.concatenate(v) for k, v in out.items()}
+    data["ret"] = returns[data["episode"], data["seat"]].astype(np.float32)
+    return data
+
+
 def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: np.random.Generator,
                     progress: Callable[[str, int, int], None]) -> dict:
     """Imitate the heuristic agent (actor: cross-entropy with legal-action label smoothing) and fit the
-    critic to the heuristic games' returns. 5% of the hands are held out to report the imitation
-    accuracy on unseen decisions. ``progress(what, done, total)`` is called after every hand and step."""
+    critic to the heuristic games' returns (:func:`heuristic_games`). 5% of the hands are held out to
+    report the imitation accuracy on unseen decisions. ``progress(what, done, total)`` is called after
+    every hand and step."""
     t0 = time.time()
-    env = raw_env(**cfg.env_flags)
     phase = slice(0, 5)  # the observation starts with the phase one-hot (bid, discard, trump, play, over)
-    obs, masks, cins, acts, rets, hand_ids = [], [], [], [], [], []
-    for h in range(cfg.bc_hands):
-        env.reset(seed=int(rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))
-        teachers = [make_agent("heuristic", seed=int(rng.integers(2**31)), **cfg.env_flags) for _ in range(4)]
-        seats, ret = [], [0.0] * 4
-        while not all(env.terminations.values()):
-            agent = env.agent_selection
-            seat = AGENT_SEAT[agent]
-            ob = env.observe(agent)
-            a = teachers[seat].act(ob)  # the teacher sees every observation, forced moves included
-            if not (cfg.skip_forced and ob["action_mask"].sum() == 1):
-                obs.append(ob["observation"])
-                masks.append(ob["action_mask"])
-                cins.append(env.state_for(agent) if cfg.central_critic else ob["observation"])
-                acts.append(a)
-                seats.append(seat)
-                hand_ids.append(h)
-            env.step(a)
-            for ag, r in env.rewards.items():
-                ret[AGENT_SEAT[ag]] += cfg.reward_scale * r
-        rets += [ret[s] for s in seats]  # gamma = 1 Monte Carlo return of each decision (reward at hand end)
-        progress("heuristic hands", h + 1, cfg.bc_hands)
-    O = torch.as_tensor(np.stack(obs), device=device)
-    M = torch.as_tensor(np.stack(masks), device=device).bool()
-    C = torch.as_tensor(np.stack(cins), device=device)
-    A = torch.as_tensor(np.asarray(acts), device=device)
-    R = torch.as_tensor(np.asarray(rets, np.float32), device=device)
-    del obs, masks, cins
+    data = heuristic_games(cfg, rng, progress)
+    obs, masks, cins, acts, rets, hand_ids = (data[k] for k in ("obs", "mask", "cin", "act", "ret", "episode"))
+    O = torch.as_tensor(obs, device=device)
+    M = torch.as_tensor(masks, device=device)
+    C = torch.as_tensor(cins, device=device)
+    A = torch.as_tensor(acts, device=device)
+    R = torch.as_tensor(rets, device=device)
+    del obs, masks, cins, data
     held_out = np.asarray(hand_ids) >= int(cfg.bc_hands * 0.95)
     train_idx = torch.as_tensor(np.flatnonzero(~held_out), device=device)
     val_idx = torch.as_tensor(np.flatnonzero(held_out), device=device)
@@ -622,6 +695,7 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
 def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cfg: Config) -> dict:
     """Duplicate evaluation of the greedy policy with rook_env.evaluation.play_match."""
     from rook_env.agents.ppo_agent import PPOAgent
+
     from rook_env.evaluation import play_match
 
     frozen = copy.deepcopy(model).cpu().eval()

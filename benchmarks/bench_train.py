@@ -1,76 +1,205 @@
-"""Training throughput: learner decisions per second for collection and for the PPO update, separately.
+"""Training throughput: learner decisions per second of collection, of the PPO update and end to end,
+for the collector on the batched engine and the per-table collector it replaced, side by side.
 
-    python benchmarks/bench_train.py                        # default config's network and batch sizes
-    python benchmarks/bench_train.py --config configs/smoke.yaml --iterations 2 --set num_envs=32
+    python benchmarks/bench_train.py                                  # default config, 3 repeats
+    python benchmarks/bench_train.py --repeats 5 --clock cpu          # CPU time of this process
+    python benchmarks/bench_train.py --config configs/smoke.yaml --set num_envs=32 --old-ref none
 
-Collection is measured with the current untrained policy against the configured opponent mix
-(pool snapshots need training history, so ``pool`` games count as self-play here). The update is
-the full PPO update (``update_epochs`` passes over the rollout), reported as decisions processed
-per second of update time, i.e. rollout size x epochs / seconds.
+Each repeat runs one iteration (collect, then the full PPO update) with each collector, interleaved,
+after one warm-up iteration each; the figures are the median [min, max] over repeats. The old
+collector is train.py as it was at ``--old-ref`` (loaded from ``git show`` into a temporary module,
+with that version's config file; skipped when git or that version is not available). Both play the
+same opponent mix with one pool snapshot (the untrained policy), so ``pool`` games are played as such.
+
+* collection: learner decisions of the rollout / collection time;
+* update: learner decisions / update time (``update_epochs`` passes), and in brackets the
+  decisions processed per second (rollout x epochs / time, the figure the old benchmark printed);
+* end to end: learner decisions / (collection + update time);
+* breakdown: shares of an iteration's time spent in the environment (steps, observations,
+  ``state_for``), opponents (heuristic and random decisions, pool snapshots' forward passes),
+  the learners' network (forward pass and sampling), bookkeeping (the collector's own work) and
+  the update.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import importlib.util
 import os
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
+import types
+from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 
 import train  # noqa: E402
 from rook_env.agents.ppo_model import ActorCritic  # noqa: E402
-from rook_env import raw_env  # noqa: E402
+
+OLD_REF = "f6d7738"  # the last commit whose train.py collects with one raw_env per table
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+PARTS = ("env", "opponents", "network", "bookkeeping", "update")
+
+
+def load_old(ref: str):
+    """train.py at git ``ref`` as a module, and that version's configs/ folder (None if unavailable)."""
+    try:
+        def show(path: str) -> str:
+            return subprocess.run(["git", "show", f"{ref}:{path}"], cwd=REPO, capture_output=True, text=True,
+                                  check=True).stdout
+
+        folder = Path(tempfile.mkdtemp())
+        (folder / "train_old.py").write_text(show("train.py"))
+        (folder / "configs").mkdir()
+        for name in ("default.yaml", "smoke.yaml"):
+            (folder / "configs" / name).write_text(show(f"configs/{name}"))
+        spec = importlib.util.spec_from_file_location("train_old", folder / "train_old.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["train_old"] = module  # its dataclasses look their module up there
+        spec.loader.exec_module(module)
+        return module, folder / "configs"
+    except Exception as exc:  # noqa: BLE001 - no git, unknown ref, or an old import that no longer resolves
+        print(f"(old collector: not measured: {type(exc).__name__}: {str(exc).strip()[:160]})")
+        return None, None
+
+
+class Subject:
+    """One collector with its model, optimizer and timers; ``iteration()`` -> per-part seconds."""
+
+    def __init__(self, name: str, module, cfg, clock) -> None:
+        self.name, self.module, self.cfg, self.clock = name, module, cfg, clock
+        torch.set_num_threads(cfg.torch_threads)
+        self.device = train.pick_device(cfg.device)
+        rng = module.seed_everything(cfg.seed)
+        env = train.raw_env(**cfg.env_flags)
+        obs_dim = env.observation_space("player_0")["observation"].shape[0]
+        critic_dim = env.state_space.shape[0] if cfg.central_critic else None
+        self.model = ActorCritic(obs_dim, env.action_space("player_0").n, cfg.hidden, critic_dim).to(self.device)
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=cfg.lr, eps=1e-5)
+        self.col = module.Collector(cfg, self.device, rng)
+        self.col.pool.append(copy.deepcopy(self.model.actor).eval())
+        self.old = not hasattr(self.col, "env")
+        if self.old:
+            self._instrument_old()
+        else:
+            self.col.clock = clock
+
+    def _instrument_old(self) -> None:
+        """Time the old collector's env calls and scripted agents without touching its code."""
+        clock, self.t_old = self.clock, {"env": 0.0, "opponents": 0.0}
+        self.module.time = types.SimpleNamespace(perf_counter=clock, time=time.time)  # its t_env / t_net clock
+
+        def timed(fn, part):
+            def wrapper(*args, **kwargs):
+                t = clock()
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    self.t_old[part] += clock() - t
+            return wrapper
+
+        for table in self.col.tables:
+            for name in ("reset", "step", "observe", "state_for"):
+                setattr(table.env, name, timed(getattr(table.env, name), "env"))
+        make_agent = self.module.make_agent
+
+        def make_timed_agent(*args, **kwargs):
+            agent = make_agent(*args, **kwargs)
+            agent.act = timed(agent.act, "opponents")
+            return agent
+
+        self.module.make_agent = make_timed_agent
+
+    def iteration(self) -> tuple[int, dict]:
+        cfg, clock = self.cfg, self.clock
+        if self.old:
+            self.t_old = {"env": 0.0, "opponents": 0.0}
+        self.model.eval()
+        t0 = clock()
+        batch, st = self.col.collect(self.model, 0.0)
+        t1 = clock()
+        self.module.ppo_update(self.model, self.opt, batch, cfg, cfg.ent_coef)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+        t2 = clock()
+        if self.old:  # its t_env: env + scripted agents + its loops; t_net: stacking + forward passes
+            parts = {"env": self.t_old["env"], "opponents": self.t_old["opponents"], "network": st["t_net"]}
+        else:
+            parts = {"env": st["t_env"], "opponents": st["t_opp"], "network": st["t_net"]}
+        parts["bookkeeping"] = (t1 - t0) - sum(parts.values())
+        parts.update(update=t2 - t1, collect=t1 - t0)
+        return len(batch["act"]), parts
+
+
+def fmt(values: list[float], unit: str = "") -> str:
+    return f"{statistics.median(values):,.0f}{unit} [{min(values):,.0f}, {max(values):,.0f}]"
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--config", default=os.path.join(os.path.dirname(__file__), "..", "configs", "default.yaml"))
-    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
-    p.add_argument("--iterations", type=int, default=3)
+    p.add_argument("--config", default=str(REPO / "configs" / "default.yaml"),
+                   help="config of the new collector; the old one reads the same-named file of --old-ref")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="override (both collectors)")
+    p.add_argument("--new-set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="override for the new collector only (e.g. num_envs=256)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
+    p.add_argument("--old-ref", default=OLD_REF, help="git ref of the old train.py ('none': skip it)")
     args = p.parse_args(argv)
-    cfg = train.make_train_config(args.config, args.set)
-    torch.set_num_threads(cfg.torch_threads)
-    device = train.pick_device(cfg.device)
-    rng = train.seed_everything(cfg.seed)
-    env = raw_env(**cfg.env_flags)
-    obs_dim = env.observation_space("player_0")["observation"].shape[0]
-    critic_dim = env.state_space.shape[0] if cfg.central_critic else None
-    model = ActorCritic(obs_dim, env.action_space("player_0").n, cfg.hidden, critic_dim).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
-    col = train.Collector(cfg, device, rng)
-    print(f"device {device}, torch threads {cfg.torch_threads}, num_envs {cfg.num_envs}, "
-          f"rollout {cfg.rollout_decisions}, hidden {cfg.hidden}, central critic {cfg.central_critic}, "
-          f"mix {cfg.opponent_mix}")
-    c_dec = c_sec = u_dec = u_sec = 0.0
-    env_sec = net_sec = 0.0
-    for it in range(args.iterations):
-        t0 = time.perf_counter()
-        model.eval()
-        batch, st = col.collect(model, 0.0)
-        t1 = time.perf_counter()
-        n = len(batch["act"])
-        train.ppo_update(model, opt, batch, cfg, cfg.ent_coef)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        t2 = time.perf_counter()
-        print(f"iteration {it}: {n} decisions, collect {n / (t1 - t0):,.0f} dec/s "
-              f"(env+agents {st['t_env']:.2f}s, network {st['t_net']:.2f}s), "
-              f"update {n * cfg.update_epochs / (t2 - t1):,.0f} dec/s ({t2 - t1:.2f}s)")
-        if it > 0 or args.iterations == 1:  # the first iteration warms up
-            c_dec += n
-            c_sec += t1 - t0
-            u_dec += n * cfg.update_epochs
-            u_sec += t2 - t1
-            env_sec += st["t_env"]
-            net_sec += st["t_net"]
-    print(f"\ncollection: {c_dec / c_sec:,.0f} learner decisions/s  (env + scripted agents {env_sec / c_sec:.0%}, "
-          f"batched network {net_sec / c_sec:.0%})")
-    print(f"update:     {u_dec / u_sec:,.0f} decisions/s  ({cfg.update_epochs} epochs, minibatch {cfg.minibatch_size})")
-    per_iter = c_sec / max(1, args.iterations - 1) + u_sec / max(1, args.iterations - 1)
-    print(f"overall:    {c_dec / (c_sec + u_sec):,.0f} learner decisions/s of training ({per_iter:.1f}s per iteration)")
+    clock = CLOCKS[args.clock]
+    subjects = []
+    if args.old_ref != "none":
+        old, old_configs = load_old(args.old_ref)
+        if old is not None:
+            name = os.path.basename(args.config)
+            old_cfg = old.make_train_config(str(old_configs / name) if (old_configs / name).is_file() else args.config,
+                                            args.set)
+            subjects.append(Subject(f"old ({args.old_ref}, raw_env per table)", old, old_cfg, clock))
+    new_cfg = train.make_train_config(args.config, args.set + args.new_set)
+    subjects.append(Subject("new (RookVectorEnv)", train, new_cfg, clock))
+    for s in subjects:
+        c = s.cfg
+        print(f"{s.name}: device {s.device}, torch threads {c.torch_threads}, num_envs {c.num_envs}, rollout "
+              f"{c.rollout_decisions}, epochs {c.update_epochs}, minibatch {c.minibatch_size}, hidden {c.hidden}, "
+              f"central critic {c.central_critic}, mix {dict(c.opponent_mix)}")
+    print(f"clock: {args.clock}; one warm-up iteration each, then {args.repeats} interleaved repeats\n")
+    results = {s.name: [] for s in subjects}
+    for s in subjects:
+        s.iteration()
+    for r in range(args.repeats):
+        for s in subjects:
+            n, parts = s.iteration()
+            results[s.name].append((n, parts))
+            print(f"repeat {r} {s.name}: {n} decisions, collect {n / parts['collect']:,.0f}/s, "
+                  f"update {n / parts['update']:,.0f}/s, end to end {n / (parts['collect'] + parts['update']):,.0f}/s",
+                  flush=True)
+    print()
+    base = None
+    header = ("| collector | learner decisions | collection dec/s | update dec/s (x epochs) | end to end dec/s | "
+              "vs old | " + " | ".join(PARTS) + " |")
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    for s in subjects:
+        rows = results[s.name]
+        coll = [n / p["collect"] for n, p in rows]
+        upd = [n / p["update"] for n, p in rows]
+        e2e = [n / (p["collect"] + p["update"]) for n, p in rows]
+        med = statistics.median(e2e)
+        base = base or med
+        shares = []
+        for part in PARTS:
+            vals = [p[part] / (p["collect"] + p["update"]) for _, p in rows]
+            shares.append(f"{statistics.median(vals):.0%}")
+        print(f"| {s.name} | {statistics.median([n for n, _ in rows]):,.0f} | {fmt(coll)} | {fmt(upd)} "
+              f"({statistics.median(upd) * s.cfg.update_epochs:,.0f}) | {fmt(e2e)} | {med / base:.2f}x | "
+              + " | ".join(shares) + " |")
 
 
 if __name__ == "__main__":

@@ -65,6 +65,185 @@ def test_collected_actions_are_legal_and_forced_moves_skipped():
     assert batch["cin"].shape == (n, 788)
 
 
+def _collector(*overrides, pool=True, seed=0):
+    cfg = train.make_train_config(SMOKE, ["num_envs=8", "rollout_decisions=300", *overrides])
+    torch.manual_seed(seed)
+    model = ActorCritic(583, 58, cfg.hidden, 788)
+    col = train.Collector(cfg, torch.device("cpu"), np.random.default_rng(seed))
+    if pool:
+        col.pool.append(ActorCritic(583, 58, cfg.hidden, 788).actor.eval())
+    return cfg, model, col
+
+
+def test_collected_batch_has_the_old_layout_for_every_opponent_kind():
+    cfg, model, col = _collector("opponent_mix={self: 1, pool: 1, heuristic: 1, random: 1}")
+    batch, stats = col.collect(model, 0.0)
+    n = len(batch["act"])
+    assert n >= 300 and stats["hands"] >= 8
+    expected = {"obs": ((n, 583), np.float32), "mask": ((n, 58), np.bool_), "cin": ((n, 788), np.float32),
+                "act": ((n,), np.int64), "logp": ((n,), np.float32), "val": ((n,), np.float32),
+                "adv": ((n,), np.float32), "ret": ((n,), np.float32)}
+    for k, (shape, dtype) in expected.items():
+        assert batch[k].shape == shape and batch[k].dtype == dtype, k
+    assert batch["mask"][np.arange(n), batch["act"]].all()  # every stored action was legal
+    assert (batch["mask"].sum(1) > 1).all()  # forced moves are not decisions
+    np.testing.assert_array_equal(batch["cin"][:, :583], batch["obs"])  # state_for starts with the observation
+    assert (batch["logp"] <= 0).all() and np.isfinite(batch["adv"]).all()
+    assert all(stats["returns"][k] for k in train.OPPONENT_KINDS), {k: len(v) for k, v in stats["returns"].items()}
+    assert sum(len(v) for v in stats["returns"].values()) == stats["hands"]
+    assert min(stats[k] for k in ("t_env", "t_opp", "t_net")) > 0
+    cfg, _, col = _collector("central_critic=false")
+    batch, _ = col.collect(ActorCritic(583, 58, cfg.hidden), 0.0)
+    assert batch["cin"] is None and batch["obs"].shape[0] >= 300
+
+
+def test_opponent_kinds_learning_teams_and_snapshots_are_drawn_in_proportion():
+    cfg, model, col = _collector("opponent_mix={self: 0.4, pool: 0.2, heuristic: 0.3, random: 0.1}")
+    col.pool.append(col.pool[0])
+    rows = np.arange(cfg.num_envs)
+    kinds, teams, snaps = [], [], []
+    col._episodes = 0
+    p = np.array([train.mix_at(cfg, 0.0)[k] for k in train.OPPONENT_KINDS])
+    for _ in range(2500):  # 20,000 episodes
+        col._new_episodes(rows, p)
+        kinds.append(col.kind.copy()), teams.append(col.team.copy()), snaps.append(col.snap.copy())
+    kinds, teams, snaps = np.concatenate(kinds), np.concatenate(teams), np.concatenate(snaps)
+    freq = np.bincount(kinds, minlength=4) / len(kinds)
+    np.testing.assert_allclose(freq, [0.4, 0.2, 0.3, 0.1], atol=0.015)  # 4.5 standard errors
+    assert (teams[kinds == train.SELF] == -1).all()
+    assert abs(np.mean(teams[kinds != train.SELF]) - 0.5) < 0.015
+    assert abs(np.mean(snaps[kinds == train.POOL]) - 0.5) < 0.03
+    assert len(np.unique(col.episode)) == cfg.num_envs and col._episodes == 20000
+    # without snapshots, pool games are self-play; the mix moves with the training progress
+    cfg, model, col = _collector("opponent_mix={pool: 1}", "opponent_mix_end={random: 1}", pool=False)
+    col._episodes = 0
+    col._new_episodes(rows, np.array([train.mix_at(cfg, 0.0)[k] for k in train.OPPONENT_KINDS]))
+    assert (col.kind == train.SELF).all()
+    _, stats = col.collect(model, 1.0)
+    assert stats["hands"] == len(stats["returns"]["random"]) > 0
+
+
+def test_collect_is_deterministic_for_a_seed_and_draws_fresh_tables_every_call():
+    first = [_collector(seed=3)[2 - i] for i in (1, 0)]  # (model, collector)
+    second = [_collector(seed=3)[2 - i] for i in (1, 0)]
+    torch.manual_seed(5)
+    a, sa = first[1].collect(first[0], 0.3)
+    torch.manual_seed(5)
+    b, sb = second[1].collect(second[0], 0.3)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+    assert sa["returns"] == sb["returns"]
+    # the next call starts new tables from the advanced generators; restoring them (as the Ctrl-C
+    # rollback does) repeats that call exactly, whatever the collector played before
+    state, torch_state = first[1].rng.bit_generator.state, torch.get_rng_state()
+    c, _ = first[1].collect(first[0], 0.3)
+    assert len(c["act"]) != len(a["act"]) or not np.array_equal(c["obs"], a["obs"])
+    first[1].rng.bit_generator.state = state
+    torch.set_rng_state(torch_state)
+    d, _ = first[1].collect(first[0], 0.3)
+    for k in c:
+        np.testing.assert_array_equal(c[k], d[k], err_msg=k)
+
+
+def test_rewards_are_credited_to_the_seats_that_earned_them():
+    """Replay every table's episodes, from the deals and all actions the collector played, in raw_env:
+    the learner decisions, their masks and actions, and (gamma = lambda = 1) each decision's return =
+    its own seat's hand reward, match the batch row for row (rows found by their observation)."""
+    from rook_env import raw_env
+    from rook_env.env import AGENT_SEAT
+
+    cfg, model, col = _collector("opponent_mix={self: 1, pool: 1, heuristic: 1, random: 1}", "gamma=1.0",
+                                 "gae_lambda=1.0", "reward_scale=0.01")
+    env, n_cards = col.env, 57
+    log = {"deals": [[] for _ in range(cfg.num_envs)], "steps": []}
+
+    def deals_now(rows):
+        for t in rows:
+            hands = [[c for c in range(n_cards) if int(env.hands[t, s]) >> c & 1] for s in range(4)]
+            nest = [c for c in range(n_cards) if int(env.nest[t]) >> c & 1]
+            log["deals"][t].append({"hands": hands, "nest": nest, "dealer": int(env.dealer[t])})
+
+    real_reset, real_step = env.reset, env.step
+
+    def reset(*args, **kwargs):
+        out = real_reset(*args, **kwargs)
+        deals_now(range(cfg.num_envs))
+        return out
+
+    def step(actions):
+        learner = col.active & ((col.kind == train.SELF) | ((env.current_player & 1) == col.team))
+        log["steps"].append((np.array(actions), env.current_player, learner, col.active.copy()))
+        out = real_step(actions)
+        deals_now(np.flatnonzero(out[2] | out[3]))
+        return out
+
+    env.reset, env.step = reset, step
+    batch, stats = col.collect(model, 0.0)
+    rows = {batch["obs"][i].tobytes(): i for i in range(len(batch["act"]))}
+    assert len(rows) == len(batch["act"])  # observations identify decisions
+    matched, episodes, raw = 0, 0, raw_env()
+    for t in range(cfg.num_envs):
+        k = 0  # this table's step index
+        for deal in log["deals"][t]:
+            if k == len(log["steps"]) or not log["steps"][k][3][t]:
+                break  # played out after the rollout was full: not collected
+            raw.reset(options=deal)
+            learned = []
+            got = np.zeros(4)
+            while not all(raw.terminations.values()):
+                actions, seats, learner, _ = log["steps"][k]
+                agent = raw.agent_selection
+                assert AGENT_SEAT[agent] == seats[t]
+                ob = raw.observe(agent)
+                if learner[t] and ob["action_mask"].sum() > 1:
+                    learned.append((ob, int(actions[t]), seats[t]))
+                raw.step(int(actions[t]))
+                for ag, r in raw.rewards.items():
+                    got[AGENT_SEAT[ag]] += r
+                k += 1
+            episodes += 1
+            for ob, a, s in learned:
+                i = rows[ob["observation"].astype(np.float32).tobytes()]
+                np.testing.assert_array_equal(batch["mask"][i], ob["action_mask"].astype(bool))
+                assert batch["act"][i] == a
+                assert batch["ret"][i] == pytest.approx(0.01 * got[s], abs=1e-5)
+                matched += 1
+            assert got.any()  # score_diff: a hand pays every seat (never all zero with the default rules)
+    assert episodes == stats["hands"] and matched == len(batch["act"])
+
+
+def test_trajectory_advantages_equal_compute_gae_per_trajectory():
+    rng = np.random.default_rng(0)
+    traj = rng.integers(0, 40, 600)  # interleaved trajectories, each in order
+    rewards, values = rng.normal(size=600), rng.normal(size=600)
+    adv, ret = train.trajectory_advantages(traj, rewards, values, gamma=0.97, gae_lambda=0.9)
+    for t in np.unique(traj):
+        i = np.flatnonzero(traj == t)
+        dones = np.zeros(len(i))
+        dones[-1] = 1
+        a, r = train.compute_gae(rewards[i], values[i], dones, 0.0, 0.97, 0.9)
+        np.testing.assert_allclose(adv[i], a, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(ret[i], r, rtol=1e-4, atol=1e-5)
+    assert train.trajectory_advantages(np.zeros(0, np.int64), [], [], 1.0, 0.95)[0].shape == (0,)
+
+
+def test_heuristic_games_for_behaviour_cloning():
+    cfg = train.make_train_config(SMOKE, ["num_envs=8", "bc_hands=20"])
+    seen = []
+    data = train.heuristic_games(cfg, np.random.default_rng(0), lambda what, done, total: seen.append((done, total)))
+    assert seen == [(k, 20) for k in range(1, 21)]
+    n = len(data["act"])
+    assert sorted(np.unique(data["episode"])) == list(range(20)) and n > 20 * 30
+    assert data["mask"][np.arange(n), data["act"]].all() and (data["mask"].sum(1) > 1).all()
+    np.testing.assert_array_equal(data["cin"][:, :583], data["obs"])
+    for e in range(20):  # score_diff: partners share a return, the other team's is its negative
+        ret = {int(s): r for s, r in zip(data["seat"][data["episode"] == e], data["ret"][data["episode"] == e])}
+        assert len(ret) == 4 and ret[0] == ret[2] == -ret[1] == -ret[3] != 0
+    again = train.heuristic_games(cfg, np.random.default_rng(0), lambda *a: None)
+    for k in data:
+        np.testing.assert_array_equal(data[k], again[k], err_msg=k)
+
+
 # ------------------------------------------------------------------------------ GAE, credit assignment
 def test_compute_gae_hand_checked():
     adv, ret = train.compute_gae(np.array([0, 0, 1.0]), np.array([0.5, 0.6, 0.7]), np.array([0, 0, 1]),
