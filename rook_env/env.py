@@ -55,6 +55,7 @@ Version history:
 
 from __future__ import annotations
 
+import importlib.util
 import random
 import warnings
 from collections.abc import Mapping
@@ -95,11 +96,17 @@ def _unknown_agent(agent: Any) -> ValueError:
     return ValueError(f"unknown agent {agent!r}; agents are {', '.join(AGENTS)}")
 
 
+# "rgb_array" draws with Pillow, an optional extra (rook_env[render]): it is listed as a render mode only
+# where Pillow is installed, so that checkers which make the environment in every listed mode
+# (gymnasium's check_env) pass without it; asking for it without Pillow says which extra to install.
+RENDER_MODES = ["human", "ansi"] + (["rgb_array"] if importlib.util.find_spec("PIL") is not None else [])
+
+
 class raw_env(AECEnv, EzPickle):
     """The Rook AEC environment. Flags: see RULES.md and :class:`rook_env.config.RookConfig`."""
 
     metadata = {
-        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_modes": RENDER_MODES,
         "name": ENV_ID.split("/")[1],
         "is_parallelizable": False,
         "render_fps": 1,
@@ -108,14 +115,14 @@ class raw_env(AECEnv, EzPickle):
     def __init__(self, render_mode: str | None = None, max_hands: int | None = None, **flags: Any) -> None:
         EzPickle.__init__(self, render_mode=render_mode, max_hands=max_hands, **flags)
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode={render_mode!r} is not allowed; allowed values: None, human, ansi, rgb_array"
-            )
         if render_mode == "rgb_array":
             from .render_image import require_pillow
 
             require_pillow()  # fail here, naming the extra to install, not at the first render()
+        if render_mode is not None and render_mode not in ("human", "ansi", "rgb_array"):
+            raise ValueError(
+                f"render_mode={render_mode!r} is not allowed; allowed values: None, human, ansi, rgb_array"
+            )
         self.render_mode = render_mode
         self.config = make_config(**flags)
         if max_hands is not None:

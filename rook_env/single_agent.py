@@ -37,7 +37,7 @@ from typing import Any, Mapping, Sequence
 import gymnasium
 import numpy as np
 
-from .env import AGENTS, IllegalActionWarning, raw_env
+from .env import AGENTS, RENDER_MODES, IllegalActionWarning, raw_env
 from .loop import play_turns
 from .rules import OVER
 
@@ -48,7 +48,7 @@ ILLEGAL_ACTION_MODES = ("terminate", "raise")
 class SingleAgentRookEnv(gymnasium.Env):
     """Rook as a single-agent ``gymnasium.Env`` (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": raw_env.metadata["render_fps"], "name": SINGLE_AGENT_ID}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": raw_env.metadata["render_fps"], "name": SINGLE_AGENT_ID}
 
     def __init__(
         self,

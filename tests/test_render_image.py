@@ -201,3 +201,37 @@ def test_environment_imports_without_pillow():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"
+
+
+def test_without_pillow_rgb_array_is_not_listed_and_checkers_pass():
+    """Without Pillow, ``rgb_array`` is not a listed render mode (gymnasium's check_env makes the
+    environment in every listed mode), and asking for it still names the extra to install."""
+    code = textwrap.dedent(
+        """
+        import sys, warnings
+        sys.modules["PIL"] = None
+        import gymnasium
+        from gymnasium.utils.env_checker import check_env
+        import rook_env
+        from rook_env.single_agent import SINGLE_AGENT_ID
+        assert "rgb_array" not in rook_env.raw_env.metadata["render_modes"]
+        assert "rgb_array" not in rook_env.SingleAgentRookEnv.metadata["render_modes"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            check_env(gymnasium.make(SINGLE_AGENT_ID).unwrapped)
+        try:
+            rook_env.raw_env(render_mode="rgb_array")
+        except ImportError as exc:
+            assert "rook_env[render]" in str(exc), exc
+        else:
+            raise AssertionError("rgb_array without Pillow was accepted")
+        print("ok")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.splitlines()[-1] == "ok", out.stderr[-2000:]  # human mode prints tables
+
+
+def test_with_pillow_rgb_array_is_listed():
+    assert "rgb_array" in rook_env.raw_env.metadata["render_modes"]
+    assert "rgb_array" in rook_env.SingleAgentRookEnv.metadata["render_modes"]
