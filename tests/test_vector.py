@@ -124,7 +124,7 @@ class LockStep:
             assert self.steps < max_steps, "no progress"
 
 
-# Each flag's non-default values alone, and a few mixtures (the seeds' 1-High Partnership among them).
+# Each flag's non-default values alone, and a few mixtures (Rook in a Book's 1-High Partnership among them).
 CONFIGS = [
     {},
     {"all_pass": "redeal"},
