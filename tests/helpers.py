@@ -11,10 +11,13 @@ from __future__ import annotations
 import random
 from typing import Iterable, Sequence
 
+import numpy as np
+
 import rook_env
 from rook_env.cards import DEFAULT_LAYOUT
 from rook_env.config import RookConfig
-from rook_env.rules import PLAY, RookState
+from rook_env.cards import bits
+from rook_env.rules import BID, DISCARD, PLAY, TRUMP, RookState
 
 L = DEFAULT_LAYOUT
 
@@ -188,3 +191,47 @@ def play_random(st: RookState, rng: random.Random, max_steps: int = 100_000) -> 
         st.apply(a)
         yield a
     raise AssertionError("game did not end")
+
+
+# ---------------------------------------------------------------- hidden-card shuffles (agent information tests)
+def hidden_from(st: RookState, me: int) -> tuple[list[int], int]:
+    """Seats (other than ``me``) whose cards are hidden, and whether the nest is hidden."""
+    nest_hidden = not (st.bidder == me and st.phase != BID)
+    return [s for s in range(4) if s != me], nest_hidden
+
+
+def shuffle_hidden(st: RookState, me: int, rng: random.Random) -> RookState:
+    """A copy of ``st`` with the cards ``me`` cannot see permuted among their holders."""
+    new = st.clone()
+    others, nest_hidden = hidden_from(st, me)
+    if st.phase == BID:
+        # during the auction the nest lies face down
+        pool_holders = [("hand", s) for s in others] + [("nest", None)]
+    elif st.phase in (DISCARD, TRUMP) and st.bidder != me:
+        pool_holders = [("hand", s) for s in others if s != st.bidder]
+    else:
+        pool_holders = [("hand", s) for s in others]
+        if nest_hidden and st.phase == PLAY:
+            pool_holders.append(("discards", None))
+    masks = []
+    for kind, s in pool_holders:
+        masks.append(st.hands[s] if kind == "hand" else (st.nest if kind == "nest" else st.discards))
+    cards = [c for m in masks for c in bits(m)]
+    rng.shuffle(cards)
+    i = 0
+    for (kind, s), m in zip(pool_holders, masks):
+        k = m.bit_count()
+        new_mask = sum(1 << c for c in cards[i:i + k])
+        i += k
+        if kind == "hand":
+            new.hands[s] = new_mask
+        elif kind == "nest":
+            new.nest = new_mask
+        else:
+            new.discards = new_mask
+    return new
+
+
+def legal_mask_array(st: RookState) -> np.ndarray:
+    m = st.legal_mask()
+    return np.array([(m >> a) & 1 for a in range(st.L.n_actions)], np.int8)

@@ -11,7 +11,7 @@ import random
 import numpy as np
 import pytest
 
-from helpers import complete_deal
+from helpers import complete_deal, legal_mask_array, shuffle_hidden
 import rook_env
 from rook_env.agents import make_agent
 from rook_env.agents.heuristic import HeuristicAgent
@@ -124,44 +124,6 @@ def test_garbage_observation_falls_back_to_a_legal_action():
 
 
 # ============================================================================ no peeking
-def _hidden_from(st: RookState, me: int) -> tuple[list[int], int]:
-    """Seats (other than ``me``) whose cards are hidden, and whether the nest is hidden."""
-    nest_hidden = not (st.bidder == me and st.phase != BID)
-    return [s for s in range(4) if s != me], nest_hidden
-
-
-def _shuffle_hidden(st: RookState, me: int, rng: random.Random) -> RookState:
-    """A copy of ``st`` with the cards ``me`` cannot see permuted among their holders."""
-    new = st.clone()
-    others, nest_hidden = _hidden_from(st, me)
-    if st.phase == BID:
-        # during the auction the nest lies face down
-        pool_holders = [("hand", s) for s in others] + [("nest", None)]
-    elif st.phase in (DISCARD, TRUMP) and st.bidder != me:
-        pool_holders = [("hand", s) for s in others if s != st.bidder]
-    else:
-        pool_holders = [("hand", s) for s in others]
-        if nest_hidden and st.phase == PLAY:
-            pool_holders.append(("discards", None))
-    masks = []
-    for kind, s in pool_holders:
-        masks.append(st.hands[s] if kind == "hand" else (st.nest if kind == "nest" else st.discards))
-    cards = [c for m in masks for c in bits(m)]
-    rng.shuffle(cards)
-    i = 0
-    for (kind, s), m in zip(pool_holders, masks):
-        k = m.bit_count()
-        new_mask = sum(1 << c for c in cards[i:i + k])
-        i += k
-        if kind == "hand":
-            new.hands[s] = new_mask
-        elif kind == "nest":
-            new.nest = new_mask
-        else:
-            new.discards = new_mask
-    return new
-
-
 @pytest.mark.parametrize("flags", [{}, {"nest_discard": "no_counters_unless_forced", "deck": "full"},
                                    {"rook_rank": "low", "first_lead": "bidder"}])
 def test_choices_do_not_depend_on_hidden_cards(flags):
@@ -176,10 +138,10 @@ def test_choices_do_not_depend_on_hidden_cards(flags):
             a.reset()
         while not st.is_over:
             me = st.current
-            obs = {"observation": encode(st, me), "action_mask": _mask(st)}
+            obs = {"observation": encode(st, me), "action_mask": legal_mask_array(st)}
             if rng.random() < 0.4:
-                other = _shuffle_hidden(st, me, rng)
-                obs2 = {"observation": encode(other, me), "action_mask": _mask(other)}
+                other = shuffle_hidden(st, me, rng)
+                obs2 = {"observation": encode(other, me), "action_mask": legal_mask_array(other)}
                 changed += other.hands != st.hands or other.nest != st.nest or other.discards != st.discards
                 # the seat's observation is the same; so must the agent's choice be, both for a
                 # fresh agent and for one carrying what it remembered from this hand
@@ -198,11 +160,6 @@ def test_choices_do_not_depend_on_hidden_cards(flags):
                 a = agents[me].act(obs)
             st.apply(a)
     assert checked > 50 and changed > 0.8 * checked
-
-
-def _mask(st: RookState) -> np.ndarray:
-    m = st.legal_mask()
-    return np.array([(m >> a) & 1 for a in range(st.L.n_actions)], np.int8)
 
 
 # ============================================================================ crafted situations
@@ -234,7 +191,7 @@ def choose(st, flags=None) -> str:
     flags = flags or {}
     ag = strict_agent(**flags)
     me = st.current
-    a = ag.act({"observation": encode(st, me), "action_mask": _mask(st)})
+    a = ag.act({"observation": encode(st, me), "action_mask": legal_mask_array(st)})
     return st.L.action_name(a)
 
 
@@ -300,7 +257,7 @@ def test_discard_creates_a_void_and_keeps_trumps():
             st.apply(L.PASS)
         ag = strict_agent(**flags)
         while st.phase in (DISCARD, TRUMP):
-            st.apply(ag.act({"observation": encode(st, 0), "action_mask": _mask(st)}))
+            st.apply(ag.act({"observation": encode(st, 0), "action_mask": legal_mask_array(st)}))
         assert st.trump == 3  # black
         kept = st.hands[0]
         assert not kept & L.colour_mask[1], "yellow should be void"
@@ -408,7 +365,7 @@ def test_void_inference_matches_the_tricks(flags):
         agents = [strict_agent(seed=s, **flags) for s in range(4)]
         while not st.is_over:
             me = st.current
-            obs = {"observation": encode(st, me), "action_mask": _mask(st)}
+            obs = {"observation": encode(st, me), "action_mask": legal_mask_array(st)}
             a = agents[me].act(obs)
             if st.phase == PLAY:
                 truth = _shown_voids(st, me)
@@ -431,8 +388,8 @@ def test_one_instance_can_serve_several_seats():
         own = [strict_agent(seed=1) for _ in range(4)]
         while not st1.is_over:
             me = st1.current
-            a1 = shared.act({"observation": encode(st1, me), "action_mask": _mask(st1)})
-            a2 = own[me].act({"observation": encode(st2, me), "action_mask": _mask(st2)})
+            a1 = shared.act({"observation": encode(st1, me), "action_mask": legal_mask_array(st1)})
+            a2 = own[me].act({"observation": encode(st2, me), "action_mask": legal_mask_array(st2)})
             assert a1 == a2
             st1.apply(a1)
             st2.apply(a2)
@@ -455,7 +412,7 @@ def _lockstep(flags, n_tables, n_steps, seed, heuristic_seats=(0, 1, 2, 3)):
     for _ in range(n_steps):
         rows = [t for t, st in enumerate(tables) if st.current in heuristic_seats]
         obs = np.array([encode(tables[t], tables[t].current) for t in rows], np.float32).reshape(len(rows), -1)
-        masks = np.array([_mask(tables[t]) for t in rows], np.int8).reshape(len(rows), -1)
+        masks = np.array([legal_mask_array(tables[t]) for t in rows], np.int8).reshape(len(rows), -1)
         keys = np.array([t * 4 + tables[t].current for t in rows], np.int64)
         got = batch.act_batch(obs, masks, keys) if rows else np.zeros(0, np.int64)
         assert got.dtype == np.int64 and got.shape == (len(rows),)
@@ -499,7 +456,7 @@ def test_act_batch_without_keys_continues_act_memory():
         mixed, plain = strict_agent(), strict_agent()
         i = 0
         while not st.is_over:
-            obs = {"observation": encode(st, st.current), "action_mask": _mask(st)}
+            obs = {"observation": encode(st, st.current), "action_mask": legal_mask_array(st)}
             want = plain.act(obs)
             if i % 2:
                 got = mixed.act(obs)
@@ -520,7 +477,7 @@ def test_act_batch_is_deterministic_and_ignores_the_seed():
         agent = HeuristicAgent(seed=seed)
         actions = []
         while not st.is_over:
-            a = int(agent.act_batch(encode(st, st.current)[None], _mask(st)[None], keys=[st.current])[0])
+            a = int(agent.act_batch(encode(st, st.current)[None], legal_mask_array(st)[None], keys=[st.current])[0])
             actions.append(a)
             st.apply(a)
         runs.append(actions)

@@ -26,7 +26,7 @@ from rook_env.cards import bits, layout_for
 from rook_env.config import make_config
 from rook_env.observation import encode, obs_layout
 from rook_env.rules import OVER, PLAY, RookState
-from test_heuristic import _mask, _shuffle_hidden  # the heuristic's hidden-card shuffle, reused as is
+from helpers import legal_mask_array as _mask, shuffle_hidden as _shuffle_hidden  # the agents' hidden-card shuffle
 
 FLAG_VARIANTS = [
     {},
