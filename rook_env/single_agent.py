@@ -57,6 +57,7 @@ class SingleAgentRookEnv(gymnasium.Env):
         render_mode: str | None = None,
         illegal_action: str = "terminate",
         illegal_reward: float = -1.0,
+        max_hands: int | None = None,
         **flags: Any,
     ) -> None:
         seats = tuple(learner_seats)
@@ -87,7 +88,7 @@ class SingleAgentRookEnv(gymnasium.Env):
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
         self._flags = flags
-        self.aec = raw_env(render_mode=render_mode, **flags)
+        self.aec = raw_env(render_mode=render_mode, max_hands=max_hands, **flags)  # flags: rule flags only
         self.render_mode = render_mode
         self.observation_space = self.aec.observation_spaces[AGENTS[0]]["observation"]
         self.action_space = self.aec.action_spaces[AGENTS[0]]

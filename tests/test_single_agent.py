@@ -154,3 +154,19 @@ def test_bad_arguments_are_refused(kwargs, match):
 def test_agents_list_is_the_aec_one():
     env = SingleAgentRookEnv(make_agent("random"))
     assert env.aec.possible_agents == list(AGENTS)
+
+
+def test_max_hands_is_an_env_argument_not_a_rule_flag_of_the_opponents():
+    """``max_hands`` goes to the environment (game episodes are cut after that many hands); the
+    opponents built from a spec get the rule flags only."""
+    import numpy as np
+
+    env = SingleAgentRookEnv(opponents="random", episode="game", max_hands=2)
+    env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    for _ in range(1000):
+        _, _, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        if term or trunc:
+            break
+    assert term or trunc
+    assert env.aec.game.hands_played <= 2
