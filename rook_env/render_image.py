@@ -118,6 +118,7 @@ class Scene:
     scores: list[int]
     tricks_left: int
     notes: list[str] = field(default_factory=list)
+    call: str | None = None  # the named trump call when it is not just a colour: "green low", "no trump high"
 
 
 def scene_from_state(state: RookState) -> Scene:
@@ -150,6 +151,7 @@ def scene_from_state(state: RookState) -> Scene:
         bidder=state.bidder if state.bidder >= 0 else None,
         contract=L.bids[state.high_bid] if state.high_bid >= 0 else None,
         trump=state.trump if state.trump >= 0 else None,
+        call=L.contract_name(state.call) if state.call >= 0 else None,
         trick=[((state.leader + i) % N_SEATS, c) for i, c in enumerate(state.trick)] if state.phase == PLAY else [],
         last_trick=last,
         last_winner=last_winner,
@@ -224,6 +226,7 @@ def scene_from_observation(
         bidder=bidder,
         contract=view.contract,
         trump=view.trump,
+        call=view.call,
         trick=trick,
         last_trick=None,
         last_winner=None,
@@ -343,6 +346,9 @@ def draw_scene(scene: Scene) -> np.ndarray:
         d.rounded_rectangle((70, y, 170, y + 22), 5, fill=SWATCH[scene.trump], outline=TEXT)
         d.text((120, y + 11), COLOUR_NAMES[scene.trump], font=f_mid, fill=FACE[scene.trump][1], anchor="mm")
         y += 28
+    if scene.call and (scene.trump is None or scene.call != COLOUR_NAMES[scene.trump]):  # low / no-trump calls
+        d.text((10, y), f"call: {scene.call}", font=f_mid, fill=TEXT)
+        y += 22
     if scene.nest_has_counters:
         d.text((10, y), "announced: nest holds counters", font=f_small, fill=HIGHLIGHT)
 

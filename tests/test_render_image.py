@@ -235,3 +235,22 @@ def test_without_pillow_rgb_array_is_not_listed_and_checkers_pass():
 def test_with_pillow_rgb_array_is_listed():
     assert "rgb_array" in rook_env.raw_env.metadata["render_modes"]
     assert "rgb_array" in rook_env.SingleAgentRookEnv.metadata["render_modes"]
+
+
+def test_a_no_trump_call_is_drawn():
+    """With extended trump calls, a no-trump contract has no colour swatch: the call is written out."""
+    import numpy as np
+
+    from rook_env.render_image import scene_from_state
+
+    env = rook_env.raw_env(render_mode="rgb_array", trump_calls="extended")
+    env.reset(seed=0)
+    g = env.unwrapped.game
+    while g.phase != 3:  # play the auction, the discard and the call: bid, then "no trump high"
+        mask = env.observe(env.agent_selection)["action_mask"]
+        legal = np.flatnonzero(mask)
+        no_trump_high = env.unwrapped.layout.TRUMP0 + 8
+        env.step(int(no_trump_high if no_trump_high in legal else legal[0]))
+    assert g.trump == -1 and scene_from_state(g).call == "no trump high"
+    img = env.render()
+    assert img.shape == (700, 1000, 3)
