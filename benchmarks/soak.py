@@ -55,7 +55,10 @@ from rook_env.config import CHOICES, RookConfig
 from rook_env.observation import ObsLayout, obs_layout
 from rook_env.rules import BID, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP
 
-ENUMERATED_FLAGS = tuple(CHOICES)  # all_pass, no_counter_redeal, ..., episode, reward
+# The Kentucky Discard flags (RULES.md F1-F12): 864 combinations. The other games' flags (F13-F21) change
+# deck, nest and trump structure that these invariants assume; they are covered by tests/test_variants.py.
+ENUMERATED_FLAGS = ("all_pass", "no_counter_redeal", "nest_discard", "first_lead", "rook_rank", "deck",
+                    "episode", "reward")
 ILLEGAL_TRY_RATE = 0.01  # share of steps at which an illegal action is tried as well
 MAX_VIOLATIONS_SHOWN = 20
 
