@@ -46,6 +46,7 @@ from rook_env.call_partner.config import make_config
 from rook_env.call_partner.layout import layout_for
 from rook_env.call_partner.observation import CallPartnerView, decode
 from rook_env.call_partner.rules import card_power
+from rook_env.cards import bits
 
 from .base import legal_from
 
@@ -101,14 +102,11 @@ class CallPartnerHeuristic:
             m |= 1 << c
         return m
 
-    def _cards(self, mask: int) -> list[int]:
-        return [c for c in range(self.L.n_cards) if mask >> c & 1]
-
     def strength(self, hand: int, trump: int) -> float:
         """Hand strength with ``trump`` as trump (module docstring)."""
         L = self.L
         s = 0.0
-        for c in self._cards(hand):
+        for c in bits(hand):
             if c == L.rook:
                 s += 20
                 continue
@@ -155,17 +153,17 @@ class CallPartnerHeuristic:
             counter = L.card_points[c] > 0 or L.card_rank[c] == 1
             return (1 if counter else 0, length[L.card_colour[c]], L.card_power[c])
 
-        return min(self._cards(legal & L.all_cards), key=keep_value)
+        return min(bits(legal & L.all_cards), key=keep_value)
 
     def _call(self, v: CallPartnerView, legal: int) -> int:
         L = self.L
         trump = v.trump
         own_nest = self._mask(v.discards)
-        order = [L.rook] + sorted(self._cards(L.colour_mask[trump]), key=lambda c: -L.card_power[c])
+        order = [L.rook] + sorted(bits(L.colour_mask[trump]), key=lambda c: -L.card_power[c])
         for c in order:
             if legal >> c & 1 and not own_nest >> c & 1:
                 return c
-        return min(self._cards(legal & L.all_cards & ~own_nest) or self._cards(legal & L.all_cards))
+        return min(bits(legal & L.all_cards & ~own_nest) or bits(legal & L.all_cards))
 
     # ------------------------------------------------------------- card play
     def friends(self, v: CallPartnerView) -> set[int]:
@@ -187,7 +185,7 @@ class CallPartnerHeuristic:
     def _play(self, v: CallPartnerView, legal: int) -> int:
         L, n = self.L, self.n
         trump, rook_high = v.trump, v.rook == "high"
-        cards = self._cards(legal)
+        cards = bits(legal & self.L.all_cards)
         unseen = v.unseen()
         friends = self.friends(v)
         on_bid_side = v.bidder == 0 or 0 in v.known_partners
@@ -195,7 +193,7 @@ class CallPartnerHeuristic:
         def sure(card: int, led: int) -> bool:
             """No unseen card can beat ``card`` in a trick led in ``led``."""
             p = card_power(L, card, trump, rook_high, led)
-            for u in self._cards(unseen):
+            for u in bits(unseen):
                 if card_power(L, u, trump, rook_high, led) > p:
                     return False
             return True

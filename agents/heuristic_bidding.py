@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from rook_env.cards import N_COLOURS
+from rook_env.cards import N_COLOURS, bits
 
 from .heuristic_tables import CardTables, SeatView
 
@@ -147,7 +147,7 @@ class HandModel:
         todo = plan & ~view.discards & legal_cards
         if todo:
             # non-counters first (keeps the no-counters rule's order legal)
-            return min(_cards(todo), key=lambda c: (tab.points[c] > 0, tab.rank_power[c]))
+            return min(bits(todo), key=lambda c: (tab.points[c] > 0, tab.rank_power[c]))
         # the plan is done or illegal: the legal card cheapest to lose
         effective = tab.effective_suit[trump]
 
@@ -159,7 +159,7 @@ class HandModel:
                 value += 50
             return value
 
-        return min(_cards(legal_cards), key=cost) if legal_cards else -1
+        return min(bits(legal_cards), key=cost) if legal_cards else -1
 
     def name_trump(self, view: SeatView, legal: int) -> int:
         tab = self.tab
@@ -201,7 +201,7 @@ class HandModel:
                 masters += 1.0
                 if held >> order[1] & 1:
                     masters += 0.5
-            for c in _cards(held & tab.counter_mask):
+            for c in bits(held & tab.counter_mask):
                 if tab.higher[trump][c] & ~held:
                     unguarded += tab.points[c]
         rook = 1 if kept & tab.rook_bit else 0
@@ -264,8 +264,8 @@ class HandModel:
         def trump_keep(card: int) -> float:
             return (50.0 if card == tab.rook else 0.0) + tab.trump_power[trump][card] + (20.0 if tab.points[card] else 0.0)
 
-        side_order = sorted(_cards(side), key=side_keep)
-        trump_order = sorted(_cards(trumps), key=trump_keep)
+        side_order = sorted(bits(side), key=side_keep)
+        trump_order = sorted(bits(trumps), key=trump_keep)
         side_suits = [s for s in range(N_COLOURS) if s != trump]
         options: list[int] = []
         for chosen in range(1 << len(side_suits)):
@@ -298,12 +298,3 @@ def _fill(discard: int, order: list[int]) -> int:
             break
         discard |= 1 << card
     return discard
-
-
-def _cards(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from rook_env.cards import N_COLOURS
+from rook_env.cards import N_COLOURS, bits
 
 from .heuristic_tables import CardTables, SeatView
 
@@ -350,14 +350,14 @@ def choose_card_generic(tab: CardTables, view: SeatView, legal_cards: int) -> in
     """
     ct, k, points = tab.contracts, view.call, tab.points
     eff, follow = ct.eff[k], ct.follow[k]
-    cards = _bits(legal_cards)
+    cards = bits(legal_cards)
     hand = view.hand
     if not view.trick:
         unseen = tab.all_cards & ~hand & ~view.played_all & ~view.nest & ~view.discards
         masters = []
         for c in cards:
             power = ct.power[k][eff[c]]
-            if not any(power[d] > power[c] for d in _bits(unseen & follow[c])):
+            if not any(power[d] > power[c] for d in bits(unseen & follow[c])):
                 masters.append(c)
         if masters:
             return max(masters, key=lambda c: (points[c], -c))
@@ -383,14 +383,5 @@ def circus_pass(tab: CardTables, view: SeatView, legal_cards: int) -> int:
     k = view.call if view.call >= 0 else 0
     trumps = tab.contracts.trumps[k]
     order = tab.contracts.power[k]
-    return min(_bits(legal_cards), key=lambda c: (bool(trumps >> c & 1), tab.points[c] > 0,
+    return min(bits(legal_cards), key=lambda c: (bool(trumps >> c & 1), tab.points[c] > 0,
                                                  order[tab.contracts.eff[k][c]][c], c))
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
