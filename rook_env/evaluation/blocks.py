@@ -8,11 +8,24 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-__all__ = ["progress_bar", "run_blocks"]
+__all__ = ["cached_env", "progress_bar", "run_blocks"]
 
 _WORKER: tuple[Callable[[int, Any], list], Any] | None = None
+
+
+# One environment per (constructor, rule flags) in each process: matches reset it for every deal.
+_ENVS: dict[Any, Any] = {}
+
+
+def cached_env(make: Callable[..., Any], flags: Mapping[str, Any]) -> Any:
+    """This process's environment ``make(**flags)``, built once and reused."""
+    key = (make, tuple(sorted(flags.items())))
+    env = _ENVS.get(key)
+    if env is None:
+        env = _ENVS[key] = make(**dict(flags))
+    return env
 
 
 def progress_bar(total: int, desc: str) -> Any:

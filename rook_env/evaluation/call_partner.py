@@ -45,7 +45,7 @@ from rook_env.agents.registry import build_agent, check_team, parse_team, spec_l
 from rook_env.call_partner import raw_env as call_partner_env
 from rook_env.loop import IllegalActionError, Step, play_turns, reset_agents
 
-from .blocks import run_blocks
+from .blocks import cached_env, run_blocks
 from .deals import check_flags, derive_seed, make_deal
 from .results import DEFAULT_BLOCK_SIZE, to_json_safe
 from .stats import bootstrap_mean_ci
@@ -90,20 +90,9 @@ class _Context:
         return {**self.flags, "game": "call_partner"}
 
 
-_ENVS: dict[Any, Any] = {}
-
-
-def _env_for(flags: Mapping[str, Any]) -> Any:
-    key = tuple(sorted(flags.items()))
-    env = _ENVS.get(key)
-    if env is None:
-        env = _ENVS[key] = call_partner_env(**dict(flags))
-    return env
-
-
 def _run_block(block: int, ctx: _Context) -> list[tuple[int, ...]]:
     """Play the deals of one block, each in every rotation; deterministic in (seed, block)."""
-    n, env = ctx.n, _env_for(ctx.flags)
+    n, env = ctx.n, cached_env(call_partner_env, ctx.flags)
     agent_flags = ctx.deal_flags
     # agents[r][s]: the agent of seat s in rotation r, seeded by seat alone (common random numbers).
     agents = [[build_agent(ctx.specs[(s + r) % n], derive_seed("agent", ctx.seed, block, s), agent_flags)

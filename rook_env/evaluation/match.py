@@ -35,7 +35,7 @@ from rook_env.agents.registry import TeamSpec, build_agent, check_team, parse_te
 from rook_env.env import raw_env
 from rook_env.loop import IllegalActionError, Step, play_turns, reset_agents
 
-from .blocks import run_blocks
+from .blocks import cached_env, run_blocks
 from .deals import check_flags, derive_seed, make_deal
 from .results import DEFAULT_BLOCK_SIZE, FIELD, REC_FIELDS, MatchResult, team_stats
 from .stats import bootstrap_mean_ci, games_from_stream, wilson_interval
@@ -59,17 +59,6 @@ class _Context:
     block_size: int
     deals: int
     common_seeds: bool = True
-
-
-_ENVS: dict[Any, Any] = {}
-
-
-def _env_for(flags: Mapping[str, Any]) -> raw_env:
-    key = tuple(sorted(flags.items()))
-    env = _ENVS.get(key)
-    if env is None:
-        env = _ENVS[key] = raw_env(**dict(flags))
-    return env
 
 
 def _fallbacks(agents: Sequence[Any], seating: int) -> list[int]:
@@ -117,7 +106,7 @@ def block_agents(ctx: _Context, block: int, seating: int) -> list[Any]:
 
 def _run_block(block: int, ctx: _Context) -> list[tuple[int, ...]]:
     """Play the deals of one block (both seatings when duplicate); deterministic in (seed, block)."""
-    env = _env_for(ctx.flags)
+    env = cached_env(raw_env, ctx.flags)
     start = block * ctx.block_size
     stop = min(ctx.deals, start + ctx.block_size)
     agents = {seating: block_agents(ctx, block, seating) for seating in (0, 1)}
