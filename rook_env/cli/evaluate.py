@@ -142,10 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error("--round-robin needs at least two team specs")
     if args.round_robin and args.replays:
         p.error("--replays saves hands of a two-team match, not of a round robin")
-    _check_numbers(p, args)
-    if args.plot and not have_plots():
-        p.error(f"--plot needs matplotlib, which is not installed: {TOOLS_HINT}")
-    workers = args.workers or os.cpu_count() or 1
+    workers = _check_numbers(p, args)
     try:
         prepare_out_path("--json", args.json)
         prepare_out_path("--plot", args.plot)
@@ -202,10 +199,7 @@ def _field_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     for option, used in (("--players", args.players is not None), ("--replays", args.replays)):
         if used:
             p.error(f"{option} is not available with --field")
-    _check_numbers(p, args)
-    if args.plot and not have_plots():
-        p.error(f"--plot needs matplotlib, which is not installed: {TOOLS_HINT}")
-    workers = args.workers or os.cpu_count() or 1
+    workers = _check_numbers(p, args)
     try:
         prepare_out_path("--json", args.json)
         prepare_out_path("--plot", args.plot)
@@ -242,7 +236,8 @@ def _save_replays(res: MatchResult, teams: list[TeamSpec], args: argparse.Namesp
     print(f"wrote {len(records)} hand(s) to {args.replays_out}")
 
 
-def _check_numbers(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+def _check_numbers(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Check the numeric options (and that --plot can be drawn); returns the number of worker processes."""
     for opt, value, low in (("--deals", args.deals, 1), ("--replays", args.replays, 0),
                             ("--workers", args.workers, 0), ("--bootstrap", args.bootstrap, 1),
                             ("--rating-bootstrap", args.rating_bootstrap, 1), ("--block-size", args.block_size, 1)):
@@ -252,6 +247,9 @@ def _check_numbers(p: argparse.ArgumentParser, args: argparse.Namespace) -> None
         p.error(f"--confidence must be in (0, 1), got {args.confidence}")
     if args.prior < 0:
         p.error(f"--prior must be >= 0, got {args.prior}")
+    if args.plot and not have_plots():
+        p.error(f"--plot needs matplotlib, which is not installed: {TOOLS_HINT}")
+    return args.workers or os.cpu_count() or 1
 
 
 def _finish(args: argparse.Namespace, out: dict, illegal: int) -> int:
@@ -276,8 +274,7 @@ def _call_partner_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> 
                          ("--replays", args.replays)):
         if used:
             p.error(f"{option} is not available with --game call_partner (a rotation match)")
-    _check_numbers(p, args)
-    workers = args.workers or os.cpu_count() or 1
+    workers = _check_numbers(p, args)
     try:
         prepare_out_path("--json", args.json)
         flags = parse_flags(args.flag, game="call_partner")
