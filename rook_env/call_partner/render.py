@@ -78,6 +78,22 @@ def _announced_in_phase(phase: str, nest_discard: str) -> bool:
     return phase not in before
 
 
+def spectator_partners(state: CallPartnerState) -> tuple[list[int], list[int], str | None]:
+    """The bidder's partners as a spectator sees them: (revealed by a played called card, still
+    secret, one line of text such as ``"P3 (secret)"`` or ``"none: the bidder plays alone"``;
+    None before the call)."""
+    holders = list(state.called_holders()) if state.called else []
+    revealed = [s for s in holders if any(state.played >> c & 1 and state.played_by[c] == s for c in state.called)]
+    secret = [s for s in holders if s not in revealed]
+    if not state.called:
+        text = None
+    elif len(state.called) == state.config.n_called and not holders:
+        text = "none: the bidder plays alone"
+    else:
+        text = ", ".join(f"P{s}" + ("" if s in revealed else " (secret)") for s in holders) or "-"
+    return revealed, secret, text
+
+
 def scene_from_state(state: CallPartnerState) -> Scene:
     """The spectator's scene: every hand, the nest as dealt and the discards face up; partners
     revealed by a played called card are marked ``partner``, the others ``secret partner``
@@ -88,17 +104,7 @@ def scene_from_state(state: CallPartnerState) -> Scene:
         lead, cards = state.tricks[-1]
         last = [((lead + i) % n, c) for i, c in enumerate(cards)]
         last_winner = (lead + state.trick_winner_index(cards)) % n
-    holders = list(state.called_holders()) if state.called else []
-    revealed = [s for s in holders if any(state.played >> c & 1 and state.played_by[c] == s for c in state.called)]
-    secret = [s for s in holders if s not in revealed]
-    call_done = len(state.called) == state.config.n_called
-    if not state.called:
-        partners_text = None
-    elif call_done and not holders:
-        partners_text = "none: the bidder plays alone"
-    else:
-        parts = [f"P{s}" + ("" if s in revealed else " (secret)") for s in holders]
-        partners_text = ", ".join(parts) or "-"
+    revealed, secret, partners_text = spectator_partners(state)
     notes = []
     if state.hand_result is not None:
         res = state.hand_result
