@@ -91,8 +91,8 @@ class HandRecord:
         scores = " / ".join(f"{v:+d}" for v in r["hand_scores"])
         if self.game == "call_partner":
             called = " ".join(r.get("called_names", []))
-            partners = " ".join(f"P{s}" for s in r["partners"]) or "none (alone)"
-            return (f"P{r['bidder']} bid {r['bid']} in {_contract_text(r)}, called {called} (partner {partners}), "
+            partners = f"partner {' '.join(f'P{s}' for s in r['partners'])}" if r["partners"] else "alone"
+            return (f"P{r['bidder']} bid {r['bid']} in {_contract_text(r)}, called {called} ({partners}), "
                     f"{'made' if r['made'] else 'set'} with {r['side_points']}; hand scores {scores}")
         return f"P{r['bidder']} bid {r['bid']} in {_contract_text(r)}, {'made' if r['made'] else 'set'}; hand scores {scores}"
 
