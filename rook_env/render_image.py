@@ -575,22 +575,37 @@ def _card_back(d: Any, pos: tuple[int, int], w: int, h: int) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m rook_env.render_image --seed 3 --decisions 27 --out table.png [--seat 1]``: a PNG of
-    the table after that many decisions by heuristic players (the spectator view, or one seat's)."""
+    the table after that many decisions by heuristic players (the spectator view, or one seat's);
+    ``--game call_partner --players 5`` for a call-your-partner table."""
     import argparse
 
     from .agents import make_agent
-    from .env import raw_env
 
     p = argparse.ArgumentParser(prog="python -m rook_env.render_image", description=main.__doc__)
+    p.add_argument("--game", choices=("partnership", "call_partner"), default="partnership")
+    p.add_argument("--players", type=int, choices=(4, 5, 6), default=None, help="--game call_partner: seats (default 5)")
     p.add_argument("--seed", type=int, default=3)
     p.add_argument("--decisions", type=int, default=27, help="decisions played before the picture")
-    p.add_argument("--seat", type=int, choices=range(N_SEATS), default=None, help="draw this seat's view")
+    p.add_argument("--seat", type=int, default=None, help="draw this seat's view")
     p.add_argument("--out", default="table.png")
     args = p.parse_args(argv)
     Image, _, _ = require_pillow()
-    env = raw_env()
+    if args.game == "call_partner":
+        from .call_partner import raw_env as call_partner_env
+
+        env = call_partner_env(players=args.players or 5)
+        spec, flags = "call_partner_heuristic", {"game": "call_partner", "players": env.n}
+    else:
+        from .env import raw_env
+
+        if args.players is not None:
+            p.error("--players is for --game call_partner (the partnership game has four players)")
+        env, spec, flags = raw_env(), "heuristic", {}
+    n = len(env.possible_agents)
+    if args.seat is not None and not 0 <= args.seat < n:
+        p.error(f"--seat must be a seat 0..{n - 1}, got {args.seat}")
     env.reset(seed=args.seed)
-    agents = [make_agent("heuristic", seed=args.seed + s) for s in range(N_SEATS)]
+    agents = [make_agent(spec, seed=args.seed + s, **flags) for s in range(n)]
     for _ in range(args.decisions):
         if env.game.is_over:
             break

@@ -12,15 +12,17 @@ such) and :func:`scene_from_observation` (one seat, from its observation vector 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cards import COLOUR_NAMES
 from ..render import hand_text, sorted_hand
-from ..render_image import Scene, _bid_word, _sorted
 from .config import CallPartnerConfig
 from .layout import ROOK_CHOICES
 from .observation import decode, known_partners
 from .rules import BID, OVER, PHASE_NAMES, PLAY, CallPartnerState
+
+if TYPE_CHECKING:  # the drawing module is imported when a table is drawn, not with the environment
+    from ..render_image import Scene
 
 
 def render_text(state: CallPartnerState, seat: int | None = None) -> str:
@@ -94,10 +96,12 @@ def spectator_partners(state: CallPartnerState) -> tuple[list[int], list[int], s
     return revealed, secret, text
 
 
-def scene_from_state(state: CallPartnerState) -> Scene:
+def scene_from_state(state: CallPartnerState) -> "Scene":
     """The spectator's scene: every hand, the nest as dealt and the discards face up; partners
     revealed by a played called card are marked ``partner``, the others ``secret partner``
     (what no seat but the holder knows yet)."""
+    from ..render_image import Scene, _bid_word
+
     L, n = state.L, state.n
     last = last_winner = None
     if state.tricks:
@@ -148,11 +152,13 @@ def scene_from_state(state: CallPartnerState) -> Scene:
 
 
 def scene_from_observation(observation: Any, seat: int, config: CallPartnerConfig | None = None,
-                           to_act: int | None = None) -> Scene:
+                           to_act: int | None = None) -> "Scene":
     """Seat ``seat``'s scene, from its observation vector (or the PettingZoo dict) alone, so it
     cannot show what the seat may not know: its own hand face up, the others as backs, the nest
     only for the bidder, and as partners only the seats it knows (itself when it holds a called
     card; any seat that has played one). ``to_act``: the seat to act (public at a table)."""
+    from ..render_image import Scene, _sorted
+
     vec = observation["observation"] if isinstance(observation, dict) else observation
     config = config or CallPartnerConfig()
     view = decode(vec, config)
