@@ -43,6 +43,12 @@ CARD_STEP = 34  # widest step between the cards of a hand; it shrinks to fit the
 TRICK_W, TRICK_H = 50, 70  # a card of the current trick
 SMALL_W, SMALL_H = 30, 42  # nest, discards, last trick
 SEAT_W, SEAT_H = 330, 96  # a seat's box: name line + hand row
+# Tables without fixed teams (call-your-partner, 4 to 6 seats): the table on the left, a side panel
+# with the auction, contract, call and per-seat figures on the right (1000 + 344 = 1344; multiples
+# of 16 for video encoders).
+PANEL_WIDTH, PANEL_HEIGHT = 1344, 768
+TABLE_W = 1000  # the table's part of that canvas
+PANEL_SEAT_W = 360  # wider seat boxes: a bidder may hold 18 cards
 ROOK_FACE = (250, 250, 245)
 
 BG = (22, 92, 52)  # the cloth
@@ -62,6 +68,27 @@ FACE = {
     3: ((25, 25, 25), (255, 255, 255)),  # black
 }
 SWATCH = {c: FACE[c][0] for c in FACE}
+SECRET = (255, 140, 200)  # a partner only the spectator knows of
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Where things go: the canvas, the table's part of it, the seat boxes, the ring of the trick."""
+
+    width: int
+    height: int
+    table_w: int  # the table's width (the whole canvas, or the part left of the side panel)
+    seat_w: int
+    ring: tuple[int, int]  # the trick's ring: (x, y) radii
+
+
+CORNERS = Geometry(WIDTH, HEIGHT, WIDTH, SEAT_W, (150, 115))  # fixed teams: the figures in the corners
+PANEL = Geometry(PANEL_WIDTH, PANEL_HEIGHT, TABLE_W, PANEL_SEAT_W, (130, 105))  # no teams: a side panel
+
+
+def geometry(scene: "Scene") -> Geometry:
+    """The layout of a scene: corners for fixed teams, a side panel otherwise."""
+    return CORNERS if scene.teams else PANEL
 
 
 class RenderDependencyError(DependencyNotInstalled, ImportError):
@@ -113,12 +140,21 @@ class Scene:
     nest_label: str
     discards: list[int] | int | None
     nest_has_counters: bool
-    counters: list[int]  # per team (0 = seats 0, 2)
+    counters: list[int]  # per team (0 = seats 0, 2); per seat when ``teams`` is False
     tricks_won: list[int]
     scores: list[int]
     tricks_left: int
     notes: list[str] = field(default_factory=list)
     call: str | None = None  # the named trump call when it is not just a colour: "green low", "no trump high"
+    # Tables without fixed teams (call-your-partner): per-seat figures and a side panel instead of
+    # the corners, so that five or six seats fit around the table.
+    teams: bool = True
+    rook: str | None = None  # "high" / "low": the Rook Bird's rank, once chosen
+    called: list[int] = field(default_factory=list)  # the called card(s)
+    partners: list[int] = field(default_factory=list)  # seats the viewer knows to be the bidder's partners
+    secret_partners: list[int] = field(default_factory=list)  # partners not yet revealed (spectator only)
+    partners_text: str | None = None  # one line on the partnership ("P3, revealed", "unknown to P1", ...)
+    nest_announced: bool = False  # the "nest holds counters" announcement was made (drawn either way)
 
 
 def scene_from_state(state: RookState) -> Scene:
@@ -251,28 +287,41 @@ def _bid_word(L: Layout, action: int) -> str:
 
 
 # ------------------------------------------------------------------------------------ drawing
-def draw_table(state: RookState) -> np.ndarray:
-    """The spectator view of ``state`` as an (H, W, 3) ``uint8`` array."""
+def draw_table(state: Any) -> np.ndarray:
+    """The spectator view of ``state`` as an (H, W, 3) ``uint8`` array: a
+    :class:`~rook_env.rules.RookState`, or a call-your-partner
+    :class:`~rook_env.call_partner.rules.CallPartnerState` (n seats, with a side panel)."""
+    if not isinstance(state, RookState):
+        from .call_partner.render import scene_from_state as call_partner_scene
+
+        return draw_scene(call_partner_scene(state))
     return draw_scene(scene_from_state(state))
 
 
 def draw_seat_view(env: Any, agent: str) -> np.ndarray:
     """What ``agent`` (e.g. ``"player_2"``) may know at ``env``'s table, as an (H, W, 3) ``uint8`` array.
 
-    Drawn from the seat's observation only (plus who is to act, which every seat sees)."""
+    Drawn from the seat's observation only (plus who is to act, which every seat sees); a Rook or a
+    call-your-partner environment."""
     raw = env.unwrapped
     seat = raw.possible_agents.index(agent)
     game = raw.game
     if game is None:
         raise RuntimeError("draw_seat_view() needs reset() first")
     to_act = None if game.is_over else game.current
-    return draw_scene(scene_from_observation(raw.observe(agent)["observation"], seat, raw.config, to_act))
+    vec = raw.observe(agent)["observation"]
+    if not isinstance(game, RookState):
+        from .call_partner.render import scene_from_observation as call_partner_scene
+
+        return draw_scene(call_partner_scene(vec, seat, raw.config, to_act))
+    return draw_scene(scene_from_observation(vec, seat, raw.config, to_act))
 
 
-def seat_centres(n: int, bottom: int = 0) -> list[tuple[float, float, float]]:
+def seat_centres(n: int, bottom: int = 0, geo: Geometry = CORNERS) -> list[tuple[float, float, float]]:
     """(x, y, angle) of each absolute seat's box centre: seats on an ellipse, ``bottom`` at the
     bottom and play going clockwise (the next seat on the viewer's left)."""
-    cx, cy, rx, ry = WIDTH / 2, HEIGHT / 2, WIDTH / 2 - SEAT_W / 2 - 5, HEIGHT / 2 - SEAT_H / 2 - 22
+    cx, cy = geo.table_w / 2, geo.height / 2
+    rx, ry = geo.table_w / 2 - geo.seat_w / 2 - 5, geo.height / 2 - SEAT_H / 2 - 22
     out = []
     for s in range(n):
         ang = math.pi / 2 + 2 * math.pi * ((s - bottom) % n) / n
@@ -281,32 +330,48 @@ def seat_centres(n: int, bottom: int = 0) -> list[tuple[float, float, float]]:
 
 
 def draw_scene(scene: Scene) -> np.ndarray:
-    """Draw a :class:`Scene` as an (H, W, 3) ``uint8`` array."""
+    """Draw a :class:`Scene` as an (H, W, 3) ``uint8`` array (:func:`geometry` gives its size)."""
     Image, ImageDraw, _ = require_pillow()
-    img = Image.new("RGB", (WIDTH, HEIGHT), BG)
+    geo = geometry(scene)
+    img = Image.new("RGB", (geo.width, geo.height), BG)
     d = ImageDraw.Draw(img)
-    L = scene.layout
-    centres = seat_centres(scene.n_seats, scene.bottom)
-    f_small, f_mid, f_big = _font(13), _font(15), _font(18)
+    centres = seat_centres(scene.n_seats, scene.bottom, geo)
+    _draw_seats(d, scene, centres, geo.seat_w)
+    _draw_trick(d, scene, centres, geo)
+    if scene.teams:
+        _draw_corners(d, scene)
+    else:
+        _draw_panel(d, scene, geo)
+    return np.asarray(img, dtype=np.uint8).copy()
 
-    # Seats: a box with the name line and the hand.
+
+def _draw_seats(d: Any, scene: Scene, centres: list[tuple[float, float, float]], seat_w: int) -> None:
+    """Each seat: a box with the name line (seat, team or role, dealer, bidder, to act) and the hand."""
+    L = scene.layout
+    f_small, f_mid = _font(13), _font(15)
     for s, (x, y, _ang) in enumerate(centres):
-        x0, y0 = int(x - SEAT_W / 2), int(y - SEAT_H / 2)
+        x0, y0 = int(x - seat_w / 2), int(y - SEAT_H / 2)
         acting = scene.to_act == s
-        d.rounded_rectangle((x0, y0, x0 + SEAT_W, y0 + SEAT_H), 8, fill=BOX,
+        d.rounded_rectangle((x0, y0, x0 + seat_w, y0 + SEAT_H), 8, fill=BOX,
                             outline=HIGHLIGHT if acting else BOX, width=3)
-        tags = [f"P{s}", f"team {s & 1}"]
+        tags = [f"P{s}", f"team {s & 1}"] if scene.teams else [f"P{s}"]
         if s == scene.dealer:
             tags.append("dealer")
         if s == scene.bidder:
             tags.append(f"bidder {scene.contract}")
+        if s in scene.partners:
+            tags.append("partner")
         if acting:
             tags.append("to act")
-        d.text((x0 + 8, y0 + 5), "  ".join(tags), font=f_mid, fill=HIGHLIGHT if acting else TEXT)
+        line = "  ".join(tags)
+        d.text((x0 + 8, y0 + 5), line, font=f_mid, fill=HIGHLIGHT if acting else TEXT)
+        if s in scene.secret_partners:  # spectator information, in its own colour
+            d.text((x0 + 8 + d.textlength(line + "  ", font=f_mid), y0 + 5), "secret partner", font=f_mid,
+                   fill=SECRET)
         hand = scene.hands[s]
         count = hand if isinstance(hand, int) else len(hand)
-        d.text((x0 + SEAT_W - 8, y0 + 6), f"{count} cards", font=f_small, fill=DIM, anchor="ra")
-        step = min(CARD_STEP, (SEAT_W - 16 - CARD_W) // max(1, count - 1))
+        d.text((x0 + seat_w - 8, y0 + 6), f"{count} cards", font=f_small, fill=DIM, anchor="ra")
+        step = min(CARD_STEP, (seat_w - 16 - CARD_W) // max(1, count - 1))
         row_w = (count - 1) * step + CARD_W if count else 0
         cx0, cy0 = int(x - row_w / 2), y0 + 30
         for i in range(count):
@@ -316,35 +381,54 @@ def draw_scene(scene: Scene) -> np.ndarray:
             else:
                 _card(d, L, hand[i], pos, CARD_W, CARD_H)
 
-    # The current trick in the middle, each card pushed toward the seat that played it.
-    mx, my = WIDTH / 2, HEIGHT / 2
-    d.ellipse((mx - 150, my - 115, mx + 150, my + 115), outline=(40, 120, 72), width=2)
+
+def _draw_trick(d: Any, scene: Scene, centres: list[tuple[float, float, float]], geo: Geometry) -> None:
+    """The current trick in the middle, each card pushed toward the seat that played it."""
+    mx, my = geo.table_w / 2, geo.height / 2
+    rx, ry = geo.ring
+    d.ellipse((mx - rx, my - ry, mx + rx, my + ry), outline=(40, 120, 72), width=2)
     for s, c in scene.trick:
         ang = centres[s][2]
         px, py = mx + 62 * math.cos(ang) - TRICK_W / 2, my + 52 * math.sin(ang) - TRICK_H / 2
-        _card(d, L, c, (int(px), int(py)), TRICK_W, TRICK_H)
+        _card(d, scene.layout, c, (int(px), int(py)), TRICK_W, TRICK_H)
     if not scene.trick:
-        word = {"bid": "bidding", "discard": "discarding", "trump": "naming trump", "over": "hand over"}
-        d.text((mx, my), word.get(scene.phase, "next trick"), font=f_big, fill=DIM, anchor="mm")
+        word = {"bid": "bidding", "discard": "discarding", "trump": "naming trump", "rook": "ranking the Rook",
+                "call": "calling a partner", "over": "hand over"}
+        d.text((mx, my), word.get(scene.phase, "next trick"), font=_font(18), fill=DIM, anchor="mm")
 
-    # Top left: the auction, contract and trump.
-    lines = [(scene.title, f_big, TEXT), (f"phase: {scene.phase}", f_mid, TEXT)]
+
+def _auction_lines(scene: Scene) -> list[str]:
+    """One line per seat with its bids and passes, then the (high) bid."""
     per_seat: dict[int, list[str]] = {}
     for s, word in scene.auction:
         per_seat.setdefault(s, []).append(word)
-    for s in range(scene.n_seats):
-        lines.append((f"P{s}: {' '.join(per_seat.get(s, [])) or '-'}", f_mid, TEXT))
+    lines = [f"P{s}: {' '.join(per_seat.get(s, [])) or '-'}" for s in range(scene.n_seats)]
     if scene.contract is not None:
         verb = "high bid" if scene.phase == "bid" else "contract"
-        lines.append((f"{verb}: {scene.contract} by P{scene.bidder}", f_mid, TEXT))
+        lines.append(f"{verb}: {scene.contract} by P{scene.bidder}")
+    return lines
+
+
+def _trump_swatch(d: Any, trump: int, x: int, y: int) -> None:
+    f_mid = _font(15)
+    d.text((x, y + 2), "trump:", font=f_mid, fill=TEXT)
+    d.rounded_rectangle((x + 60, y, x + 160, y + 22), 5, fill=SWATCH[trump], outline=TEXT)
+    d.text((x + 110, y + 11), COLOUR_NAMES[trump], font=f_mid, fill=FACE[trump][1], anchor="mm")
+
+
+def _draw_corners(d: Any, scene: Scene) -> None:
+    """Fixed teams, four seats: the auction, contract and trump top left; counters, tricks and
+    scores per team top right; the nest and discards bottom left; the last trick bottom right."""
+    L = scene.layout
+    f_small, f_mid, f_big = _font(13), _font(15), _font(18)
+    lines = [(scene.title, f_big, TEXT), (f"phase: {scene.phase}", f_mid, TEXT)]
+    lines += [(text, f_mid, TEXT) for text in _auction_lines(scene)]
     y = 8
     for text, font, col in lines:
         d.text((10, y), text, font=font, fill=col)
         y += font.size + 5 if hasattr(font, "size") else 16
     if scene.trump is not None:
-        d.text((10, y + 2), "trump:", font=f_mid, fill=TEXT)
-        d.rounded_rectangle((70, y, 170, y + 22), 5, fill=SWATCH[scene.trump], outline=TEXT)
-        d.text((120, y + 11), COLOUR_NAMES[scene.trump], font=f_mid, fill=FACE[scene.trump][1], anchor="mm")
+        _trump_swatch(d, scene.trump, 10, y)
         y += 28
     if scene.call and (scene.trump is None or scene.call != COLOUR_NAMES[scene.trump]):  # low / no-trump calls
         d.text((10, y), f"call: {scene.call}", font=f_mid, fill=TEXT)
@@ -383,7 +467,72 @@ def draw_scene(scene: Scene) -> np.ndarray:
             _card(d, L, c, (x0 + i * (SMALL_W + 4), y + 16), SMALL_W, SMALL_H)
     for i, note in enumerate(scene.notes):
         d.text((WIDTH / 2, HEIGHT - 14 - 16 * i), note, font=f_small, fill=HIGHLIGHT, anchor="mm")
-    return np.asarray(img, dtype=np.uint8).copy()
+
+
+def _draw_panel(d: Any, scene: Scene, geo: Geometry) -> None:
+    """No fixed teams (4 to 6 seats): everything but the seats and the trick in a side panel, top
+    to bottom: the view, phase and dealer; the auction; contract, trump, the Rook's rank; the
+    called card(s) and what the viewer knows of the partners; the nest announcement; points,
+    tricks and scores per seat; the nest and discards; the last trick; notes."""
+    L = scene.layout
+    f_small, f_mid, f_big = _font(13), _font(15), _font(18)
+    x0 = geo.table_w + 8
+    d.rounded_rectangle((geo.table_w, 6, geo.width - 6, geo.height - 6), 10, fill=BOX)
+    y = 14
+    d.text((x0 + 6, y), scene.title, font=f_big, fill=TEXT)
+    y += 24
+    d.text((x0 + 6, y), f"phase: {scene.phase}    dealer: P{scene.dealer}", font=f_mid, fill=TEXT)
+    y += 24
+    for text in _auction_lines(scene):
+        d.text((x0 + 6, y), text, font=f_mid, fill=TEXT)
+        y += 19
+    y += 4
+    if scene.trump is not None:
+        _trump_swatch(d, scene.trump, x0 + 6, y)
+        if scene.rook is not None:
+            d.text((x0 + 180, y + 2), f"Rook {scene.rook}", font=f_mid, fill=TEXT)
+        y += 28
+    if scene.called:
+        d.text((x0 + 6, y + 12), "called:", font=f_mid, fill=TEXT)
+        for i, c in enumerate(scene.called):
+            _card(d, L, c, (x0 + 70 + i * (SMALL_W + 4), y), SMALL_W, SMALL_H)
+        y += SMALL_H + 6
+    if scene.partners_text:
+        col = SECRET if scene.secret_partners else TEXT
+        d.text((x0 + 6, y), f"partners: {scene.partners_text}", font=f_mid, fill=col)
+        y += 22
+    if scene.nest_announced:
+        word = "holds" if scene.nest_has_counters else "holds no"
+        d.text((x0 + 6, y), f"announced: the nest {word} counters", font=f_small,
+               fill=HIGHLIGHT if scene.nest_has_counters else DIM)
+        y += 20
+    # Per seat: points taken, tricks, game score.
+    y += 4
+    cols = ((x0 + 150, "points"), (x0 + 225, "tricks"), (x0 + 310, "score"))
+    for x, name in cols:
+        d.text((x, y), name, font=f_small, fill=DIM, anchor="ra")
+    y += 18
+    for s in range(scene.n_seats):
+        d.text((x0 + 6, y), f"P{s}", font=f_mid, fill=TEXT)
+        for (x, _), value in zip(cols, (scene.counters[s], scene.tricks_won[s], scene.scores[s])):
+            d.text((x, y), str(value), font=f_mid, fill=TEXT, anchor="ra")
+        y += 19
+    d.text((x0 + 6, y), f"tricks left: {scene.tricks_left}", font=f_small, fill=DIM)
+    y += 22
+    for label, cards in ((scene.nest_label, scene.nest), ("discards", scene.discards)):
+        if cards is None:
+            continue
+        d.text((x0 + 6, y), label, font=f_small, fill=DIM)
+        _small_row(d, L, cards, x0 + 6, y + 17)
+        y += SMALL_H + 22
+    if scene.last_trick:
+        d.text((x0 + 6, y), f"last trick, won by P{scene.last_winner}", font=f_small, fill=DIM)
+        for i, (s, c) in enumerate(scene.last_trick):
+            _card(d, L, c, (x0 + 6 + i * (SMALL_W + 4), y + 17), SMALL_W, SMALL_H)
+        y += SMALL_H + 22
+    for note in scene.notes:
+        d.text((x0 + 6, y), note, font=f_small, fill=HIGHLIGHT)
+        y += 16
 
 
 def _small_row(d: Any, L: Layout, cards: Sequence[int] | int, x: int, y: int) -> None:
@@ -426,22 +575,37 @@ def _card_back(d: Any, pos: tuple[int, int], w: int, h: int) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m rook_env.render_image --seed 3 --decisions 27 --out table.png [--seat 1]``: a PNG of
-    the table after that many decisions by heuristic players (the spectator view, or one seat's)."""
+    the table after that many decisions by heuristic players (the spectator view, or one seat's);
+    ``--game call_partner --players 5`` for a call-your-partner table."""
     import argparse
 
     from .agents import make_agent
-    from .env import raw_env
 
     p = argparse.ArgumentParser(prog="python -m rook_env.render_image", description=main.__doc__)
+    p.add_argument("--game", choices=("partnership", "call_partner"), default="partnership")
+    p.add_argument("--players", type=int, choices=(4, 5, 6), default=None, help="--game call_partner: seats (default 5)")
     p.add_argument("--seed", type=int, default=3)
     p.add_argument("--decisions", type=int, default=27, help="decisions played before the picture")
-    p.add_argument("--seat", type=int, choices=range(N_SEATS), default=None, help="draw this seat's view")
+    p.add_argument("--seat", type=int, default=None, help="draw this seat's view")
     p.add_argument("--out", default="table.png")
     args = p.parse_args(argv)
     Image, _, _ = require_pillow()
-    env = raw_env()
+    if args.game == "call_partner":
+        from .call_partner import raw_env as call_partner_env
+
+        env = call_partner_env(players=args.players or 5)
+        spec, flags = "call_partner_heuristic", {"game": "call_partner", "players": env.n}
+    else:
+        from .env import raw_env
+
+        if args.players is not None:
+            p.error("--players is for --game call_partner (the partnership game has four players)")
+        env, spec, flags = raw_env(), "heuristic", {}
+    n = len(env.possible_agents)
+    if args.seat is not None and not 0 <= args.seat < n:
+        p.error(f"--seat must be a seat 0..{n - 1}, got {args.seat}")
     env.reset(seed=args.seed)
-    agents = [make_agent("heuristic", seed=args.seed + s) for s in range(N_SEATS)]
+    agents = [make_agent(spec, seed=args.seed + s, **flags) for s in range(n)]
     for _ in range(args.decisions):
         if env.game.is_over:
             break

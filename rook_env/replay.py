@@ -6,7 +6,8 @@
     write_html(select_hands(records, 3, by="swing"), "runs/replays/swings.html")
 
 - :func:`record_hand` plays one hand on a PettingZoo Rook environment (``rook_env.env()`` or
-  ``raw_env()``) with one agent per seat and returns a :class:`HandRecord`: before every decision
+  ``raw_env()``, or a call-your-partner table of 4 to 6 seats, ``rook_env.call_partner.env()``)
+  with one agent per seat and returns a :class:`HandRecord`: before every decision
   the whole table (every seat's cards, the nest, the auction, trump, the trick, counters, scores),
   then the seat, the decision, the legal alternatives and, when the agent can explain itself, the
   policy's probabilities over those alternatives and its value estimate.
@@ -21,8 +22,13 @@
   JSON; no server, no network) showing the hands step by step: prev/next buttons, the arrow keys,
   a slider, and every decision of the hand as a clickable list.
 
+Call-your-partner records hold the called card(s), the Rook's rank and the partners (marked
+secret until a called card is played: a replay is a spectator's tool) and show each seat's points,
+tricks and score; their swing is the largest hand score minus the smallest.
+
 Command line: ``python -m rook_env.replay --agents heuristic random heuristic random --seed 3
---hands 20 --keep 5 --out runs/replays/hands.html``.
+--hands 20 --keep 5 --out runs/replays/hands.html``; ``--game call_partner --players 5 --agents
+call_partner_heuristic random random random random`` for a call-your-partner table.
 """
 
 from __future__ import annotations
@@ -38,16 +44,21 @@ import numpy as np
 
 from .cards import COLOUR_NAMES, N_SEATS
 from .render import sorted_hand
-from .rules import OVER, PHASE_NAMES, PLAY, RookState
+from .call_partner.layout import ROOK_CHOICES
+from .call_partner.rules import PHASE_NAMES as CP_PHASE_NAMES
+from .call_partner.rules import PLAY as CP_PLAY
+from .rules import PHASE_NAMES, PLAY, RookState
 
 SELECT_BY = ("swing", "set", "order")
 
 
 def _contract_text(result: dict[str, Any]) -> str:
-    """The contract of a finished hand: ``green``, or the named call (``green low``, ``no trump high``)."""
+    """The contract of a finished hand: ``green``, or the named call (``green low``, ``no trump high``);
+    call-your-partner: ``green, Rook high``."""
     if result.get("call"):
         return result["call"]
-    return COLOUR_NAMES[result["trump"]] if result["trump"] >= 0 else "no trump"
+    colour = COLOUR_NAMES[result["trump"]] if result["trump"] >= 0 else "no trump"
+    return f"{colour}, Rook {result['rook']}" if result.get("rook") else colour
 
 
 @dataclass
@@ -55,30 +66,35 @@ class HandRecord:
     """One recorded hand: the table before every decision, the decisions, the result."""
 
     agents: list[str]  # a label per seat
-    flags: dict[str, Any]  # the table's rule flags (RookConfig.to_dict())
+    flags: dict[str, Any]  # the table's rule flags (RookConfig.to_dict() / CallPartnerConfig's fields)
     seed: int | None  # the env's reset seed
     options: dict[str, Any] | None  # the env's reset options (a fixed deal), if any
     steps: list[dict[str, Any]] = field(default_factory=list)
     final: dict[str, Any] | None = None  # the table after the last decision
     result: dict[str, Any] | None = None  # RookState.hand_result (None if the episode ended early)
     ended: str = "hand over"  # or why the recording stopped early
+    game: str = "partnership"  # or "call_partner"
 
     @property
     def swing(self) -> int:
-        """How far the hand moved the score: |team 0's hand score - team 1's| (0 if unfinished)."""
+        """How far the hand moved the score: the largest hand score minus the smallest (two teams:
+        |team 0's - team 1's|; 0 if unfinished)."""
         if self.result is None:
             return 0
-        a, b = self.result["hand_scores"]
-        return abs(a - b)
+        scores = self.result["hand_scores"]
+        return max(scores) - min(scores)
 
     def summary(self) -> str:
         if self.result is None:
             return f"{len(self.steps)} decisions; {self.ended}"
         r = self.result
-        return (
-            f"P{r['bidder']} bid {r['bid']} in {_contract_text(r)}, {'made' if r['made'] else 'set'}; "
-            f"hand scores {r['hand_scores'][0]:+d} / {r['hand_scores'][1]:+d}"
-        )
+        scores = " / ".join(f"{v:+d}" for v in r["hand_scores"])
+        if self.game == "call_partner":
+            called = " ".join(r.get("called_names", []))
+            partners = f"partner {' '.join(f'P{s}' for s in r['partners'])}" if r["partners"] else "alone"
+            return (f"P{r['bidder']} bid {r['bid']} in {_contract_text(r)}, called {called} ({partners}), "
+                    f"{'made' if r['made'] else 'set'} with {r['side_points']}; hand scores {scores}")
+        return f"P{r['bidder']} bid {r['bid']} in {_contract_text(r)}, {'made' if r['made'] else 'set'}; hand scores {scores}"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -88,9 +104,11 @@ class HandRecord:
 
 
 # ---------------------------------------------------------------------------------- recording
-def snapshot(state: RookState) -> dict[str, Any]:
-    """The whole table as plain data with card names (``R14``, ``Rook``): for replays and logs."""
-    L = state.L
+def snapshot(state: Any) -> dict[str, Any]:
+    """The whole table as plain data with card names (``R14``, ``Rook``): for replays and logs. A
+    :class:`~rook_env.rules.RookState` or a call-your-partner state (n seats; with the Rook's rank,
+    the called card(s) and the partners as a spectator sees them)."""
+    L, n = state.L, len(state.hands)
 
     def names(mask: int) -> list[str]:
         return [L.card_name(c) for c in sorted_hand(L, mask)]
@@ -99,16 +117,17 @@ def snapshot(state: RookState) -> dict[str, Any]:
     if state.tricks:
         lead, cards = state.tricks[-1]
         last = {
-            "cards": [[(lead + i) % N_SEATS, L.card_name(c)] for i, c in enumerate(cards)],
-            "winner": (lead + state.trick_winner_index(cards)) % N_SEATS,
+            "cards": [[(lead + i) % n, L.card_name(c)] for i, c in enumerate(cards)],
+            "winner": (lead + state.trick_winner_index(cards)) % n,
         }
     auction = []
     for s, a in state.bid_history:
         kind = L.action_kind(a)
         auction.append([s, str(L.bids[a - L.BID0]) if kind == "bid" else kind])
-    return {
-        "phase": PHASE_NAMES[state.phase],
-        "current": None if state.phase == OVER else state.current,
+    partnership = isinstance(state, RookState)
+    out = {
+        "phase": (PHASE_NAMES if partnership else CP_PHASE_NAMES)[state.phase],
+        "current": None if state.is_over else state.current,
         "dealer": state.dealer,
         "hands": [names(h) for h in state.hands],
         "nest": names(state.nest),
@@ -116,9 +135,10 @@ def snapshot(state: RookState) -> dict[str, Any]:
         "auction": auction,
         "bidder": state.bidder if state.bidder >= 0 else None,
         "contract": L.bids[state.high_bid] if state.high_bid >= 0 else None,
-        "trump": COLOUR_NAMES[state.trump] if state.trump >= 0 else (L.contract_name(state.call) if state.call >= 0 else None),
-        "trick": [[(state.leader + i) % N_SEATS, L.card_name(c)] for i, c in enumerate(state.trick)]
-        if state.phase == PLAY else [],
+        "trump": COLOUR_NAMES[state.trump] if state.trump >= 0 else (
+            L.contract_name(state.call) if partnership and state.call >= 0 else None),
+        "trick": [[(state.leader + i) % n, L.card_name(c)] for i, c in enumerate(state.trick)]
+        if state.phase == (PLAY if partnership else CP_PLAY) else [],
         "last_trick": last,
         "tricks_played": len(state.tricks),
         "nest_has_counters": state.nest_has_counters,
@@ -126,6 +146,14 @@ def snapshot(state: RookState) -> dict[str, Any]:
         "tricks_won": list(state.tricks_won),
         "scores": list(state.scores),
     }
+    if not partnership:
+        from .call_partner.render import nest_announced, spectator_partners
+
+        revealed, secret, text = spectator_partners(state)
+        out.update(rook=None if state.rook_high < 0 else ROOK_CHOICES[1 - state.rook_high],
+                   called=[L.card_name(c) for c in state.called], partners=revealed, secret_partners=secret,
+                   partners_text=text, nest_announced=nest_announced(state))
+    return out
 
 
 def explain(agent: Any, observation: Mapping[str, np.ndarray], env: Any = None,
@@ -189,25 +217,28 @@ def record_hand(
     labels: Sequence[str] | None = None,
 ) -> HandRecord:
     """Reset ``env`` (``seed``, ``options`` as in ``env.reset``) and play one hand with ``agents[seat]``,
-    recording every decision (see the module docstring). With ``episode="game"`` the first hand is
-    recorded. An illegal action raises ``ValueError`` with ``raw_env``; with ``env()`` the episode
-    ends and the record says so."""
-    if len(agents) != N_SEATS:
-        raise ValueError(f"record_hand needs {N_SEATS} agents (one per seat), got {len(agents)}")
-    labels = list(labels) if labels is not None else [type(a).__name__ for a in agents]
-    if len(labels) != N_SEATS:
-        raise ValueError(f"record_hand needs {N_SEATS} labels, got {len(labels)}")
+    recording every decision (see the module docstring). ``env``: a Rook or a call-your-partner
+    environment. With ``episode="game"`` the first hand is recorded. An illegal action raises
+    ``ValueError`` with ``raw_env``; with ``env()`` the episode ends and the record says so."""
     raw = env.unwrapped
+    n = len(raw.possible_agents)
+    if len(agents) != n:
+        raise ValueError(f"record_hand needs {n} agents (one per seat), got {len(agents)}")
+    labels = list(labels) if labels is not None else [type(a).__name__ for a in agents]
+    if len(labels) != n:
+        raise ValueError(f"record_hand needs {n} labels, got {len(labels)}")
     env.reset(seed=seed, options=dict(options) if options else None)
     for ag in agents:
         if callable(getattr(ag, "reset", None)):
             ag.reset()
     game = raw.game
     L = game.L
-    rec = HandRecord(agents=labels, flags=raw.config.to_dict(), seed=seed,
-                     options=_plain(dict(options)) if options else None)
+    partnership = isinstance(game, RookState)
+    rec = HandRecord(agents=labels, flags=_plain(raw.config.to_dict()), seed=seed,
+                     options=_plain(dict(options)) if options else None,
+                     game="partnership" if partnership else "call_partner")
     hands_played = game.hands_played
-    while game.phase != OVER and game.hands_played == hands_played:
+    while not game.is_over and game.hands_played == hands_played:
         name = env.agent_selection
         if env.terminations[name] or env.truncations[name]:
             rec.ended = "episode ended early (illegal action or truncation)"
@@ -239,19 +270,22 @@ def record_hand(
     rec.final = snapshot(game) if game.hands_played == hands_played else _final_of_hand(rec, game)
     if game.hands_played != hands_played:
         rec.result = _plain(dict(game.hand_result))
+        if not partnership:  # the summary names the called cards
+            rec.result["called_names"] = [L.card_name(c) for c in game.hand_result["called"]]
     return rec
 
 
-def _final_of_hand(rec: HandRecord, game: RookState) -> dict[str, Any]:
+def _final_of_hand(rec: HandRecord, game: Any) -> dict[str, Any]:
     """The table when the recorded hand ended. In a game the next hand is already dealt, so the last
     trick and totals come from the hand's result, not from the new deal."""
-    if game.phase == OVER:
+    if game.is_over:
         return snapshot(game)
     last = rec.steps[-1]["state"]
     res = game.hand_result
     fin = dict(last)
-    fin.update(phase="over", current=None, hands=[[] for _ in range(N_SEATS)], trick=[],
-               counters=list(res["counters"]), tricks_won=list(res["tricks_won"]), scores=list(res["scores"]))
+    counters = res["counters"] if "counters" in res else res["points"]  # call-your-partner: points per seat
+    fin.update(phase="over", current=None, hands=[[] for _ in last["hands"]], trick=[],
+               counters=list(counters), tricks_won=list(res["tricks_won"]), scores=list(res["scores"]))
     seat, card = rec.steps[-1]["seat"], rec.steps[-1]["name"]
     fin["last_trick"] = {"cards": last["trick"] + [[seat, card]], "winner": None}
     return fin
@@ -313,6 +347,7 @@ main{display:flex;gap:12px;padding:10px 14px;align-items:flex-start}
 .seat{position:absolute;width:270px;transform:translate(-50%,-50%);background:#0e4426;color:#eee;border-radius:8px;
  padding:5px 8px;border:3px solid #0e4426}
 .seat.act{border-color:#ffd740}
+.seat .who small.secret{color:#ff8cc8;font-weight:600}
 .seat .who{font-weight:600;margin-bottom:4px}.seat .who small{font-weight:400;color:#bcd}
 .cards{display:flex;flex-wrap:wrap;gap:3px;min-height:44px}
 .card{width:28px;height:40px;border-radius:4px;font-weight:700;font-size:15px;padding:1px 0 0 3px;box-sizing:border-box;
@@ -339,6 +374,9 @@ table.alts tr.chosen td{background:#fff4c2;font-weight:600}
 #log span{display:inline-block;padding:1px 5px;margin:1px;border-radius:4px;cursor:pointer;background:#eee}
 #log span.now{background:#ffd740}
 .swatch{display:inline-block;padding:0 8px;border-radius:4px;color:#fff}
+table.seats{border-collapse:collapse;margin:4px 0}table.seats td{padding:1px 10px 1px 0;text-align:right}
+table.seats td:first-child{text-align:left}
+.secret{color:#c2187a;font-weight:600}
 .muted{color:#777}
 </style></head>
 <body>
@@ -348,7 +386,7 @@ table.alts tr.chosen td{background:#fff4c2;font-weight:600}
 <input id="slider" type="range" min="0" value="0"><button id="next" title="next decision (right arrow)">next &#9654;</button>
 <span id="pos"></span></div></header>
 <main><div id="table"></div><div id="side">
-<div class="panel" id="decision"></div><div class="panel" id="info"></div>
+<div class="panel" id="decision"></div><div class="panel" id="facts" hidden></div><div class="panel" id="info"></div>
 <div class="panel"><h2>Every decision of this hand</h2><div id="log"></div></div></div></main>
 <script id="data" type="application/json">__DATA__</script>
 <script>
@@ -369,51 +407,71 @@ function frames(rec) {  // one frame per decision, then the end of the hand
   f.push({state: rec.final, step: null});
   return f;
 }
+let TW = 820, TH = 540;  // the table's size: four seats in two teams; call-your-partner tables are larger
 function seatPos(s, n) {
   const a = Math.PI / 2 + 2 * Math.PI * s / n;
-  return [410 + 265 * Math.cos(a), 270 + 205 * Math.sin(a), a];
+  return [TW / 2 + (TW / 2 - 145) * Math.cos(a), TH / 2 + (TH / 2 - 65) * Math.sin(a), a];
 }
+function swatch(trump) { return `<span class="swatch" style="background:${SW[trump.split(" ")[0]] || "#555"}">${esc(trump)}</span>`; }
 function draw() {
   const rec = HANDS[h], fr = frames(rec), f = fr[k], st = f.state, step = f.step, n = st.hands.length;
+  const cp = rec.game === "call_partner";  // no fixed teams: roles per seat, the figures in a side panel
+  [TW, TH] = cp ? [940, 680] : [820, 540];
+  $("table").style.width = TW + "px"; $("table").style.height = TH + "px";
   $("slider").max = fr.length - 1; $("slider").value = k;
   $("pos").textContent = `decision ${Math.min(k + 1, fr.length - 1)} of ${fr.length - 1}` + (step ? "" : " (end)");
   const legal = new Set(step ? step.legal.map(x => x[1]) : []);
   let out = "<div id=\"mid\"></div>";  // under the seats
   for (let s = 0; s < n; s++) {
     const [x, y] = seatPos(s, n), acting = step && step.seat === s;
-    const tags = [`team ${s % 2}`];
+    const tags = cp ? [] : [`team ${s % 2}`];
     if (s === st.dealer) tags.push("dealer");
     if (s === st.bidder) tags.push(`bidder ${st.contract}`);
+    if (cp && st.partners.includes(s)) tags.push("partner");
+    const secret = cp && st.secret_partners.includes(s) ? ` <small class="secret">secret partner</small>` : "";
     const cards = st.hands[s].map(c => {
-      let cls = "";
-      if (acting && step.phase !== "bid" && step.phase !== "trump") cls = c === step.name ? "chosen" : (legal.has(c) ? "legal" : "dim");
+      let cls = "";  // card decisions taken from the hand: discard and play (a call names a card not held)
+      if (acting && !["bid", "trump", "rook", "call"].includes(step.phase)) cls = c === step.name ? "chosen" : (legal.has(c) ? "legal" : "dim");
       return card(c, cls);
     }).join("");
-    out += `<div class="seat${acting ? " act" : ""}" style="left:${x}px;top:${y}px"><div class="who">P${s} · ${esc(rec.agents[s])}
-      <small>${tags.join(", ")}${acting ? " · to act" : ""}</small></div><div class="cards">${cards || '<span class="muted">no cards</span>'}</div></div>`;
+    out += `<div class="seat${acting ? " act" : ""}" style="left:${x}px;top:${y}px;width:${cp ? 280 : 270}px"><div class="who">P${s} · ${esc(rec.agents[s])}
+      <small>${tags.join(", ")}${acting ? " · to act" : ""}</small>${secret}</div><div class="cards">${cards || '<span class="muted">no cards</span>'}</div></div>`;
   }
   let mid = "";
   for (const [s, c] of st.trick) {
     const a = seatPos(s, n)[2];
     mid += `<div class="tc" style="left:${105 + 52 * Math.cos(a)}px;top:${75 + 40 * Math.sin(a)}px">${card(c)}</div>`;
   }
-  if (!st.trick.length) mid = `<div class="word">${({bid:"bidding",discard:"discarding",trump:"naming trump",over:"hand over"})[st.phase] || "next trick"}</div>`;
+  if (!st.trick.length) mid = `<div class="word">${({bid:"bidding",discard:"discarding",trump:"naming trump",rook:"ranking the Rook",call:"calling a partner",over:"hand over"})[st.phase] || "next trick"}</div>`;
   const auction = {};
   for (const [s, w] of st.auction) (auction[s] = auction[s] || []).push(w);
   let tl = `<b>phase: ${st.phase}</b><br>`;
   for (let s = 0; s < n; s++) tl += `P${s}: ${(auction[s] || ["-"]).join(" ")}<br>`;
   if (st.contract !== null) tl += `${st.phase === "bid" ? "high bid" : "contract"}: ${st.contract} by P${st.bidder}<br>`;
-  if (st.trump) tl += `trump: <span class="swatch" style="background:${SW[st.trump]}">${st.trump}</span>`;
-  out += `<div class="corner" style="left:12px;top:10px">${tl}</div>`;
-  out += `<div class="corner" style="right:12px;top:10px;text-align:right">counters ${st.counters[0]} : ${st.counters[1]}<br>
-    tricks ${st.tricks_won[0]} : ${st.tricks_won[1]}<br>score ${st.scores[0]} : ${st.scores[1]}<br><span style="color:#bcd">(team 0 : team 1)</span></div>`;
+  if (st.trump) tl += `trump: ${swatch(st.trump)}`;
   let bl = `nest (as dealt)<div class="cards">${st.nest.map(c => card(c)).join("")}</div>`;
   if (st.discards.length) bl += `discards<div class="cards">${st.discards.map(c => card(c)).join("")}</div>`;
-  out += `<div class="corner" style="left:12px;bottom:10px">${bl}</div>`;
+  let lt = "";
   if (st.last_trick) {
     const w = st.last_trick.winner === null ? "" : `, won by P${st.last_trick.winner}`;
-    out += `<div class="corner" style="right:12px;bottom:10px">last trick${w}<div class="cards">${st.last_trick.cards.map(x => card(x[1])).join("")}</div></div>`;
+    lt = `last trick${w}<div class="cards">${st.last_trick.cards.map(x => card(x[1])).join("")}</div>`;
   }
+  if (cp) {  // the figures beside the table: five or six seats leave no free corners
+    if (st.rook) tl += ` Rook ${esc(st.rook)}`;
+    if (st.called.length) tl += `<br>called:<div class="cards">${st.called.map(c => card(c)).join("")}</div>`;
+    if (st.partners_text) tl += `partners: <span class="${st.secret_partners.length ? "secret" : ""}">${esc(st.partners_text)}</span><br>`;
+    if (st.nest_announced) tl += `announced: the nest ${st.nest_has_counters ? "holds" : "holds no"} counters<br>`;
+    let rows = `<tr class="muted"><td>seat</td><td>points</td><td>tricks</td><td>score</td></tr>`;
+    for (let s = 0; s < n; s++) rows += `<tr><td>P${s}</td><td>${st.counters[s]}</td><td>${st.tricks_won[s]}</td><td>${st.scores[s]}</td></tr>`;
+    $("facts").innerHTML = `<h2>The table</h2>${tl}<table class="seats">${rows}</table>${bl}${lt}`;
+  } else {
+    out += `<div class="corner" style="left:12px;top:10px">${tl}</div>`;
+    out += `<div class="corner" style="right:12px;top:10px;text-align:right">counters ${st.counters[0]} : ${st.counters[1]}<br>
+      tricks ${st.tricks_won[0]} : ${st.tricks_won[1]}<br>score ${st.scores[0]} : ${st.scores[1]}<br><span style="color:#bcd">(team 0 : team 1)</span></div>`;
+    out += `<div class="corner" style="left:12px;bottom:10px">${bl}</div>`;
+    if (lt) out += `<div class="corner" style="right:12px;bottom:10px">${lt}</div>`;
+  }
+  $("facts").hidden = !cp;
   $("table").innerHTML = out;
   $("mid").innerHTML = mid;
   // The decision and its alternatives.
@@ -433,7 +491,9 @@ function draw() {
     if (step.value !== null) d += `<div>value estimate: <b>${step.value.toFixed(2)}</b> <span class="muted">${esc(step.value_note)}</span></div>`;
   } else {
     d = `<h2>End of the hand</h2><div>${esc(rec.summary)}</div>`;
-    if (rec.result) d += `<div>counters ${rec.result.counters.join(" : ")}, bonus ${rec.result.bonus.join(" : ")}, game scores ${rec.result.scores.join(" : ")}</div>`;
+    const r = rec.result;
+    if (r && cp) d += `<div>the bidder's side ${r.side.map(s => "P" + s).join(" + ")} took ${r.side_points} of ${r.bid} bid; points ${r.points.join(" : ")}, hand scores ${r.hand_scores.join(" : ")}, game scores ${r.scores.join(" : ")}</div>`;
+    else if (r) d += `<div>counters ${r.counters.join(" : ")}, bonus ${r.bonus.join(" : ")}, game scores ${r.scores.join(" : ")}</div>`;
   }
   $("decision").innerHTML = d;
   $("info").innerHTML = `<b>Hand ${h + 1}</b>: ${esc(rec.summary)}<br><span class="muted">seed ${rec.seed}; seats: ${rec.agents.map((a, s) => `P${s} ${esc(a)}`).join(", ")}</span>`;
@@ -458,12 +518,16 @@ draw();
 # ---------------------------------------------------------------------------------- command line
 def main(argv: Sequence[str] | None = None) -> int:
     from .agents import make_agent
-    from .env import raw_env
     from .cli.common import parse_flags
 
     p = argparse.ArgumentParser(prog="python -m rook_env.replay", description="Record hands and write an HTML replay.")
-    p.add_argument("--agents", nargs=N_SEATS, default=["heuristic", "random", "heuristic", "random"],
-                   metavar="SPEC", help="one agent per seat 0..3: random, heuristic, ppo or a checkpoint .pt")
+    p.add_argument("--game", choices=("partnership", "call_partner"), default="partnership",
+                   help="partnership (four seats, two teams; default) or call_partner (--players seats)")
+    p.add_argument("--players", type=int, default=None, help="--game call_partner: 4, 5 or 6 players (default 5)")
+    p.add_argument("--agents", nargs="+", default=None, metavar="SPEC",
+                   help="one agent per seat: random, heuristic, ppo or a checkpoint .pt (default heuristic random "
+                        "heuristic random); call_partner: random or call_partner_heuristic (default: "
+                        "call_partner_heuristic, then random players)")
     p.add_argument("--seed", type=int, default=0,
                    help="hand i is dealt with env seed SEED + i; agent seeds derive from it")
     p.add_argument("--hands", type=int, default=10, help="hands to play")
@@ -474,13 +538,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.hands <= 0:
         p.error(f"--hands must be positive, got {args.hands}")
-    flags = parse_flags(args.flag)
-    env = raw_env(**flags)
-    agents = [make_agent(spec, seed=args.seed * N_SEATS + s, **flags) for s, spec in enumerate(args.agents)]
-    records = [record_hand(env, agents, seed=args.seed + i, labels=args.agents) for i in range(args.hands)]
+    if args.game == "call_partner":
+        from .call_partner import raw_env as make_env
+
+        try:
+            flags = parse_flags(args.flag, game="call_partner")
+        except ValueError as exc:
+            p.error(str(exc))
+        if args.players is not None:
+            if flags.get("players", args.players) != args.players:
+                p.error(f"--players {args.players} contradicts --flag players={flags['players']}")
+            flags["players"] = args.players
+        try:
+            env = make_env(**flags)
+        except ValueError as exc:
+            p.error(str(exc))
+        n = env.n
+        specs = args.agents or ["call_partner_heuristic"] + ["random"] * (n - 1)
+        agent_flags = {**flags, "game": "call_partner"}
+    else:
+        from .env import raw_env as make_env
+
+        if args.players is not None:
+            p.error("--players is for --game call_partner (the partnership game has four players)")
+        try:
+            flags = parse_flags(args.flag)
+        except ValueError as exc:
+            p.error(str(exc))
+        env, n = make_env(**flags), N_SEATS
+        specs = args.agents or ["heuristic", "random", "heuristic", "random"]
+        agent_flags = flags
+    if len(specs) != n:
+        p.error(f"--agents needs one spec per seat ({n}), got {len(specs)}")
+    try:
+        agents = [make_agent(spec, seed=args.seed * n + s, **agent_flags) for s, spec in enumerate(specs)]
+    except (ValueError, TypeError) as exc:
+        p.error(str(exc))
+    records = [record_hand(env, agents, seed=args.seed + i, labels=specs) for i in range(args.hands)]
     keep = len(records) if args.keep is None else args.keep
     chosen = select_hands(records, keep, by=args.select)
-    write_html(chosen, args.out, title=f"Rook replays: {' / '.join(args.agents)}")
+    table = "Rook" if args.game == "partnership" else f"Call-your-partner Rook ({n} players)"
+    write_html(chosen, args.out, title=f"{table} replays: {' / '.join(specs)}")
     for r in chosen:
         print(f"seed {r.seed}: {r.summary()}")
     print(f"wrote {len(chosen)} of {len(records)} hands to {args.out}")

@@ -507,7 +507,6 @@ def test_cli_replays_write_a_self_contained_page(tmp_path, capsys):
     (["--round-robin", "random", "heuristic", "--replays", "2"], "not of a round robin"),
     (["random", "random", "--replays", "-1"], "--replays must be >= 0"),
     (["random", "random", "--replays", "1", "--replays-by", "best"], "invalid choice"),
-    (["--game", "call_partner", "random", "random", "--replays", "1"], "--replays is not available"),
 ])
 def test_cli_replays_bad_input(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:

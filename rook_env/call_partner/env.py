@@ -35,6 +35,11 @@ semantics): a warning, the episode ends, the offender receives ``illegal_reward`
 and the others 0. Actions outside the action space, non-integer actions, or stepping before
 ``reset()`` raise in both.
 
+Rendering: ``render_mode="ansi"`` / ``"human"`` (text) or ``"rgb_array"`` (the table drawn with
+Pillow, ``pip install "rook_env[render]"``: every seat's cards, the auction, contract, the called
+card(s) and the partners as far as they are revealed, with the secret partner marked as spectator
+information); :func:`rook_env.render_image.draw_seat_view` draws what one seat may know.
+
 Reset options: ``hands`` (n lists of card ids) with ``nest``, ``dealer``, ``scores`` (n ints).
 
 Version history:
@@ -53,6 +58,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
+from ..env import RENDER_MODES
 from .config import make_config
 from .layout import bits, layout_for
 from .observation import CallPartnerView, decode, encode, obs_layout, unpack_mask
@@ -67,7 +73,7 @@ class raw_env(AECEnv, EzPickle):
     :class:`rook_env.call_partner.config.CallPartnerConfig`."""
 
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": RENDER_MODES,
         "name": "rook_call_partner_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -79,8 +85,14 @@ class raw_env(AECEnv, EzPickle):
         if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands <= 0):
             raise ValueError(f"max_hands={max_hands!r} must be a positive integer or None")
         self.max_hands = max_hands  # game episodes are truncated after this many hands
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r} is not allowed; allowed values: None, human, ansi")
+        if render_mode == "rgb_array":
+            from ..render_image import require_pillow
+
+            require_pillow()  # fail here, naming the extra to install, not at the first render()
+        if render_mode is not None and render_mode not in ("human", "ansi", "rgb_array"):
+            raise ValueError(
+                f"render_mode={render_mode!r} is not allowed; allowed values: None, human, ansi, rgb_array"
+            )
         self.render_mode = render_mode
         self.config = make_config(**flags)
         self.n = self.config.players
@@ -248,12 +260,16 @@ class raw_env(AECEnv, EzPickle):
             out[base + 2 * N + (s - seat) % n] = 1.0
         return out
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            warnings.warn("render() called with render_mode=None; pass render_mode='ansi' or 'human'")
+            warnings.warn("render() called with render_mode=None; pass render_mode='ansi', 'human' or 'rgb_array'")
             return None
         if self.game is None:
             raise RuntimeError("render() needs reset() first")
+        if self.render_mode == "rgb_array":  # the spectator view; render_image.draw_seat_view draws a seat's
+            from ..render_image import draw_table
+
+            return draw_table(self.game)
         text = render_text(self.game)
         if self.render_mode == "human":
             print(text)

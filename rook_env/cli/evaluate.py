@@ -23,7 +23,8 @@ from rook_env.agents.registry import GAMES, TeamSpec, check_team, parse_team
 from rook_env.evaluation import DEFAULT_BLOCK_SIZE, IllegalActionError, check_flags, play_match, round_robin
 from rook_env.evaluation.call_partner import field_specs, play_rotation_match
 from rook_env.evaluation.field import DEFAULT_FIELD, OPTIONAL_FIELD, field_teams, play_field
-from rook_env.evaluation.replays import match_replays
+from rook_env.evaluation.call_partner import RotationResult
+from rook_env.evaluation.replays import match_replays, rotation_replays
 from rook_env.evaluation.results import MatchResult
 from rook_env.evaluation.report import (
     TOOLS_HINT,
@@ -52,10 +53,13 @@ EXAMPLES = """examples:
   %(prog)s --field ppo --opponents random heuristic --deals 1000 --seed 1000
   %(prog)s --game call_partner --players 5 call_partner_heuristic random --deals 500
   %(prog)s heuristic random --deals 500 --replays 5 --replays-by set
+  %(prog)s --game call_partner --players 5 call_partner_heuristic random --deals 200 --replays 3
 
 --replays N saves N of the match's hands (the largest score swings, or --replays-by set|order) as one
 self-contained HTML page to step through (every seat's cards, each decision and its alternatives); the
 hands are replayed from the match's own deals and agent seeds, so they are the hands the statistics counted.
+In a rotation match (--game call_partner) a hand is one deal in one rotation; its swing is the best hand
+score minus the worst.
 
 --field CANDIDATE plays one agent against each of a field of opponents (--opponents; default: random,
 heuristic, search, ppo, with search only where the registry offers it, and without the candidate itself),
@@ -112,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seed the agents of the two seatings independently (default: common random numbers, "
                         "so identical teams cancel exactly)")
     p.add_argument("--replays", type=int, default=0, metavar="N",
-                   help="save N hands of the match as an HTML replay (two-team matches)")
+                   help="save N hands of the match as an HTML replay (two-team and rotation matches)")
     p.add_argument("--replays-by", choices=SELECT_BY, default="swing",
                    help="which hands: the largest score swing (default), the sets (largest swing first), "
                         "or the first N")
@@ -270,13 +274,14 @@ def _call_partner_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> 
     """``--game call_partner``: a rotation match (:func:`rook_env.evaluation.call_partner.play_rotation_match`)."""
     for option, used in (("--round-robin", args.round_robin), ("--field", args.field), ("--opponents", args.opponents),
                          ("--no-duplicate", args.no_duplicate),
-                         ("--independent-seeds", args.independent_seeds), ("--plot", args.plot),
-                         ("--replays", args.replays)):
+                         ("--independent-seeds", args.independent_seeds), ("--plot", args.plot)):
         if used:
             p.error(f"{option} is not available with --game call_partner (a rotation match)")
     workers = _check_numbers(p, args)
     try:
         prepare_out_path("--json", args.json)
+        if args.replays:
+            prepare_out_path("--replays-out", args.replays_out)
         flags = parse_flags(args.flag, game="call_partner")
         if args.players is not None:
             if flags.get("players", args.players) != args.players:
@@ -299,7 +304,24 @@ def _call_partner_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> 
         print("interrupted")
         return 130
     print_tables(rotation_tables(res))
+    if args.replays:
+        _save_rotation_replays(res, members, args)
     return _finish(args, res.to_dict(), res.illegal_total)
+
+
+def _save_rotation_replays(res: RotationResult, members: list, args: argparse.Namespace) -> None:
+    """Record the chosen hands (deal, rotation) of a rotation match again and write them as one HTML page."""
+    records, notes = rotation_replays(res, members, args.replays, by=args.replays_by)
+    if not records:
+        print(f"--replays: no hand to save (--replays-by {args.replays_by} selected none)")
+        return
+    what = {"swing": "largest score swings", "set": "sets, largest swing first", "order": "first hands"}
+    title = (f"Call-your-partner Rook replays ({res.players} players): {', '.join(res.names)}; {len(records)} hands "
+             f"({what[args.replays_by]}) of {res.deals} deals x {res.players} rotations, seed {res.seed}")
+    write_html(records, args.replays_out, title=title)
+    for note in notes:
+        print(f"warning: {note}")
+    print(f"wrote {len(records)} hand(s) to {args.replays_out}")
 
 
 if __name__ == "__main__":

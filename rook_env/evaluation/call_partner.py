@@ -90,34 +90,47 @@ class _Context:
         return {**self.flags, "game": "call_partner"}
 
 
+def rotation_agents(ctx: _Context, block: int, rotation: int) -> list[Any]:
+    """The agents of one block's hands in ``rotation``, by seat: seat ``s`` is taken by agent
+    ``(s + rotation) % n``, seeded by the seat alone (common random numbers)."""
+    n = ctx.n
+    return [build_agent(ctx.specs[(s + rotation) % n], derive_seed("agent", ctx.seed, block, s), ctx.deal_flags)
+            for s in range(n)]
+
+
+def play_rotation_hand(env: Any, row: Sequence[Any], ctx: _Context, deal: int, rotation: int,
+                       options: Mapping[str, Any], env_seed: int) -> tuple[list[int], int]:
+    """Play deal ``deal`` in ``rotation`` with the agents ``row`` (by seat); returns (illegal actions
+    per seat, steps). An illegal action raises with ``ctx.strict``, else is counted and replaced by
+    the lowest legal action."""
+    n = ctx.n
+    env.reset(seed=env_seed, options=options)
+    reset_agents(row)
+    illegal = [0] * n
+
+    def replace_illegal(step: Step, error: ValueError) -> int:
+        if ctx.strict:
+            raise IllegalActionError(
+                f"deal {deal}, rotation {rotation}, seat {step.seat} (agent {(step.seat + rotation) % n}: "
+                f"{spec_label(ctx.specs[(step.seat + rotation) % n])}): {error}", step.seat, step.action
+            ) from error
+        illegal[step.seat] += 1
+        return int(np.flatnonzero(step.observation["action_mask"])[0])  # the lowest legal action
+
+    return illegal, play_turns(env, row, on_illegal=replace_illegal)
+
+
 def _run_block(block: int, ctx: _Context) -> list[tuple[int, ...]]:
     """Play the deals of one block, each in every rotation; deterministic in (seed, block)."""
     n, env = ctx.n, cached_env(call_partner_env, ctx.flags)
-    agent_flags = ctx.deal_flags
-    # agents[r][s]: the agent of seat s in rotation r, seeded by seat alone (common random numbers).
-    agents = [[build_agent(ctx.specs[(s + r) % n], derive_seed("agent", ctx.seed, block, s), agent_flags)
-               for s in range(n)] for r in range(n)]
+    agents = [rotation_agents(ctx, block, r) for r in range(n)]  # agents[r][s]: seat s in rotation r
     out: list[tuple[int, ...]] = []
     for deal in range(block * ctx.block_size, min(ctx.deals, (block + 1) * ctx.block_size)):
         options, env_seed = make_deal(ctx.seed, deal, ctx.deal_flags)
         for r in range(n):
             row = agents[r]
-            env.reset(seed=env_seed, options=options)
-            reset_agents(row)
-            illegal = [0] * n
             before = [int(getattr(a, "fallbacks", 0) or 0) for a in row]
-
-            def replace_illegal(step: Step, error: ValueError, r: int = r, deal: int = deal,
-                                illegal: list[int] = illegal) -> int:
-                if ctx.strict:
-                    raise IllegalActionError(
-                        f"deal {deal}, rotation {r}, seat {step.seat} (agent {(step.seat + r) % n}: "
-                        f"{spec_label(ctx.specs[(step.seat + r) % n])}): {error}", step.seat, step.action
-                    ) from error
-                illegal[step.seat] += 1
-                return int(np.flatnonzero(step.observation["action_mask"])[0])  # the lowest legal action
-
-            steps = play_turns(env, row, on_illegal=replace_illegal)
+            illegal, steps = play_rotation_hand(env, row, ctx, deal, r, options, env_seed)
             res = env.infos["player_0"]["hand"]
             redeals = int(env.game.deals - 1)
             for s in range(n):

@@ -10,6 +10,10 @@ match's seeds; the deals of that block played before it in that seating are repl
 so agents that carry state between hands (a random agent's generator) are where they were. Each
 recording is checked against the match's record of the hand; a difference (an agent that is not
 reproducible from its seed) is reported in ``notes``.
+
+Call-your-partner rotation matches have their counterpart, :func:`rotation_replays`: a hand is a
+(deal, rotation) of a :class:`.call_partner.RotationResult`, chosen by :func:`select_rotation_hands`
+(the largest swing: the best hand score minus the worst; the sets; or the first ones).
 """
 
 from __future__ import annotations
@@ -18,15 +22,26 @@ from typing import Any
 
 import numpy as np
 
-from rook_env.agents.registry import parse_team, spec_label
+from typing import Sequence
+
+from rook_env.agents.registry import parse_team, spec_label, split_game
+from rook_env.call_partner import raw_env as call_partner_env
 from rook_env.env import raw_env
 from rook_env.replay import SELECT_BY, HandRecord, record_hand
 
+from . import call_partner as rotation
 from .deals import make_deal
 from .match import _Context, _play_hand, _seat_role, block_agents
 from .results import FIELD, MatchResult
 
-__all__ = ["match_replays", "select_rows"]
+__all__ = ["match_replays", "rotation_replays", "select_rotation_hands", "select_rows"]
+
+
+def _check_selection(n: int, by: str) -> None:
+    if by not in SELECT_BY:
+        raise ValueError(f"by={by!r} is not allowed; allowed values: {', '.join(SELECT_BY)}")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n={n!r} must be a non-negative integer")
 
 
 def select_rows(records: np.ndarray, n: int, by: str = "swing") -> list[int]:
@@ -34,10 +49,7 @@ def select_rows(records: np.ndarray, n: int, by: str = "swing") -> list[int]:
     :func:`rook_env.replay.select_hands` picks them: ``"swing"`` the largest |score A - score B|,
     ``"set"`` the hands whose bidders were set (largest swing first), ``"order"`` the first ``n``;
     ties keep the match's order."""
-    if by not in SELECT_BY:
-        raise ValueError(f"by={by!r} is not allowed; allowed values: {', '.join(SELECT_BY)}")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n={n!r} must be a non-negative integer")
+    _check_selection(n, by)
     order = np.lexsort((records[:, FIELD["seating"]], records[:, FIELD["deal"]]))
     if by == "order":
         return [int(i) for i in order[:n]]
@@ -87,3 +99,59 @@ def match_replays(result: MatchResult, spec_a: Any, spec_b: Any, n: int, by: str
                              f"(an agent is not reproducible from its seed)")
             recorded[i] = hand
     return [recorded[i] for i in rows], notes
+
+
+def select_rotation_hands(records: np.ndarray, n: int, by: str = "swing") -> list[tuple[int, int]]:
+    """``n`` hands, as (deal, rotation), of a rotation match's records (one row per deal, rotation
+    and seat; :data:`.call_partner.ROT_FIELDS`), as :func:`rook_env.replay.select_hands` picks them:
+    ``"swing"`` the largest best-minus-worst hand score, ``"set"`` the hands whose bidders were set
+    (largest swing first), ``"order"`` the first ``n``; ties keep the (deal, rotation) order."""
+    _check_selection(n, by)
+    rf = rotation.RF
+    rows = records[np.lexsort((records[:, rf["seat"]], records[:, rf["rotation"]], records[:, rf["deal"]]))]
+    players = int(rows[:, rf["seat"]].max()) + 1 if rows.size else 1
+    hands = rows.reshape(-1, players, records.shape[1])  # every hand has one row per seat
+    keys = [(int(h[0, rf["deal"]]), int(h[0, rf["rotation"]])) for h in hands]
+    if by == "order":
+        return keys[:n]
+    score = hands[:, :, rf["score"]]
+    swing = score.max(axis=1) - score.min(axis=1)
+    pool = [i for i in range(len(keys)) if by == "swing" or hands[i, 0, rf["made"]] == 0]
+    pool.sort(key=lambda i: -swing[i])  # stable: ties stay in order
+    return [keys[i] for i in pool[:n]]
+
+
+def rotation_replays(result: "rotation.RotationResult", specs: Sequence[Any], n: int, by: str = "swing") -> tuple[
+        list[HandRecord], list[str]]:
+    """Record again ``n`` hands of a call-your-partner rotation match ``result``, played by the field
+    ``specs`` (as given to :func:`.call_partner.play_rotation_match`), chosen ``by``
+    :func:`select_rotation_hands`. Seats are labelled with the agent playing them in that rotation.
+    Returns (records in the chosen order, notes on hands whose replay differs from the match's record)."""
+    chosen = select_rotation_hands(result.records, n, by)
+    _, rules = split_game(result.flags)
+    members = rotation.field_specs(specs, result.players)
+    ctx = rotation._Context(tuple(members), rules, result.seed, False, result.block_size, result.deals)
+    env = call_partner_env(**rules)
+    names = rotation._labels(ctx.specs)
+    rf, rec = rotation.RF, result.records
+    wanted: dict[tuple[int, int], list[int]] = {}  # (block, rotation) -> deals
+    for deal, r in chosen:
+        wanted.setdefault((deal // ctx.block_size, r), []).append(deal)
+    recorded: dict[tuple[int, int], HandRecord] = {}
+    notes: list[str] = []
+    for (block, r), deals in sorted(wanted.items()):
+        row = rotation.rotation_agents(ctx, block, r)
+        labels = [names[(s + r) % ctx.n] for s in range(ctx.n)]
+        for deal in range(block * ctx.block_size, max(deals) + 1):
+            options, env_seed = make_deal(ctx.seed, deal, ctx.deal_flags)
+            if deal not in deals:  # as the match played it: agents carry state from hand to hand
+                rotation.play_rotation_hand(env, row, ctx, deal, r, options, env_seed)
+                continue
+            hand = record_hand(env, row, seed=env_seed, options=options, labels=labels)
+            mine = rec[(rec[:, rf["deal"]] == deal) & (rec[:, rf["rotation"]] == r)]
+            evaluated = [int(x) for x in mine[np.argsort(mine[:, rf["seat"]]), rf["score"]]]
+            if hand.result is None or list(hand.result["hand_scores"]) != evaluated:
+                notes.append(f"deal {deal}, rotation {r}: the replay differs from the evaluated hand "
+                             f"(an agent is not reproducible from its seed)")
+            recorded[deal, r] = hand
+    return [recorded[key] for key in chosen], notes
