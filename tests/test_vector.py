@@ -484,3 +484,30 @@ def test_phases_are_all_reached_together():
         seen.add(tuple(sorted(set(env.phase.tolist()))))
         obs, *_, info = env.step(sample_legal(info["action_mask"], rng))
     assert any({BID, DISCARD, PLAY} <= set(s) for s in seen)
+
+
+@pytest.mark.parametrize("flags", [CIRCUS_CONFIGS[0], CIRCUS_CONFIGS[1]], ids=_id)
+def test_heuristic_act_batch_plays_circus_on_the_engine(flags):
+    """train.py's heuristic opponent decides through act_batch: on Circus Rook tables (circus forced half
+    the time it is legal; the heuristic itself declines it) every decision is legal without a fallback,
+    and its passes are those of act()."""
+    from rook_env.agents.heuristic import HeuristicAgent
+
+    n = 16
+    env = RookVectorEnv(n, **flags)
+    agent, ref = HeuristicAgent(**flags), HeuristicAgent(**flags)
+    agent.strict = ref.strict = True  # internal errors raise instead of falling back
+    obs, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    C = env.layout.CIRCUS
+    passes = circus_hands = 0
+    for _ in range(200):
+        mask = info["action_mask"]
+        actions = agent.act_batch(obs, mask, keys=np.arange(n) * 4 + info["seat"])
+        for i in np.flatnonzero(env.phase == CIRCUS):
+            passes += 1
+            assert actions[i] == ref.act({"observation": obs[i], "action_mask": mask[i]})
+        actions[(mask[:, C] == 1) & (rng.random(n) < 0.5)] = C
+        obs, rew, term, trunc, info = env.step(actions)  # raises on an illegal action
+        circus_hands += int((info["hand"]["circus"] & info["hand_over"]).sum())
+    assert agent.fallbacks == 0 and circus_hands >= 10 and passes >= 4 * circus_hands
