@@ -1,7 +1,8 @@
 """Batched Rook: ``num_envs`` tables stepped together with numpy (structure of arrays).
 
-The same game as :class:`rook_env.raw_env` (every rule flag, ``episode="hand"`` and
-``"game"``, ``max_hands``), with the observations bit for bit those of ``raw_env``;
+The same game as :class:`rook_env.raw_env` (every rule flag, Circus Rook included,
+``episode="hand"`` and ``"game"``, ``max_hands``), with the observations bit for bit those
+of ``raw_env``;
 ``tests/test_vector.py`` plays both in lock-step to check it. Card sets are ``uint64``
 bitmasks (bit ``id``; the full deck's 57 cards fit), every table's state is one row of a
 few arrays, and legality, trick resolution, scoring and the incremental update of all four
@@ -29,8 +30,9 @@ API (in the style of gymnasium's vector environments and Pgx; ``N = num_envs``,
   episodes also hands that do not end the game); ``info["hand"]``: the finished hands'
   facts as arrays with ``raw_env``'s ``infos[agent]["hand"]`` keys: ``bidder``, ``bid``,
   ``trump``, ``made`` ``(N,)``; ``counters``, ``bonus``, ``hand_scores``, ``scores``,
-  ``tricks_won`` ``(N, 2)`` per team; ``last_trick_team``, ``game_winner`` ``(N,)``.
-  Rows without a finished hand hold -1 (0 for per-team entries, False for ``made``).
+  ``tricks_won`` ``(N, 2)`` per team; ``last_trick_team``, ``game_winner`` ``(N,)``; with
+  ``circus_rook="on"`` also ``circus`` ``(N,)`` bool (circus was called in that hand).
+  Rows without a finished hand hold -1 (0 for per-team entries, False for ``made``/``circus``).
   (The integer entries are column views of one array.)
 - ``info["illegal"]``: ``(N,)`` bool, the table's action was illegal (``"terminate"`` mode).
 
@@ -41,6 +43,12 @@ decision of the next episode (a new deal, a new random first dealer, scores 0). 
 game episode the next hand is dealt exactly as in ``raw_env`` (dealer rotated, scores
 kept), and a redeal deals again within the same step. The final observation of an ended
 episode is not returned (nothing follows a terminal decision).
+
+Circus Rook (``circus_rook="on"``, RULES.md F20): the bidder's ``TRUMP`` decision may be the
+``circus`` action; then the seat on its left names the contract and the table enters phase
+``rook_env.rules.CIRCUS``, where four steps (namer, bidder, bidder's partner, bidder's right)
+each pass one card (a card action), delivered together after the fourth; the namer leads.
+Its state and observation writes run only with the flag on.
 
 Other members: ``observe(seat)`` ``(N, D)`` (an int seat, or one seat per table),
 ``state_for(seat)`` ``(N, D + 5 * n_cards)`` (``raw_env.state_for``'s layout),
