@@ -508,6 +508,6 @@ def test_heuristic_act_batch_plays_circus_on_the_engine(flags):
             passes += 1
             assert actions[i] == ref.act({"observation": obs[i], "action_mask": mask[i]})
         actions[(mask[:, C] == 1) & (rng.random(n) < 0.5)] = C
-        obs, rew, term, trunc, info = env.step(actions)  # raises on an illegal action
+        obs, _rew, _term, _trunc, info = env.step(actions)  # raises on an illegal action
         circus_hands += int((info["hand"]["circus"] & info["hand_over"]).sum())
     assert agent.fallbacks == 0 and circus_hands >= 10 and passes >= 4 * circus_hands
