@@ -1,7 +1,8 @@
 """Batched Rook: ``num_envs`` tables stepped together with numpy (structure of arrays).
 
-The same game as :class:`rook_env.raw_env` (every rule flag, ``episode="hand"`` and
-``"game"``, ``max_hands``), with the observations bit for bit those of ``raw_env``;
+The same game as :class:`rook_env.raw_env` (every rule flag, Circus Rook included,
+``episode="hand"`` and ``"game"``, ``max_hands``), with the observations bit for bit those
+of ``raw_env``;
 ``tests/test_vector.py`` plays both in lock-step to check it. Card sets are ``uint64``
 bitmasks (bit ``id``; the full deck's 57 cards fit), every table's state is one row of a
 few arrays, and legality, trick resolution, scoring and the incremental update of all four
@@ -29,8 +30,9 @@ API (in the style of gymnasium's vector environments and Pgx; ``N = num_envs``,
   episodes also hands that do not end the game); ``info["hand"]``: the finished hands'
   facts as arrays with ``raw_env``'s ``infos[agent]["hand"]`` keys: ``bidder``, ``bid``,
   ``trump``, ``made`` ``(N,)``; ``counters``, ``bonus``, ``hand_scores``, ``scores``,
-  ``tricks_won`` ``(N, 2)`` per team; ``last_trick_team``, ``game_winner`` ``(N,)``.
-  Rows without a finished hand hold -1 (0 for per-team entries, False for ``made``).
+  ``tricks_won`` ``(N, 2)`` per team; ``last_trick_team``, ``game_winner`` ``(N,)``; with
+  ``circus_rook="on"`` also ``circus`` ``(N,)`` bool (circus was called in that hand).
+  Rows without a finished hand hold -1 (0 for per-team entries, False for ``made``/``circus``).
   (The integer entries are column views of one array.)
 - ``info["illegal"]``: ``(N,)`` bool, the table's action was illegal (``"terminate"`` mode).
 
@@ -41,6 +43,12 @@ decision of the next episode (a new deal, a new random first dealer, scores 0). 
 game episode the next hand is dealt exactly as in ``raw_env`` (dealer rotated, scores
 kept), and a redeal deals again within the same step. The final observation of an ended
 episode is not returned (nothing follows a terminal decision).
+
+Circus Rook (``circus_rook="on"``, RULES.md F20): the bidder's ``TRUMP`` decision may be the
+``circus`` action; then the seat on its left names the contract and the table enters phase
+``rook_env.rules.CIRCUS``, where four steps (namer, bidder, bidder's partner, bidder's right)
+each pass one card (a card action), delivered together after the fourth; the namer leads.
+Its state and observation writes run only with the flag on.
 
 Other members: ``observe(seat)`` ``(N, D)`` (an int seat, or one seat per table),
 ``state_for(seat)`` ``(N, D + 5 * n_cards)`` (``raw_env.state_for``'s layout),
@@ -78,7 +86,7 @@ from .cards import N_COLOURS, N_SEATS, layout_for
 from .config import make_config
 from .env import OPTION_KEYS
 from .observation import REL, REL_ONE_HOT, SCORE_CLIP, obs_layout
-from .rules import BID, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState, contract_tables
+from .rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState, contract_tables
 
 ILLEGAL_MODES = ("raise", "terminate")
 SEATS = np.arange(N_SEATS)
@@ -89,11 +97,12 @@ FACTS = {"bidder": 0, "bid": 1, "trump": 2, "made": 3, "counters": slice(4, 6), 
          "game_winner": 15}
 FACT_COLUMNS = 16
 FACT_DEFAULTS = np.array([-1, -1, -1, 0] + [0] * 10 + [-1, -1], np.int64)  # where no hand ended
+# circus_rook="on" adds raw_env's "circus" (bool: circus was called) as one more column
+CIRCUS_FACTS = {**FACTS, "circus": FACT_COLUMNS}
+CIRCUS_FACT_DEFAULTS = np.append(FACT_DEFAULTS, 0)
 # Per-hand state of a fresh deal: n_discards, high_bid (bid level index), bidder, n_passed, trump, leader,
 # trick_len, n_tricks (finished this hand), last_trick_team, nest_has_counters (0/1), call (trump call index).
 HAND_STATE_INIT = np.array([0, -1, -1, 0, -1, -1, 0, 0, -1, 0, -1], np.int64)
-# Flags whose rules the engine does not implement yet (RookVectorEnv raises ValueError naming them).
-UNSUPPORTED = {"circus_rook": "on"}
 # The observation's scaled numbers, counters .. scores, as offsets from ``counters``.
 NUM_SIZE = 7  # counters 2 + tricks_won 2 + tricks_left 1 + scores 2
 NUM_TRICKS_LEFT, NUM_SCORES = 4, 5
@@ -145,10 +154,6 @@ class RookVectorEnv:
         self.illegal_reward = float(illegal_reward)
         self.deal_source = deal_source
         self.config = cfg = make_config(**flags)
-        for name, value in UNSUPPORTED.items():
-            if getattr(cfg, name) == value:
-                raise ValueError(f"{name}={value!r} is not supported by RookVectorEnv yet (Circus Rook's card "
-                                 "passing); use rook_env.raw_env / env() for it")
         self.layout = L = layout_for(cfg)
         self.obs_layout = ol = obs_layout(cfg)
         self.obs_dim = D = ol.size
@@ -159,6 +164,7 @@ class RookVectorEnv:
         self._scratch = RookState(cfg)  # validates fixed deals with raw_env's errors
         self._rng: np.random.Generator | None = None
         self._german = cfg.nest_discard == "no_counters_unless_forced"
+        self._circus_on = cfg.circus_rook == "on"
         self._build_tables()
         # ---- state, one row per table (see RookState for the meaning of each field)
         self._ar = np.arange(N)
@@ -194,6 +200,14 @@ class RookVectorEnv:
         self._points_flat = self.points.reshape(-1)
         self._tricks_won_flat = self.tricks_won.reshape(-1)
         self._hands_played = np.zeros(N, np.int64)
+        # Circus Rook (read and written only with circus_rook="on"): circus called, and the card each
+        # seat has set aside to pass to its left (-1: not chosen yet), delivered when all four chose.
+        self.circus = np.zeros(N, bool)
+        self.passing = np.full((N, N_SEATS), -1, np.int64)
+        # the phases step() hands to a handler, in order (a table's phase is fixed before any handler runs)
+        self._step_phases = (PLAY, BID, DISCARD, TRUMP) + ((CIRCUS,) if self._circus_on else ())
+        self._facts = CIRCUS_FACTS if self._circus_on else FACTS
+        self._fact_defaults = CIRCUS_FACT_DEFAULTS if self._circus_on else FACT_DEFAULTS
         self._mask: np.ndarray | None = None  # returned to the caller; legality is checked on _legal
         self._legal: np.ndarray | None = None  # (N, words) uint64: the legal actions as bits
         self._obs_now: np.ndarray | None = None
@@ -232,8 +246,9 @@ class RookVectorEnv:
         self._free_key = nk * n
         self._follow = np.array(follow + [L.all_cards], U64)
         self._follow_plus = np.array(plus + [L.all_cards], U64)
-        # card actions exist in the discard and play phases only
-        self._phase_cards = np.array([L.all_cards if ph in (DISCARD, PLAY) else 0 for ph in range(5)], U64)
+        # card actions exist in the discard, play and circus (passing) phases only; index: phase id
+        self._phase_cards = np.array([L.all_cards if ph in (DISCARD, PLAY, CIRCUS) else 0
+                                      for ph in range(len(PHASE_NAMES))], U64)
         rel = np.array(REL)  # rel[me, seat]
         me = np.arange(N_SEATS)
         # flat offsets within a table's (4, D) block, one row per acting seat s
@@ -255,6 +270,7 @@ class RookVectorEnv:
         self._bid_shift = U64.type(L.BID0 - n)
         self._trump_bits = U64.type(((1 << L.n_contracts) - 1) << (L.TRUMP0 - n))
         self._redeal_bit = U64.type(1 << (L.REDEAL - n))
+        self._circus_bit = U64.type(1 << (L.CIRCUS - n) if L.CIRCUS >= 0 else 0)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -289,7 +305,7 @@ class RookVectorEnv:
 
     @property
     def phase(self) -> np.ndarray:
-        """``(N,)`` phase ids (``rook_env.rules``: BID, DISCARD, TRUMP, PLAY)."""
+        """``(N,)`` phase ids (``rook_env.rules``: BID, DISCARD, TRUMP, PLAY; CIRCUS with ``circus_rook``)."""
         return self._phase.copy()
 
     @property
@@ -385,6 +401,9 @@ class RookVectorEnv:
         self.passed[idx] = False
         self.tricks_won[idx] = 0
         self.points[idx] = 0
+        if self._circus_on:
+            self.circus[idx] = False
+            self.passing[idx] = -1
         # the fresh-deal observation (ObservationEncoder._fresh_deal)
         ol, obs = self.obs_layout, self._obs
         obs[idx] = 0
@@ -474,15 +493,15 @@ class RookVectorEnv:
         terminated = np.zeros(N, bool)
         truncated = np.zeros(N, bool)
         hand_over = np.zeros(N, bool)
-        facts = np.empty((N, FACT_COLUMNS), np.int64)  # the finished hands' facts, one row per table
-        facts[:] = FACT_DEFAULTS
+        facts = np.empty((N, len(self._fact_defaults)), np.int64)  # the finished hands' facts, one row per table
+        facts[:] = self._fact_defaults
         phase = self._phase
         if illegal.any():
             phase = np.where(illegal, OVER, phase)
-        counts = np.bincount(phase, minlength=5)
+        counts = np.bincount(phase, minlength=len(PHASE_NAMES))
         # the tables of each phase, fixed before any handler moves a table to its next phase
         groups = [(ph, np.flatnonzero(phase == ph) if counts[ph] < N else self._ar)
-                  for ph in (PLAY, BID, DISCARD, TRUMP) if counts[ph]]
+                  for ph in self._step_phases if counts[ph]]
         redeal: list[np.ndarray] = []
         for ph, idx in groups:
             if ph == PLAY:
@@ -495,8 +514,10 @@ class RookVectorEnv:
                 redeal.append(self._step_bid(idx, a[idx]))
             elif ph == DISCARD:
                 self._step_discard(idx, a[idx])
-            else:
+            elif ph == TRUMP:
                 self._step_trump(idx, a[idx])
+            else:
+                self._step_circus(idx, a[idx])
         # ---- deals: redeals and next hands of a game, then new episodes (ended or illegal)
         if illegal.any():
             bad = np.flatnonzero(illegal)
@@ -510,8 +531,10 @@ class RookVectorEnv:
             flags[len(again):] = True
             self._deal_sourced(idx, flags)
         self._refresh()
-        hand = {name: facts[:, cols] for name, cols in FACTS.items()}
+        hand = {name: facts[:, cols] for name, cols in self._facts.items()}
         hand["made"] = hand["made"] != 0
+        if self._circus_on:
+            hand["circus"] = hand["circus"] != 0
         info = {"seat": self.current.copy(), "action_mask": self._mask, "hand_over": hand_over,
                 "hand": hand, "illegal": illegal}
         return self._obs_now, rewards, terminated, truncated, info
@@ -672,24 +695,70 @@ class RookVectorEnv:
             self._write_phase(X, DISCARD, TRUMP)
 
     def _step_trump(self, t: np.ndarray, a: np.ndarray) -> None:
+        circus = None
+        if self._circus_on:
+            called = a == self.layout.CIRCUS
+            if called.any():  # public; the player on the bidder's left names trump (RULES.md F20)
+                C = t[called]
+                self.circus[C] = True
+                self.current[C] = (self.bidder[C] + 1) & 3
+                self._obs[C, :, self.obs_layout.CIRCUS] = 1
+                t, a = t[~called], a[~called]
+            circus = self.circus[t]  # trump named after a circus call: the card passing follows
         k = a - self.layout.TRUMP0
         self.call[t] = k
         self.trump[t] = self._call_trump[k]
         self._flat[(self._row0[t] + k)[:, None] + (self._all_rows + self.obs_layout.TRUMP)] = 1.0
-        if self._german:
+        if self._german:  # never with circus (the configuration refuses the combination)
             self._phase[t] = DISCARD
             self._write_phase(t, TRUMP, DISCARD)
+        elif circus is not None and circus.any():
+            P = t[circus]  # the namer, already to act, passes first
+            self._phase[P] = CIRCUS
+            self._write_phase(P, TRUMP, CIRCUS)
+            self._start_play(t[~circus], TRUMP)
         else:
             self._start_play(t, TRUMP)
 
-    def _start_play(self, idx: np.ndarray, old: int) -> None:
-        fl = self.config.first_lead
-        if fl == "left_of_dealer":
-            leader = (self._dealer[idx] + 1) & 3
-        elif fl == "left_of_bidder":
-            leader = (self.bidder[idx] + 1) & 3
-        else:
-            leader = self.bidder[idx]
+    def _step_circus(self, t: np.ndarray, c: np.ndarray) -> None:
+        """Circus Rook's card passing at tables ``t``: the seat to act sets card ``c`` aside for its left.
+
+        Order: trump namer (bidder + 1), bidder, bidder's partner, bidder's right; after the fourth
+        choice the four cards are delivered at once and the namer leads (RookState._apply_circus_pass)."""
+        ol, D, f = self.obs_layout, self.obs_dim, self._flat
+        s = self.current[t]
+        b = self.bidder[t]
+        self._hands_flat[self._row_of[t] + s] ^= self._card_bit[c]
+        self.passing[t, s] = c
+        base = self._row0[t] + s * D + c
+        f[base + ol.HAND] = 0.0
+        f[base + ol.PASSED] = 1.0
+        last = s == ((b + 3) & 3)
+        go_on = ~last
+        if go_on.any():
+            sg, bg = s[go_on], b[go_on]
+            self.current[t[go_on]] = np.where(sg == ((bg + 1) & 3), bg, np.where(sg == bg, (bg + 2) & 3, (bg + 3) & 3))
+        if not last.any():
+            return
+        X = t[last]
+        cards = self.passing[X]  # (m, 4) by giver; giver g's card goes to seat g + 1
+        to = (SEATS + 1) & 3
+        self.hands[X[:, None], to] |= self._card_bit[cards]
+        at = (self._row0[X][:, None] + to * D) + cards  # the receivers' rows, + card
+        f[at + ol.HAND] = 1.0
+        f[at + ol.RECEIVED] = 1.0
+        self._start_play(X, CIRCUS, leader=(self.bidder[X] + 1) & 3)  # the trump namer leads
+
+    def _start_play(self, idx: np.ndarray, old: int, leader: np.ndarray | None = None) -> None:
+        """Play begins at tables ``idx`` (phase ``old`` before); ``leader``: given (circus), else ``first_lead``."""
+        if leader is None:
+            fl = self.config.first_lead
+            if fl == "left_of_dealer":
+                leader = (self._dealer[idx] + 1) & 3
+            elif fl == "left_of_bidder":
+                leader = (self.bidder[idx] + 1) & 3
+            else:
+                leader = self.bidder[idx]
         self.leader[idx] = leader
         self.current[idx] = leader
         self._phase[idx] = PLAY
@@ -739,7 +808,10 @@ class RookVectorEnv:
         else:
             r = np.sign(own - opp)
         rewards[h] = r
-        facts[h] = np.column_stack([bidder, bid, self.trump[h], made, captured, bonus, delta, scores, tw, ltt, winner])
+        cols = [bidder, bid, self.trump[h], made, captured, bonus, delta, scores, tw, ltt, winner]
+        if self._circus_on:
+            cols.append(self.circus[h])
+        facts[h] = np.column_stack(cols)
         if cfg.episode == "game":
             over = winner >= 0
             terminated[h[over]] = True
@@ -759,7 +831,7 @@ class RookVectorEnv:
         N, L = self.num_envs, self.layout
         n = L.n_cards
         phase, cur = self._phase, self.current
-        counts = np.bincount(phase, minlength=5)
+        counts = np.bincount(phase, minlength=len(PHASE_NAMES))
         hand = self._hands_flat[self._row_of + cur]
         if counts[PLAY]:  # following: the row of (trump, led card) in the follow tables, or "free"
             following = (phase == PLAY) & (self.trick_len > 0)
@@ -784,7 +856,10 @@ class RookVectorEnv:
                 if self.config.no_counter_redeal == "on":
                     extra |= np.where(isb & ((hand & self._counter_mask) == 0), self._redeal_bit, U64.type(0))
             if counts[TRUMP]:
-                extra = np.where(phase == TRUMP, self._trump_bits, extra)
+                trumps = self._trump_bits
+                if self._circus_on:  # the bidder may call circus instead (once)
+                    trumps = np.where(self.circus, trumps, trumps | self._circus_bit)
+                extra = np.where(phase == TRUMP, trumps, extra)
             words[:, 0] = cards | (extra << U64.type(self._extra_shift))
             if self._n_words > 1:
                 words[:, 1] = extra >> U64.type(64 - self._extra_shift)

@@ -19,9 +19,8 @@ FAMILIES = {
     "preset": "{preset: regular_partnership}",
     "trump_calls": "{trump_calls: extended, card_names: standard}",
     "twos": "{deck: full, black_two_trump: 'on', red_two_little_rook: 'on'}",
+    "circus": "{circus_rook: 'on', trump_calls: extended}",
 }
-# Training collects on the batched engine (rook_env.vector), which does not play Circus Rook yet.
-UNSUPPORTED = {"circus": "{circus_rook: 'on'}"}
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -35,14 +34,3 @@ def test_train_smoke_per_variant_family(family, tmp_path):
     assert os.path.exists(os.path.join(tmp_path, family, "last.pt"))
     numbers = [v for v in summary.values() if isinstance(v, float)]
     assert all(math.isfinite(v) for v in numbers)
-
-
-@pytest.mark.parametrize("family", sorted(UNSUPPORTED))
-def test_train_refuses_a_variant_the_batched_engine_cannot_play(family, tmp_path):
-    cfg = train.make_train_config(SMOKE, [
-        f"run_dir={tmp_path}", f"name={family}", "progress=false", "bc_steps=5", "bc_hands=4", "eval_deals=2",
-        "eval_every=0", "num_envs=4", "rollout_decisions=256", "total_decisions=256",
-        f"env_flags={UNSUPPORTED[family]}",
-    ])
-    with pytest.raises(ValueError, match="circus_rook"):
-        train.train(cfg, quiet=True)

@@ -22,7 +22,7 @@ import pytest
 import rook_env
 from rook_env.cards import bits
 from rook_env.env import AGENT_SEAT, AGENTS
-from rook_env.rules import BID, DISCARD, PLAY
+from rook_env.rules import BID, CIRCUS, DISCARD, PLAY
 from rook_env.vector import RookVectorEnv, sample_legal
 
 HAND_KEYS = ("bidder", "bid", "trump", "made", "counters", "bonus", "hand_scores", "scores", "tricks_won",
@@ -41,8 +41,9 @@ def deal_of(e, new_game: bool) -> dict:
 class LockStep:
     """``n`` raw envs and one engine, stepped together with the same actions."""
 
-    def __init__(self, n: int, flags: dict, seed: int, max_hands: int | None = None, illegal_p: float = 0.0):
-        self.flags, self.illegal_p = flags, illegal_p
+    def __init__(self, n: int, flags: dict, seed: int, max_hands: int | None = None, illegal_p: float = 0.0,
+                 circus_p: float = 0.0):
+        self.flags, self.illegal_p, self.circus_p = flags, illegal_p, circus_p
         self.rng = np.random.default_rng(seed)
         self.py_rng = random.Random(seed)
         if illegal_p:
@@ -57,7 +58,11 @@ class LockStep:
         )
         self.obs, info = self.vec.reset(options=[deal_of(e, True) for e in self.raws])
         self.seat, self.mask = info["seat"], info["action_mask"]
+        self.hand_keys = HAND_KEYS + (("circus",) if self.vec.config.circus_rook == "on" else ())
         self.hands = self.episodes = self.steps = self.illegal = 0
+        # Circus Rook coverage: hands played with circus called, card passes made, contracts named after a call
+        self.circus_hands = self.circus_passes = 0
+        self.circus_calls: set[int] = set()
         self.check_views()
 
     def source(self, tables, new_game):
@@ -78,7 +83,13 @@ class LockStep:
                     assert np.array_equal(st[i], e.state_for(agent)), f"table {i}: state_for({s})"
 
     def step(self) -> None:
+        passing = self.vec.phase == CIRCUS
+        self.circus_passes += int(passing.sum())
+        self.circus_calls.update(self.vec.call[passing].tolist())
         actions = sample_legal(self.mask, self.rng)
+        if self.circus_p:  # call circus more often than uniform play would (1 legal action in 5 or 11)
+            C = self.vec.layout.CIRCUS
+            actions[(self.mask[:, C] == 1) & (self.rng.random(len(actions)) < self.circus_p)] = C
         bad = np.zeros(len(self.raws), bool)
         if self.illegal_p:
             bad = self.rng.random(len(self.raws)) < self.illegal_p
@@ -110,13 +121,15 @@ class LockStep:
         assert np.array_equal(info["illegal"], bad)
         assert np.array_equal(info["hand_over"], np.isin(np.arange(len(self.raws)), list(want_hand)))
         for i, res in want_hand.items():
-            got = {k: info["hand"][k][i].tolist() for k in HAND_KEYS}
-            assert got == {k: res[k] for k in HAND_KEYS}, f"table {i}: hand result"
+            got = {k: info["hand"][k][i].tolist() for k in self.hand_keys}
+            assert got == {k: res[k] for k in self.hand_keys}, f"table {i}: hand result"
+            self.circus_hands += bool(res.get("circus"))
         self.hands += len(want_hand)
         self.episodes += int(term.sum() + trunc.sum())
         self.illegal += int(bad.sum())
         self.steps += 1
-        self.check_views(every_seat=self.steps % 17 == 0)
+        # every seat's view also while cards are being passed (only giver and receiver may see a card)
+        self.check_views(every_seat=self.steps % 17 == 0 or (self.vec.phase == CIRCUS).any())
 
     def run(self, hands: int, max_steps: int = 200_000) -> None:
         while self.hands < hands:
@@ -148,7 +161,7 @@ CONFIGS = [
      "rook_rank": "ten_and_half", "last_trick_bonus": 10, "episode": "game", "target_score": 120},
     {"nest_discard": "no_counters_unless_forced", "rook_rank": "low", "no_counter_redeal": "off",
      "first_lead": "left_of_bidder", "reward": "win_loss", "min_bid": 100, "max_bid": 100},
-    # The games of RULES.md "More games" (all but circus_rook, which the engine refuses).
+    # The games of RULES.md "More games".
     {"rook_bird": "off"},
     {"rook_bird": "off", "nest": "off"},
     {"deck": "full", "rook_bird": "off"},
@@ -161,6 +174,14 @@ CONFIGS = [
     {"deck": "full", "black_two_trump": "on", "red_two_little_rook": "on"},
     {"deck": "full", "black_two_trump": "on", "red_two_little_rook": "on", "trump_calls": "extended",
      "rook_rank": "low"},
+]
+# Circus Rook: after the discard, and right after the auction without a nest; extended calls; game episodes.
+CIRCUS_CONFIGS = [
+    {"circus_rook": "on"},
+    {"circus_rook": "on", "rook_bird": "off", "nest": "off", "trump_calls": "extended"},
+    {"circus_rook": "on", "trump_calls": "extended", "first_lead": "bidder", "episode": "game", "target_score": 150},
+    {"preset": "regular_partnership", "circus_rook": "on", "episode": "game", "reward": "win_loss",
+     "target_score": 200, "all_pass": "redeal"},
 ]
 
 
@@ -175,6 +196,20 @@ def test_lockstep_with_raw_env(flags):
     assert ls.hands >= 40
 
 
+@pytest.mark.parametrize("flags", CIRCUS_CONFIGS, ids=_id)
+def test_lockstep_circus_paths_are_exercised(flags):
+    """Circus Rook in lock-step: hands with and without a circus call, the four passes and their delivery,
+    the namer's contracts (low and no trump among them with extended calls) and the namer's lead."""
+    ls = LockStep(8, flags, seed=11 + len(_id(flags)), circus_p=0.3)
+    ls.run(hands=48)
+    assert ls.circus_hands >= 4 and ls.hands - ls.circus_hands >= 4, (ls.circus_hands, ls.hands)
+    assert ls.circus_passes >= 4 * ls.circus_hands
+    if flags.get("trump_calls") == "extended":
+        assert {k // 4 for k in ls.circus_calls} >= {0, 1, 2}, ls.circus_calls  # high, low and no-trump calls
+    else:
+        assert len(ls.circus_calls) >= 3
+
+
 @pytest.mark.parametrize("flags", [{"episode": "game", "target_score": 300},
                                    {"episode": "game", "reward": "win_loss", "all_pass": "redeal"}], ids=_id)
 def test_lockstep_max_hands_truncation(flags):
@@ -183,7 +218,8 @@ def test_lockstep_max_hands_truncation(flags):
     assert ls.episodes >= 6
 
 
-@pytest.mark.parametrize("flags", [{}, {"episode": "game", "target_score": 150, "deck": "full"}], ids=_id)
+@pytest.mark.parametrize("flags", [{}, {"episode": "game", "target_score": 150, "deck": "full"},
+                                   {"circus_rook": "on", "rook_bird": "off", "nest": "off"}], ids=_id)
 def test_lockstep_terminate_mode_matches_env(flags):
     """illegal_action="terminate" against rook_env.env(): offender gets illegal_reward, the episode ends."""
     ls = LockStep(6, flags, seed=5, illegal_p=0.02)
@@ -207,6 +243,14 @@ def test_lockstep_many_hands(flags):
 
 
 @pytest.mark.slow
+def test_lockstep_circus_many_hands():
+    ls = LockStep(16, {"circus_rook": "on", "trump_calls": "extended", "episode": "game", "target_score": 200,
+                       "first_lead": "left_of_bidder", "last_trick_bonus": 20}, seed=77, circus_p=0.3)
+    ls.run(hands=600)
+    assert ls.circus_hands >= 100
+
+
+@pytest.mark.slow
 def test_lockstep_every_flag_combination():
     """All 288 combinations of the enumerated rule flags, a few hands each (reward flags rotate)."""
     total = 0
@@ -222,11 +266,6 @@ def test_lockstep_every_flag_combination():
 
 
 # ------------------------------------------------------------------ API behaviour
-def test_circus_rook_is_refused_naming_the_flag():
-    with pytest.raises(ValueError, match="circus_rook='on' is not supported by RookVectorEnv"):
-        RookVectorEnv(2, circus_rook="on")
-
-
 def test_shapes_dtypes_and_spaces():
     env = RookVectorEnv(5)
     obs, info = env.reset(seed=0)
@@ -445,3 +484,30 @@ def test_phases_are_all_reached_together():
         seen.add(tuple(sorted(set(env.phase.tolist()))))
         obs, *_, info = env.step(sample_legal(info["action_mask"], rng))
     assert any({BID, DISCARD, PLAY} <= set(s) for s in seen)
+
+
+@pytest.mark.parametrize("flags", [CIRCUS_CONFIGS[0], CIRCUS_CONFIGS[1]], ids=_id)
+def test_heuristic_act_batch_plays_circus_on_the_engine(flags):
+    """train.py's heuristic opponent decides through act_batch: on Circus Rook tables (circus forced half
+    the time it is legal; the heuristic itself declines it) every decision is legal without a fallback,
+    and its passes are those of act()."""
+    from rook_env.agents.heuristic import HeuristicAgent
+
+    n = 16
+    env = RookVectorEnv(n, **flags)
+    agent, ref = HeuristicAgent(**flags), HeuristicAgent(**flags)
+    agent.strict = ref.strict = True  # internal errors raise instead of falling back
+    obs, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    C = env.layout.CIRCUS
+    passes = circus_hands = 0
+    for _ in range(200):
+        mask = info["action_mask"]
+        actions = agent.act_batch(obs, mask, keys=np.arange(n) * 4 + info["seat"])
+        for i in np.flatnonzero(env.phase == CIRCUS):
+            passes += 1
+            assert actions[i] == ref.act({"observation": obs[i], "action_mask": mask[i]})
+        actions[(mask[:, C] == 1) & (rng.random(n) < 0.5)] = C
+        obs, _rew, _term, _trunc, info = env.step(actions)  # raises on an illegal action
+        circus_hands += int((info["hand"]["circus"] & info["hand_over"]).sum())
+    assert agent.fallbacks == 0 and circus_hands >= 10 and passes >= 4 * circus_hands
