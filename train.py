@@ -1,20 +1,30 @@
-"""PPO self-play for four-player partnership Rook, in one file (in the spirit of CleanRL's ppo.py).
+"""PPO self-play for Rook, in one file (in the spirit of CleanRL's ppo.py): the four-player partnership
+game, or call-your-partner Rook for 4 to 6 players (``game: call_partner``, ``players``).
 
     python train.py --config configs/smoke.yaml                    # about a minute on 2 CPU cores
     python train.py --config configs/default.yaml                  # the shipped agent's run
+    python train.py --config configs/call_partner.yaml             # call-your-partner Rook, 5 players
     python train.py --config configs/default.yaml --lr 1e-4 --set seed=3 --opponent_mix.heuristic 0.6
     python train.py --resume runs/default/last.pt --total_decisions 12_000_000
     tensorboard --logdir runs
 
 What happens, all of it in this file:
 
+0. **The game** (:class:`Game`, :func:`game_of`) is the only game-specific part: the batched engine
+   (:class:`rook_env.vector.RookVectorEnv`, or :class:`rook_env.call_partner.vector.CallPartnerVectorEnv`
+   for call-your-partner Rook), the seat count ``n``, the learning groups, the heuristic and the fair
+   match used for evaluation. Everything below is one loop for both.
 1. **One network for every seat.** Observations are seat-relative, so a single masked-categorical
-   actor (agents/ppo_model.py) plays all four seats; partners are the same policy. Illegal logits are
+   actor (agents/ppo_model.py) plays all n seats; partners are the same policy. Illegal logits are
    set to -1e9, so illegal actions have probability exactly 0 and are never sampled.
 2. **Opponents per game** are drawn from ``opponent_mix`` (interpolated towards ``opponent_mix_end``
-   over training): ``self`` (all four seats are the current policy and all four learn), ``pool`` (the
-   other team is a past snapshot of the policy), ``heuristic`` / ``random`` (the other team is the
-   heuristic agent / uniformly random legal play). Outside ``self`` the learning team is drawn at random each game.
+   over training): ``self`` (all n seats are the current policy and all learn), ``pool`` (a past
+   snapshot of the policy), ``heuristic`` (the game's heuristic agent) / ``random`` (uniformly random
+   legal play). Outside ``self`` the learner plays one group of seats drawn at random each game and the
+   opponent the others: the partnership game's groups are the two teams, call-your-partner Rook's are
+   single seats (the learner in one chair, the opponent in the n - 1 others, as in the rotation
+   evaluation; its secret partner may be an opponent seat). With individual rewards (``score_diff``:
+   own hand score minus the mean of the others') every seat's return is its own.
 3. **Credit assignment in the AEC game.** Each learning seat's trajectory is *its own decisions only*,
    in order. A reward the env pays to a seat (score_diff at the end of a hand, times ``reward_scale``)
    is credited to that seat's latest decision; GAE then bootstraps from one decision of the seat to
@@ -24,13 +34,15 @@ What happens, all of it in this file:
 4. **Batched collection** on :class:`rook_env.vector.RookVectorEnv`: ``num_envs`` tables are arrays
    stepped together. Each step, the learner seats to act at all tables go into one forward pass, each
    pool snapshot's seats into one more, the heuristic decides for all its seats in one ``act_batch``
-   call (its card memory keyed by ``table * 4 + seat``) and random opponents through ``sample_legal``.
+   call (its card memory keyed by ``table * n + seat``; the memoryless call-your-partner heuristic one
+   row at a time) and random opponents through ``sample_legal``.
    Rewards are credited, and finished episodes booked, with array operations; the engine deals a
    finished table its next hand in the same step (auto-reset) and the table draws new opponents. A
    rollout starts new episodes until at least ``rollout_decisions`` learner decisions are taken
    (counting those of the episodes still running) and then finishes the hands in progress (no
    truncated trajectories, so no truncation bootstrapping and resumes start cleanly between hands);
-   every call starts fresh tables from the run's generator. Forced moves (exactly one legal action)
+   every call starts fresh tables from the run's generator. (The call-your-partner engine steps its
+   tables in a Python loop: the same interface, not array speed.) Forced moves (exactly one legal action)
    are played without recording a decision (``skip_forced``): they carry no policy gradient, so
    they are part of the environment's dynamics and the seat's trajectory skips them.
 5. **Centralized critic** (``central_critic: true``): the value network sees ``env.state_for(agent)``
@@ -40,6 +52,11 @@ What happens, all of it in this file:
    (:func:`ppo_loss`, :func:`ppo_update`).
 7. **Behaviour-cloning warm start** (``bc_steps > 0``): the actor imitates the heuristic agent on
    ``bc_hands`` heuristic-vs-heuristic hands, and the critic regresses their returns, before PPO.
+8. **Evaluation** every ``eval_every`` iterations, greedy, on seeded deals: partnership duplicate
+   (each deal with both seatings; points per deal) or call-your-partner rotation (each deal in all n
+   rotations, the policy in one chair and the opponent in the others; the policy's hand score minus
+   the others' mean), with 95% intervals. Checkpoints record ``game`` and the table's rule flags; the
+   PPO agent refuses a table of another game (or player count).
 
 Outputs in ``runs/<name>/``: TensorBoard events, ``last.pt`` / ``best.pt`` (model, optimizer, config,
 counters, RNG states, snapshot pool), ``agent.pt`` (the best model only: what ships, see
