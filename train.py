@@ -1,20 +1,30 @@
-"""PPO self-play for four-player partnership Rook, in one file (in the spirit of CleanRL's ppo.py).
+"""PPO self-play for Rook, in one file (in the spirit of CleanRL's ppo.py): the four-player partnership
+game, or call-your-partner Rook for 4 to 6 players (``game: call_partner``, ``players``).
 
     python train.py --config configs/smoke.yaml                    # about a minute on 2 CPU cores
     python train.py --config configs/default.yaml                  # the shipped agent's run
+    python train.py --config configs/call_partner.yaml             # call-your-partner Rook, 5 players
     python train.py --config configs/default.yaml --lr 1e-4 --set seed=3 --opponent_mix.heuristic 0.6
     python train.py --resume runs/default/last.pt --total_decisions 12_000_000
     tensorboard --logdir runs
 
 What happens, all of it in this file:
 
+0. **The game** (:class:`Game`, :func:`game_of`) is the only game-specific part: the batched engine
+   (:class:`rook_env.vector.RookVectorEnv`, or :class:`rook_env.call_partner.vector.CallPartnerVectorEnv`
+   for call-your-partner Rook), the seat count ``n``, the learning groups, the heuristic and the fair
+   match used for evaluation. Everything below is one loop for both.
 1. **One network for every seat.** Observations are seat-relative, so a single masked-categorical
-   actor (agents/ppo_model.py) plays all four seats; partners are the same policy. Illegal logits are
+   actor (agents/ppo_model.py) plays all n seats; partners are the same policy. Illegal logits are
    set to -1e9, so illegal actions have probability exactly 0 and are never sampled.
 2. **Opponents per game** are drawn from ``opponent_mix`` (interpolated towards ``opponent_mix_end``
-   over training): ``self`` (all four seats are the current policy and all four learn), ``pool`` (the
-   other team is a past snapshot of the policy), ``heuristic`` / ``random`` (the other team is the
-   heuristic agent / uniformly random legal play). Outside ``self`` the learning team is drawn at random each game.
+   over training): ``self`` (all n seats are the current policy and all learn), ``pool`` (a past
+   snapshot of the policy), ``heuristic`` (the game's heuristic agent) / ``random`` (uniformly random
+   legal play). Outside ``self`` the learner plays one group of seats drawn at random each game and the
+   opponent the others: the partnership game's groups are the two teams, call-your-partner Rook's are
+   single seats (the learner in one chair, the opponent in the n - 1 others, as in the rotation
+   evaluation; its secret partner may be an opponent seat). With individual rewards (``score_diff``:
+   own hand score minus the mean of the others') every seat's return is its own.
 3. **Credit assignment in the AEC game.** Each learning seat's trajectory is *its own decisions only*,
    in order. A reward the env pays to a seat (score_diff at the end of a hand, times ``reward_scale``)
    is credited to that seat's latest decision; GAE then bootstraps from one decision of the seat to
@@ -24,13 +34,15 @@ What happens, all of it in this file:
 4. **Batched collection** on :class:`rook_env.vector.RookVectorEnv`: ``num_envs`` tables are arrays
    stepped together. Each step, the learner seats to act at all tables go into one forward pass, each
    pool snapshot's seats into one more, the heuristic decides for all its seats in one ``act_batch``
-   call (its card memory keyed by ``table * 4 + seat``) and random opponents through ``sample_legal``.
+   call (its card memory keyed by ``table * n + seat``; the memoryless call-your-partner heuristic one
+   row at a time) and random opponents through ``sample_legal``.
    Rewards are credited, and finished episodes booked, with array operations; the engine deals a
    finished table its next hand in the same step (auto-reset) and the table draws new opponents. A
    rollout starts new episodes until at least ``rollout_decisions`` learner decisions are taken
    (counting those of the episodes still running) and then finishes the hands in progress (no
    truncated trajectories, so no truncation bootstrapping and resumes start cleanly between hands);
-   every call starts fresh tables from the run's generator. Forced moves (exactly one legal action)
+   every call starts fresh tables from the run's generator. (The call-your-partner engine steps its
+   tables in a Python loop: the same interface, not array speed.) Forced moves (exactly one legal action)
    are played without recording a decision (``skip_forced``): they carry no policy gradient, so
    they are part of the environment's dynamics and the seat's trajectory skips them.
 5. **Centralized critic** (``central_critic: true``): the value network sees ``env.state_for(agent)``
@@ -40,6 +52,11 @@ What happens, all of it in this file:
    (:func:`ppo_loss`, :func:`ppo_update`).
 7. **Behaviour-cloning warm start** (``bc_steps > 0``): the actor imitates the heuristic agent on
    ``bc_hands`` heuristic-vs-heuristic hands, and the critic regresses their returns, before PPO.
+8. **Evaluation** every ``eval_every`` iterations, greedy, on seeded deals: partnership duplicate
+   (each deal with both seatings; points per deal) or call-your-partner rotation (each deal in all n
+   rotations, the policy in one chair and the opponent in the others; the policy's hand score minus
+   the others' mean), with 95% intervals. Checkpoints record ``game`` and the table's rule flags; the
+   PPO agent refuses a table of another game (or player count).
 
 Outputs in ``runs/<name>/``: TensorBoard events, ``last.pt`` / ``best.pt`` (model, optimizer, config,
 counters, RNG states, snapshot pool), ``agent.pt`` (the best model only: what ships, see
@@ -73,8 +90,10 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 from torch import nn
 
-from rook_env import make_config, raw_env
+from rook_env import raw_env
 from rook_env.agents import make_agent
+from rook_env.agents.ppo_agent import check_checkpoint_game
+from rook_env.agents.registry import GAMES, game_config
 from rook_env.agents.ppo_model import (
     CHECKPOINT_FORMAT,
     CHECKPOINT_VERSION,
@@ -103,7 +122,9 @@ class Config:
     seed: int = 1
     device: str = "auto"  # auto (cuda when present), cpu, cuda, cuda:0 ...
     torch_threads: int = 1
-    env_flags: dict[str, Any] = field(default_factory=dict)  # rule flags of rook_env (RULES.md); {} = default game
+    game: str = "partnership"  # partnership (4 seats, fixed teams) or call_partner (4-6 seats, individual scores)
+    players: int = 0  # seats at the table: call_partner 4, 5 or 6; 0: the game's own (partnership 4, call_partner 5)
+    env_flags: dict[str, Any] = field(default_factory=dict)  # the game's rule flags (RULES.md); {} = default rules
     # --- budget
     total_decisions: int = 20_000_000  # learner decisions to train on
     max_minutes: float = 0.0  # stop training after this wall time of this session, BC included (0: no limit)
@@ -199,11 +220,107 @@ class Config:
                 bad("eval_opponents", f"unknown opponent {opp!r}; use random, heuristic or a checkpoint path")
         if not (self.device in ("auto", "cpu") or self.device.startswith("cuda")):
             bad("device", "must be auto, cpu or cuda[:N]")
+        if self.game not in GAMES:
+            bad("game", f"must be one of {', '.join(GAMES)}")
+        if "game" in self.env_flags or "players" in self.env_flags:
+            bad("env_flags", "'game' and 'players' are config fields of their own, not rule flags")
+        if self.game == "partnership" and self.players not in (0, 4):
+            bad("players", "the partnership game has 4 seats (0 or 4)")
         try:
-            make_config(**self.env_flags)  # unknown rule flags / bad values raise, naming them
+            game_config(game_flags(self))  # unknown rule flags / bad values raise, naming them
         except (TypeError, ValueError) as exc:
             raise ValueError(f"config field 'env_flags': {exc}") from None
         return self
+
+
+# ================================================================================================ games
+def game_flags(cfg: Config) -> dict[str, Any]:
+    """The rule flags of the config's table with its ``game`` key (rook_env.agents.registry.game_config)."""
+    return {**cfg.env_flags, "game": cfg.game, **({"players": cfg.players} if cfg.players else {})}
+
+
+class RowByRow:
+    """``act_batch`` for an agent that decides from one observation alone and keeps no card memory
+    (the call-your-partner heuristic): one ``act`` per row, so the table keys are not needed."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+
+    def reset(self) -> None:
+        self.agent.reset()
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, keys: np.ndarray | None = None) -> np.ndarray:
+        act = self.agent.act
+        return np.array([act({"observation": o, "action_mask": m}) for o, m in zip(obs, mask)], np.int64)
+
+
+@dataclass(frozen=True)
+class Game:
+    """All that collection, the warm start, evaluation and checkpoints need to know of the game:
+    the training loop is one loop, parametrised by this (:func:`game_of`).
+
+    A non-self episode's learner plays the seats ``s`` with ``s % groups == g`` for a group ``g``
+    drawn per episode: one team (seats g and g + 2) in the partnership game (``groups=2``), one seat
+    in call-your-partner Rook (``groups=seats``), the opponent kind filling the other seats: the
+    same "candidate against the field" as the rotation evaluation."""
+
+    name: str
+    seats: int
+    groups: int
+    flags: dict[str, Any]  # the rule flags the game's env constructors take (no "game" key)
+    vector_env: Callable[..., Any]  # (num_envs, **flags): RookVectorEnv's batched API
+    raw_env: Callable[..., Any]  # (**flags): the PettingZoo AEC env (sizes of observations, actions, critic input)
+    heuristic: str  # agent spec of the game's heuristic (opponent kind and eval opponent "heuristic")
+    match: Callable[..., tuple[float, tuple[float, float]]]  # (factory, opponent spec, deals, seed, agent flags)
+    eval_unit: str  # what match measures
+    phases: tuple[str, ...]  # decision phases of the observation's leading phase one-hot (BC accuracy)
+    phase_columns: int  # width of that one-hot
+
+    @property
+    def agent_flags(self) -> dict[str, Any]:
+        return {**self.flags, "game": self.name}
+
+    def heuristic_batch(self) -> Any:
+        """The game's heuristic with ``act_batch(obs, mask, keys)``; keys are ``table * seats + seat``."""
+        agent = make_agent(self.heuristic, **self.agent_flags)
+        return agent if hasattr(agent, "act_batch") else RowByRow(agent)
+
+
+def duplicate_match(factory: Callable, opponent: str, deals: int, seed: int,
+                    flags: dict) -> tuple[float, tuple[float, float]]:
+    """Partnership duplicate (rook_env.evaluation.play_match): each deal with both seatings; points per deal."""
+    from rook_env.evaluation import play_match
+
+    flags = {k: v for k, v in flags.items() if k != "game"}
+    res = play_match(factory, opponent, deals=deals, seed=seed, flags=flags, duplicate=True, workers=1)
+    return float(res.mean), tuple(float(x) for x in res.ci)
+
+
+def rotation_match(factory: Callable, opponent: str, deals: int, seed: int,
+                   flags: dict) -> tuple[float, tuple[float, float]]:
+    """Call-your-partner rotation (rook_env.evaluation.play_rotation_match): the policy in one chair,
+    ``opponent`` in the others, each deal played in every rotation; the policy's hand score minus
+    the mean of the others' (its mean score_diff)."""
+    from rook_env.evaluation.call_partner import play_rotation_match
+
+    res = play_rotation_match([factory, opponent], deals=deals, seed=seed, flags=flags, workers=1, check=False)
+    return float(res.mean), tuple(float(x) for x in res.ci)
+
+
+def game_of(cfg: Config) -> Game:
+    """The :class:`Game` of a config."""
+    if cfg.game == "call_partner":
+        from rook_env.call_partner import raw_env as call_partner_env
+        from rook_env.call_partner.rules import PHASE_NAMES
+        from rook_env.call_partner.vector import CallPartnerVectorEnv
+
+        flags = {k: v for k, v in game_flags(cfg).items() if k != "game"}
+        flags["players"] = n = game_config(game_flags(cfg)).players
+        return Game("call_partner", n, n, flags, CallPartnerVectorEnv, call_partner_env, "call_partner_heuristic",
+                    rotation_match, "points per hand over the field (rotation, greedy)", PHASE_NAMES[:6],
+                    len(PHASE_NAMES))
+    return Game("partnership", 4, 2, dict(cfg.env_flags), RookVectorEnv, raw_env, "heuristic", duplicate_match,
+                "points per deal (duplicate, greedy)", ("bid", "discard", "trump", "play"), 5)
 
 
 def make_train_config(config_path: str | None = None, overrides: Sequence[str] = (), base: dict | None = None) -> Config:
@@ -415,7 +532,7 @@ def mix_at(cfg: Config, progress: float) -> dict:
 SELF, POOL, HEURISTIC, RANDOM = range(len(OPPONENT_KINDS))  # opponent kinds as ids, in OPPONENT_KINDS' order
 
 
-# per learner decision: action, log-probability, value, credited reward, trajectory (episode * 4 + seat)
+# per learner decision: action, log-probability, value, credited reward, trajectory (episode * seats + seat)
 ROLLOUT_SCALARS = {"act": np.int64, "logp": np.float32, "val": np.float32, "rew": np.float64, "traj": np.int64}
 
 
@@ -448,24 +565,25 @@ class Rollout:
 
 
 class Collector:
-    """Plays ``num_envs`` tables of :class:`rook_env.vector.RookVectorEnv` in lock step; see the module
-    docstring. Per table it keeps its current episode's opponent kind, learning team (-1: all four
-    seats learn), pool snapshot, episode number and each seat's latest decision; every step is a
-    handful of array operations over all tables."""
+    """Plays ``num_envs`` tables of the game's batched engine (:class:`Game`) in lock step; see the module
+    docstring. Per table it keeps its current episode's opponent kind, learning group (-1: every seat
+    learns), pool snapshot, episode number and each seat's latest decision; every step is a handful
+    of array operations over all tables."""
 
     def __init__(self, cfg: Config, device: torch.device, rng: np.random.Generator) -> None:
         self.cfg, self.device, self.rng = cfg, device, rng
-        self.env = RookVectorEnv(cfg.num_envs, **cfg.env_flags)
-        self.heuristic = make_agent("heuristic", **cfg.env_flags)  # one instance; memories keyed by table * 4 + seat
+        self.game = game = game_of(cfg)
+        self.env = game.vector_env(cfg.num_envs, **game.flags)
+        self.heuristic = game.heuristic_batch()  # one instance; memories keyed by table * seats + seat
         self.pool: list[nn.Module] = []  # actors of past snapshots
         N = cfg.num_envs
         self.kind = np.zeros(N, np.int64)
-        self.team = np.zeros(N, np.int64)  # learning team; -1 in self-play
+        self.team = np.zeros(N, np.int64)  # learning group (Game.groups): seats s with s % groups == team; -1 in self-play
         self.snap = np.zeros(N, np.int64)
         self.episode = np.zeros(N, np.int64)  # a number per episode, unique within a collect
-        self.last = np.full((N, 4), -1, np.int64)  # rollout index of each seat's latest decision (-1: none)
+        self.last = np.full((N, game.seats), -1, np.int64)  # rollout index of each seat's latest decision (-1: none)
         self.count = np.zeros(N, np.int64)  # learner decisions of the current episode
-        self.ep_return = np.zeros(N, np.float64)  # raw points of the learning team's first seat
+        self.ep_return = np.zeros(N, np.float64)  # raw points of the learning group's first seat
         self.active = np.zeros(N, bool)  # the current episode is collected (else played out and ignored)
         self.clock = time.perf_counter  # of the time breakdown in the stats (benchmarks/bench_train.py)
 
@@ -476,7 +594,7 @@ class Collector:
         if not self.pool:
             kind[kind == POOL] = SELF
         self.kind[rows] = kind
-        self.team[rows] = np.where(kind == SELF, -1, rng.integers(2, size=m))
+        self.team[rows] = np.where(kind == SELF, -1, rng.integers(self.game.groups, size=m))
         self.snap[rows] = rng.integers(len(self.pool), size=m) if self.pool else 0
         self.episode[rows] = self._episodes + np.arange(m)
         self._episodes += m
@@ -488,7 +606,7 @@ class Collector:
     @torch.no_grad()
     def collect(self, model: ActorCritic, progress: float) -> tuple[dict, dict]:
         cfg, env, rng, device, clock = self.cfg, self.env, self.rng, self.device, self.clock
-        N = cfg.num_envs
+        N, S, G = cfg.num_envs, self.game.seats, self.game.groups
         tables = np.arange(N)
         mix = mix_at(cfg, progress)
         p = np.array([mix[k] for k in OPPONENT_KINDS])
@@ -504,7 +622,7 @@ class Collector:
         while self.active.any():
             seat, mask = info["seat"], info["action_mask"]
             # ---- 1. who acts where: every row is one of learner, pool, heuristic, random, forced, idle
-            learner = self.active & ((self.kind == SELF) | ((seat & 1) == self.team))
+            learner = self.active & ((self.kind == SELF) | ((seat % G) == self.team))
             forced = (mask.sum(axis=1) == 1) if cfg.skip_forced else np.zeros(N, bool)
             opponent = self.active & ~learner
             actions = mask.argmax(axis=1)  # what forced rows play (heuristic ones decide themselves, equally)
@@ -512,7 +630,7 @@ class Collector:
             t0 = clock()
             heur = np.flatnonzero(opponent & (self.kind == HEURISTIC))
             if heur.size:  # the heuristic sees its forced moves too: its card memory follows every trick
-                actions[heur] = self.heuristic.act_batch(obs[heur], mask[heur], keys=heur * 4 + seat[heur])
+                actions[heur] = self.heuristic.act_batch(obs[heur], mask[heur], keys=heur * S + seat[heur])
             rand = np.flatnonzero(~self.active | (opponent & (self.kind == RANDOM)))
             if rand.size:
                 actions[rand] = sample_legal(mask[rand], rng)
@@ -537,7 +655,7 @@ class Collector:
                 t3 = clock()
                 actions[learn] = a
                 s = seat[learn]
-                idx = roll.add(o_np, m_np, cin, act=a, logp=logp, val=val, traj=self.episode[learn] * 4 + s)
+                idx = roll.add(o_np, m_np, cin, act=a, logp=logp, val=val, traj=self.episode[learn] * S + s)
                 self.last[learn, s] = idx
                 self.count[learn] += 1
                 t_env += t2 - t1
@@ -599,19 +717,21 @@ def heuristic_games(cfg: Config, rng: np.random.Generator, progress: Callable[[s
     episode number (in starting order) and Monte Carlo return (gamma = 1: the seat's rewards of the
     episode, times ``reward_scale``). ``progress`` is called after every finished episode."""
     N = min(cfg.num_envs, cfg.bc_hands)
-    env = RookVectorEnv(N, **cfg.env_flags)
-    teacher = make_agent("heuristic", **cfg.env_flags)
+    game = game_of(cfg)
+    S = game.seats
+    env = game.vector_env(N, **game.flags)
+    teacher = game.heuristic_batch()
     tables = np.arange(N)
     obs, info = env.reset(seed=int(rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))
     episode, active = tables.copy(), np.ones(N, bool)
     started, finished = N, 0
-    returns = np.zeros((cfg.bc_hands, 4))
+    returns = np.zeros((cfg.bc_hands, S))
     out = {k: [] for k in ("obs", "mask", "cin", "act", "seat", "episode")}
     while active.any():
         seat, mask = info["seat"], info["action_mask"]
         actions = sample_legal(mask, rng)  # tables whose episodes are all played: any legal move
         rows = np.flatnonzero(active)  # the teacher sees every observation, forced moves included
-        actions[rows] = teacher.act_batch(obs[rows], mask[rows], keys=rows * 4 + seat[rows])
+        actions[rows] = teacher.act_batch(obs[rows], mask[rows], keys=rows * S + seat[rows])
         keep = active & (mask.sum(axis=1) > 1) if cfg.skip_forced else active
         if keep.any():
             out["obs"].append(obs[keep])
@@ -643,7 +763,8 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
     report the imitation accuracy on unseen decisions. ``progress(what, done, total)`` is called after
     every hand and step."""
     t0 = time.time()
-    phase = slice(0, 5)  # the observation starts with the phase one-hot (bid, discard, trump, play, over)
+    game = game_of(cfg)
+    phase = slice(0, game.phase_columns)  # the observation starts with the phase one-hot (Game.phases, over, ...)
     data = heuristic_games(cfg, rng, progress)
     obs, masks, cins, acts, rets, hand_ids = (data[k] for k in ("obs", "mask", "cin", "act", "ret", "episode"))
     O = torch.as_tensor(obs, device=device)
@@ -680,7 +801,7 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
         hit = torch.cat([model.dist(O[c], M[c]).mode() == A[c] for c in idx.split(4096)]).float()
         ph = O[idx, phase].argmax(-1)
         out = {"all": hit.mean().item()}
-        for k, name in enumerate(("bid", "discard", "trump", "play")):
+        for k, name in enumerate(game.phases):
             if (ph == k).any():
                 out[name] = hit[ph == k].mean().item()
         return out
@@ -693,21 +814,21 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
 
 # ========================================================================================= evaluation
 def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cfg: Config) -> dict:
-    """Duplicate evaluation of the greedy policy with rook_env.evaluation.play_match."""
+    """Evaluation of the greedy policy by the game's fair match (:attr:`Game.match`): partnership
+    duplicate (rook_env.evaluation.play_match) or call-your-partner rotation (play_rotation_match).
+    ``opponent``: random, heuristic (the game's heuristic) or a checkpoint path."""
     from rook_env.agents.ppo_agent import PPOAgent
 
-    from rook_env.evaluation import play_match
-
+    game = game_of(cfg)
     frozen = copy.deepcopy(model).cpu().eval()
 
-    def factory(seed: int) -> PPOAgent:  # play_match's callable team spec: factory(seed) -> agent
+    def factory(seed: int) -> PPOAgent:  # the matches' callable member spec: factory(seed) -> agent
         return PPOAgent(frozen, greedy=True, seed=seed)
 
     factory.name = "ppo(training)"
-    res = play_match(factory, opponent, deals=deals, seed=seed, flags=cfg.env_flags, duplicate=True, workers=1)
-    lo, hi = (float(x) for x in res.ci)
-    return {"opponent": opponent, "mean": float(res.mean), "ci95": [lo, hi], "half_width": (hi - lo) / 2,
-            "deals": deals}
+    spec = game.heuristic if opponent == "heuristic" else opponent
+    mean, (lo, hi) = game.match(factory, spec, deals, seed, game.agent_flags)
+    return {"opponent": opponent, "mean": mean, "ci95": [lo, hi], "half_width": (hi - lo) / 2, "deals": deals}
 
 
 # ======================================================================================== checkpoints
@@ -729,7 +850,8 @@ def save_checkpoint(path: str, model: ActorCritic, optimizer, cfg: Config, state
         "format_version": CHECKPOINT_VERSION,
         "model_kwargs": model.kwargs(),
         "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-        "env_flags": dict(cfg.env_flags),
+        "game": cfg.game,
+        "env_flags": game_of(cfg).flags,  # the table's rule flags (call_partner: players included)
         "config": dataclasses.asdict(cfg),
         "iteration": state["iteration"],
         "decisions": state["decisions"],
@@ -792,7 +914,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
     last_ckpt = os.path.join(out_dir, "last.pt")
     best_ckpt = os.path.join(out_dir, "best.pt")
 
-    env = raw_env(**cfg.env_flags)
+    game = game_of(cfg)
+    env = game.raw_env(**game.flags)
     obs_dim = env.observation_space("player_0")["observation"].shape[0]
     n_actions = env.action_space("player_0").n
     critic_dim = env.state_space.shape[0] if cfg.central_critic else None
@@ -804,6 +927,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
 
     if resume:
         ckpt = load_checkpoint(resume, map_location=device)
+        check_checkpoint_game(ckpt, resume, game.name, game.flags)
         if "optimizer" not in ckpt or "rng" not in ckpt:
             raise CheckpointError(f"{resume!r} holds a model only (no optimizer/RNG state): it cannot be resumed")
         loaded = model_from_checkpoint(ckpt, resume, obs_dim=obs_dim, n_actions=n_actions)
@@ -820,7 +944,9 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             state[k] = ckpt.get(k, state[k])
         started = f"resumed {resume}: iteration {state['iteration']}, {state['decisions']:,} decisions"
     elif cfg.init_checkpoint:
-        init = model_from_checkpoint(load_checkpoint(cfg.init_checkpoint), cfg.init_checkpoint, obs_dim, n_actions)
+        init_ckpt = load_checkpoint(cfg.init_checkpoint)
+        check_checkpoint_game(init_ckpt, cfg.init_checkpoint, game.name, game.flags)
+        init = model_from_checkpoint(init_ckpt, cfg.init_checkpoint, obs_dim, n_actions)
         if init.kwargs() != model.kwargs():
             raise CheckpointError(f"init_checkpoint {cfg.init_checkpoint!r}: its network {init.kwargs()} differs from "
                                   f"the config's {model.kwargs()}")
@@ -1008,7 +1134,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             final[opp] = evaluate_policy(best_model, opp, cfg.final_eval_deals, cfg.final_eval_seed, cfg)
     writer.close()
     curve = os.path.join(out_dir, "curve.png")
-    plot_curve(state["history"], curve, title=f"{cfg.name} (seed {cfg.seed})")
+    plot_curve(state["history"], curve, title=f"{cfg.name} (seed {cfg.seed})", ylabel=game.eval_unit)
     summary = {
         "name": cfg.name, "seed": cfg.seed, "stop_reason": stop_reason, "iterations": state["iteration"],
         "decisions": state["decisions"], "wall_seconds": round(state["wall_seconds"], 1),
@@ -1047,7 +1173,7 @@ def print_summary(s: dict) -> None:
         print(f"  {what:6s} {path}")
 
 
-def plot_curve(history: list, path: str, title: str = "") -> None:
+def plot_curve(history: list, path: str, title: str = "", ylabel: str = "points per deal (duplicate, greedy)") -> None:
     """Learning curve: evaluation points per deal (95% bars) and training points by opponent kind."""
     import matplotlib
 
@@ -1065,7 +1191,7 @@ def plot_curve(history: list, path: str, title: str = "") -> None:
             ax1.errorbar(x, y, yerr=err, label=f"vs {opp}", color=colour, marker="o", ms=3, capsize=2)
     ax1.axhline(0, color="grey", lw=0.8)
     ax1.set_xlabel("learner decisions")
-    ax1.set_ylabel("points per deal (duplicate, greedy)")
+    ax1.set_ylabel(ylabel)
     ax1.set_title("evaluation")
     if ax1.get_legend_handles_labels()[0]:
         ax1.legend()

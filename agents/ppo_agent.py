@@ -4,6 +4,11 @@
 ``PPOAgent.load("runs/x/best.pt")`` any checkpoint written by train.py. It plays greedily
 (the most probable legal action) unless ``greedy=False`` (sampled from the masked policy).
 Only the actor is used; the critic (possibly centralized) is ignored at play time.
+
+A checkpoint records the game it was trained for (``"game"``: ``"partnership"`` when absent, as
+in checkpoints written before call-your-partner Rook) and its table's rule flags; loading it for
+another game, or for a call-your-partner table of another size, raises :class:`CheckpointError`
+saying so (``check_checkpoint_game``).
 """
 
 from __future__ import annotations
@@ -16,6 +21,25 @@ import torch
 
 from .base import legal_from
 from .ppo_model import ActorCritic, CheckpointError, load_checkpoint, model_from_checkpoint, MaskedCategorical
+
+GAME_TITLES = {"partnership": "the partnership game", "call_partner": "call-your-partner Rook"}
+
+
+def check_checkpoint_game(ckpt: Mapping[str, Any], path: str, game: str, flags: Mapping[str, Any]) -> None:
+    """Raise :class:`CheckpointError` unless the checkpoint was trained for ``game`` (and, for
+    call-your-partner Rook, the same number of ``players``; absent: 5, the game's default)."""
+    trained = ckpt.get("game", "partnership")
+    if trained != game:
+        raise CheckpointError(
+            f"checkpoint {path!r} was trained for {GAME_TITLES.get(trained, repr(trained))} (game={trained!r}), "
+            f"so it cannot play {GAME_TITLES.get(game, repr(game))} (game={game!r})"
+        )
+    if game == "call_partner":
+        had, want = ckpt.get("env_flags", {}).get("players", 5), flags.get("players", 5)
+        if had != want:
+            raise CheckpointError(f"checkpoint {path!r} was trained at a {had}-player call-your-partner table, "
+                                  f"not a {want}-player one")
+
 
 DEFAULT_CHECKPOINT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkpoints", "ppo_default.pt")
 
@@ -33,12 +57,18 @@ class PPOAgent:
 
     @classmethod
     def load(cls, path: str | None = None, seed: int | None = None, greedy: bool = True,
-             device: str | torch.device = "cpu", **flags: Any) -> "PPOAgent":
-        """Load a checkpoint (None: the shipped one). ``flags`` are the table's rule flags: the
-        checkpoint must have been trained with the same observation and action sizes."""
-        from rook_env import make_config
-        from rook_env.cards import layout_for
-        from rook_env.observation import obs_layout
+             device: str | torch.device = "cpu", game: str = "partnership", **flags: Any) -> "PPOAgent":
+        """Load a checkpoint (None: the shipped one, for the partnership game). ``game`` and ``flags``
+        describe the table (``game="call_partner"``, ``players=5``, ...): the checkpoint must have
+        been trained for that game, with the same observation and action sizes."""
+        if game == "call_partner":
+            from rook_env.call_partner.config import make_config
+            from rook_env.call_partner.layout import layout_for
+            from rook_env.call_partner.observation import obs_layout
+        else:
+            from rook_env import make_config
+            from rook_env.cards import layout_for
+            from rook_env.observation import obs_layout
 
         path = DEFAULT_CHECKPOINT if path is None else str(path)
         if path == DEFAULT_CHECKPOINT and not os.path.isfile(path):
@@ -48,11 +78,12 @@ class PPOAgent:
             )
         config = make_config(**flags)
         ckpt = load_checkpoint(path, map_location=device)
+        check_checkpoint_game(ckpt, path, game, config.to_dict() if game == "call_partner" else flags)
         model = model_from_checkpoint(
             ckpt, path, obs_dim=obs_layout(config).size, n_actions=layout_for(config).n_actions
         )
         agent = cls(model, greedy=greedy, seed=seed, device=device)
-        agent.checkpoint_info = {k: ckpt.get(k) for k in ("env_flags", "config", "decisions", "iteration")}
+        agent.checkpoint_info = {k: ckpt.get(k) for k in ("game", "env_flags", "config", "decisions", "iteration")}
         return agent
 
     def reset(self) -> None:

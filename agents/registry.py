@@ -1,8 +1,10 @@
 """Building agents from specs: ``make_agent`` and the team specs of matches.
 
 An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped checkpoint) or a path to a
-checkpoint ending in ``.pt`` for the partnership game; ``"random"`` or ``"call_partner_heuristic"``
-for call-your-partner Rook. The rule flags handed to :func:`make_agent` pick the game with their
+checkpoint ending in ``.pt`` for the partnership game; ``"random"``, ``"call_partner_heuristic"`` or a
+train.py checkpoint given as ``"ppo:<path>"`` for call-your-partner Rook (``"ppo:<path>"`` works in
+both games). A checkpoint plays only the game (and call-your-partner table size) it was trained
+for: loading it elsewhere raises ``CheckpointError`` saying which game it was trained for. The rule flags handed to :func:`make_agent` pick the game with their
 ``game`` key (:data:`GAMES`; default ``"partnership"``, the four-player game of :mod:`rook_env`;
 ``"call_partner"``: :mod:`rook_env.call_partner`) and are validated against that game's rules
 (:func:`game_config`), so ``make_agent("random", game="call_partner", players=5)`` accepts
@@ -39,7 +41,8 @@ GAME_SPECS = {"partnership": ("random", "heuristic", "search", "ppo"), "call_par
 AGENT_SPECS = ("random", "heuristic", "search", "ppo", "call_partner_heuristic")  # besides a checkpoint path ending in .pt
 _SPEC_HELP = {
     "partnership": "use 'random', 'heuristic', 'search', 'ppo', a checkpoint path ending in .pt or 'rllib:<checkpoint dir>'",
-    "call_partner": "call-your-partner Rook takes 'random' or 'call_partner_heuristic'",
+    "call_partner": "call-your-partner Rook takes 'random', 'call_partner_heuristic' or 'ppo:<path>' "
+                    "(a checkpoint trained with game: call_partner)",
 }
 
 
@@ -71,11 +74,18 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
     if spec == "random":
         game_config(flags)  # a random agent ignores the rules, but a bad flag is still the caller's error
         return RandomAgent(seed=seed)
+    if spec.startswith("ppo:"):
+        from .ppo_agent import PPOAgent  # needs torch (the [train] extra): imported only when asked for
+
+        # the checkpoint's recorded game must be this table's (a CheckpointError says so otherwise)
+        return PPOAgent.load(spec[len("ppo:"):], seed=seed, game=game, **rules)
     if game == "call_partner":
         if spec == "call_partner_heuristic":
             return CallPartnerHeuristic(seed=seed, **rules)
         if spec in GAME_SPECS["partnership"] or spec.endswith(".pt"):
-            raise ValueError(f"agent spec {spec!r} plays the partnership game, not call-your-partner Rook; "
+            bare = f" (a bare checkpoint path; for a call-your-partner checkpoint write 'ppo:{spec}')" \
+                if spec.endswith(".pt") else ""
+            raise ValueError(f"agent spec {spec!r} plays the partnership game{bare}, not call-your-partner Rook; "
                              f"{_SPEC_HELP[game]}")
         raise ValueError(f"unknown agent spec {spec!r}; {_SPEC_HELP[game]}")
     if spec == "call_partner_heuristic":
