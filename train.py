@@ -19,7 +19,8 @@ What happens, all of it in this file:
    set to -1e9, so illegal actions have probability exactly 0 and are never sampled.
 2. **Opponents per game** are drawn from ``opponent_mix`` (interpolated towards ``opponent_mix_end``
    over training): ``self`` (all n seats are the current policy and all learn), ``pool`` (a past
-   snapshot of the policy), ``heuristic`` (the game's heuristic agent) / ``random`` (uniformly random
+   snapshot of the policy, or a fixed ``league`` member: checkpoints named in the config, e.g. earlier
+   shipped agents, that stay in the pool for the whole run), ``heuristic`` (the game's heuristic agent) / ``random`` (uniformly random
    legal play). Outside ``self`` the learner plays one group of seats drawn at random each game and the
    opponent the others: the partnership game's groups are the two teams, call-your-partner Rook's are
    single seats (the learner in one chair, the opponent in the n - 1 others, as in the rotation
@@ -106,6 +107,7 @@ from rook_env.agents.ppo_model import (
 from rook_env.vector import RookVectorEnv, sample_legal
 
 OPPONENT_KINDS = ("self", "pool", "heuristic", "random")
+EVAL_NAMES = ("random", "heuristic", "search")  # besides checkpoint paths; "heuristic" is the game's heuristic
 # Deal seeds: evaluation uses small seeds (see eval_seed / final_eval_seed); training deals are drawn
 # from [2**40, 2**41) so that no training deal is an evaluation deal.
 TRAIN_SEED_LOW = 2**40
@@ -158,6 +160,9 @@ class Config:
     opponent_mix_end: dict[str, float] = field(default_factory=dict)  # {} = constant mix; else linear interpolation
     pool_size: int = 10  # past snapshots kept
     pool_every: int = 10  # iterations between snapshots
+    # Fixed league members: checkpoints (same game) whose actors join the pool for the whole run, beside the
+    # snapshots (pool_size counts snapshots only): past shipped agents, a frozen target (benchmarks/exploitability.py).
+    league: list[str] = field(default_factory=list)
     # --- behaviour-cloning warm start from the heuristic agent
     bc_steps: int = 0
     bc_hands: int = 2000
@@ -168,6 +173,9 @@ class Config:
     eval_every: int = 10  # iterations; 0 = only at the end
     eval_deals: int = 200  # duplicate deals per opponent (each played with both seatings)
     eval_opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
+    # Checkpoint selection over the evaluated field: "min" (the weakest result over eval_opponents), "mean", or
+    # one eval opponent's name (select on that result only).
+    select_by: str = "min"
     eval_seed: int = 1_000  # seed of the checkpoint-selection deals (keep held-out evaluations on other seeds)
     final_eval_deals: int = 0  # > 0: evaluate the best checkpoint at the end on held-out deals
     final_eval_seed: int = 50_000_000
@@ -216,8 +224,17 @@ class Config:
         if not self.eval_opponents:
             bad("eval_opponents", "must name at least one opponent")
         for opp in self.eval_opponents:
-            if opp not in ("random", "heuristic") and not opp.endswith(".pt"):
-                bad("eval_opponents", f"unknown opponent {opp!r}; use random, heuristic or a checkpoint path")
+            if opp not in EVAL_NAMES and not opp.endswith(".pt"):
+                bad("eval_opponents", f"unknown opponent {opp!r}; use {', '.join(EVAL_NAMES)} or a checkpoint path")
+        if len(set(self.eval_opponents)) != len(self.eval_opponents):
+            bad("eval_opponents", "names an opponent twice")
+        if self.game == "call_partner" and "search" in self.eval_opponents:
+            bad("eval_opponents", "the search agent plays the partnership game only")
+        if self.select_by not in ("min", "mean") and self.select_by not in self.eval_opponents:
+            bad("select_by", "must be min, mean or one of eval_opponents")
+        for path in self.league:
+            if not str(path).endswith(".pt"):
+                bad("league", f"{path!r} is not a checkpoint path (*.pt)")
         if not (self.device in ("auto", "cpu") or self.device.startswith("cuda")):
             bad("device", "must be auto, cpu or cuda[:N]")
         if self.game not in GAMES:
@@ -576,6 +593,7 @@ class Collector:
         self.env = game.vector_env(cfg.num_envs, **game.flags)
         self.heuristic = game.heuristic_batch()  # one instance; memories keyed by table * seats + seat
         self.pool: list[nn.Module] = []  # actors of past snapshots
+        self.league: list[nn.Module] = []  # actors of the config's fixed league members
         N = cfg.num_envs
         self.kind = np.zeros(N, np.int64)
         self.team = np.zeros(N, np.int64)  # learning group (Game.groups): seats s with s % groups == team; -1 in self-play
@@ -591,11 +609,12 @@ class Collector:
         """Draw opponents (kind, learning team, snapshot) for new episodes at tables ``rows``."""
         m, rng = len(rows), self.rng
         kind = rng.choice(len(OPPONENT_KINDS), size=m, p=p)
-        if not self.pool:
+        members = len(self.league) + len(self.pool)
+        if not members:
             kind[kind == POOL] = SELF
         self.kind[rows] = kind
         self.team[rows] = np.where(kind == SELF, -1, rng.integers(self.game.groups, size=m))
-        self.snap[rows] = rng.integers(len(self.pool), size=m) if self.pool else 0
+        self.snap[rows] = rng.integers(members, size=m) if members else 0
         self.episode[rows] = self._episodes + np.arange(m)
         self._episodes += m
         self.last[rows] = -1
@@ -639,7 +658,8 @@ class Collector:
                 rows = pool_rows[self.snap[pool_rows] == snap]
                 o = torch.from_numpy(obs[rows]).to(device)
                 m = torch.from_numpy(mask[rows].view(np.bool_)).to(device)
-                actions[rows] = MaskedCategorical(self.pool[snap](o), m).sample().cpu().numpy()
+                actor = (self.league + self.pool)[snap]  # league members first, then the snapshots
+                actions[rows] = MaskedCategorical(actor(o), m).sample().cpu().numpy()
             t1 = clock()
             # ---- 2. one forward pass for every learner seat to act
             if learn.size:
@@ -952,6 +972,10 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
                                   f"the config's {model.kwargs()}")
         model.load_state_dict(init.state_dict())
         started = f"initialised from {cfg.init_checkpoint}"
+    for path in cfg.league:  # fixed pool members (not saved in checkpoints: the config names them)
+        member_ckpt = load_checkpoint(path)
+        check_checkpoint_game(member_ckpt, path, game.name, game.flags)
+        collector.league.append(model_from_checkpoint(member_ckpt, path, obs_dim, n_actions).actor.to(device).eval())
     # A resumed run drops the events an interrupted session logged after its checkpoint (no duplicate steps).
     writer = SummaryWriter(out_dir, purge_step=state["decisions"] + 1 if resume else None)
 
@@ -962,11 +986,13 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             writer.add_scalar(f"eval/{opp}", res[opp]["mean"], state["decisions"])
         return res
 
-    def score_of(ev: dict) -> float:  # checkpoint selection: the strongest baseline evaluated
-        for opp in ("heuristic", "random"):
-            if opp in ev:
-                return ev[opp]["mean"]
-        return float("-inf")
+    def score_of(ev: dict) -> float:  # checkpoint selection over the field (select_by)
+        means = [ev[opp]["mean"] for opp in cfg.eval_opponents]
+        if cfg.select_by == "min":
+            return min(means)
+        if cfg.select_by == "mean":
+            return float(np.mean(means))
+        return ev[cfg.select_by]["mean"]
 
     def save_best(ev: dict) -> None:
         if state["best"] is None or score_of(ev) > state["best"]["score"]:

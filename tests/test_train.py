@@ -123,6 +123,40 @@ def test_opponent_kinds_learning_teams_and_snapshots_are_drawn_in_proportion():
     assert stats["hands"] == len(stats["returns"]["random"]) > 0
 
 
+class CountingActor(torch.nn.Module):
+    """A league member that always plays its first legal action and counts the rows it decided."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows = 0
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        self.rows += len(obs)
+        return torch.zeros(len(obs), 58)
+
+
+def test_league_members_play_pool_games_beside_the_snapshots():
+    # only league members: pool games stay pool games (not self-play) and the league actor decides
+    cfg, model, col = _collector("opponent_mix={pool: 1}", pool=False)
+    member = CountingActor()
+    col.league.append(member)
+    rows = np.arange(cfg.num_envs)
+    col._episodes = 0
+    col._new_episodes(rows, np.array([0.0, 1.0, 0.0, 0.0]))
+    assert (col.kind == train.POOL).all() and (col.snap == 0).all()
+    batch, stats = col.collect(model, 0.0)
+    assert member.rows > 0 and len(stats["returns"]["pool"]) > 0
+    # league + one snapshot: both are drawn, league members first
+    cfg, model, col = _collector("opponent_mix={pool: 1}")
+    col.league.append(CountingActor())
+    col._episodes = 0
+    snaps = []
+    for _ in range(200):
+        col._new_episodes(rows, np.array([0.0, 1.0, 0.0, 0.0]))
+        snaps.append(col.snap.copy())
+    assert abs(np.mean(np.concatenate(snaps)) - 0.5) < 0.05
+
+
 def test_collect_is_deterministic_for_a_seed_and_draws_fresh_tables_every_call():
     first = [_collector(seed=3)[2 - i] for i in (1, 0)]  # (model, collector)
     second = [_collector(seed=3)[2 - i] for i in (1, 0)]
@@ -344,11 +378,13 @@ def test_a_whole_mapping_replaces_the_field(tmp_path):
      ("hidden.x=1", "hidden"), ("opponent_mix.self=.inf", "opponent_mix"), ("opponent_mix.self=-1", "opponent_mix"),
      ("total_decisions=2.5", "total_decisions"), ("name=", "name"), ("name=a/b", "name"), ("seed=-1", "seed"),
      ("max_minutes=.inf", "max_minutes"), ("reward_scale=0", "reward_scale"), ("eval_opponents=[]", "eval_opponents"),
-     ("device=tpu", "device")],
+     ("device=tpu", "device"), ("select_by=best", "select_by"), ("select_by=search", "select_by"),
+     ("eval_opponents=[heuristic, heuristic]", "eval_opponents"), ("eval_opponents=[expert]", "eval_opponents"),
+     ("league=[runs/x/agent]", "league"), ("game=call_partner eval_opponents=[search]", "eval_opponents")],
 )
 def test_bad_config_values_name_the_field(override, field):
     with pytest.raises(ValueError, match=field):
-        train.make_train_config(SMOKE, [override])
+        train.make_train_config(SMOKE, override.split(" "))
 
 
 def test_unknown_field_in_a_yaml_file(tmp_path):
@@ -440,6 +476,18 @@ def straight_run(tmp_path_factory):
     """Three iterations in one go: what every cut-and-resumed run must reproduce exactly."""
     out = tmp_path_factory.mktemp("straight")
     return train.train(_tiny(out, "straight", "total_decisions=3000"), quiet=True)
+
+
+def test_league_checkpoints_join_the_pool_and_selection_takes_the_weakest_result(straight_run, tmp_path):
+    member = straight_run["paths"]["agent"]
+    s = train.train(_tiny(tmp_path, "league", f"league=[{member}]", "opponent_mix={pool: 1}", "pool_every=1000",
+                          "total_decisions=1000", "eval_opponents=[random, heuristic]", "select_by=min"), quiet=True)
+    best = s["best"]
+    assert best["score"] == min(best["eval"][o]["mean"] for o in ("random", "heuristic"))
+    assert load_checkpoint(s["paths"]["last"])["pool"] == []  # league members are the config's, not snapshots
+    bad = train.make_train_config(SMOKE, [f"run_dir={tmp_path}", "name=bad", "league=[no/such.pt]", "progress=false"])
+    with pytest.raises(CheckpointError, match="no/such.pt"):
+        train.train(bad, quiet=True)
 
 
 def test_resume_continues_exactly(straight_run, tmp_path):
