@@ -51,7 +51,7 @@ from __future__ import annotations
 import operator
 import random
 import warnings
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from gymnasium import spaces
@@ -59,13 +59,33 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from ..env import RENDER_MODES
-from .config import make_config
+from .config import CallPartnerConfig, make_config
 from .layout import bits, layout_for
 from .observation import CallPartnerView, decode, encode, obs_layout, unpack_mask
 from .render import render_text
 from .rules import OVER, CallPartnerState
 
 OPTION_KEYS = ("hands", "nest", "dealer", "scores")
+
+
+def hand_rewards(config: CallPartnerConfig, hand_scores: Sequence[int], game_winner: int) -> list[float]:
+    """Every seat's reward for a finished hand (``raw_env``'s flag ``reward``, see its docstring)."""
+    n = config.players
+    total = sum(hand_scores)
+    out = []
+    for seat in range(n):
+        diff = hand_scores[seat] - (total - hand_scores[seat]) / (n - 1)  # own minus the mean of the others'
+        if config.reward == "score_diff":
+            r: float = diff
+        elif config.reward == "team_score":
+            r = hand_scores[seat]
+        elif config.episode == "game":
+            r = 0 if game_winner < 0 else (1 if game_winner == seat else -1)
+        else:
+            r = (diff > 0) - (diff < 0)
+        out.append(r)
+    return out
+
 
 
 class raw_env(AECEnv, EzPickle):
@@ -214,22 +234,8 @@ class raw_env(AECEnv, EzPickle):
         return a
 
     def _hand_finished(self) -> None:
-        game = self.game
-        res = game.hand_result
-        delta = res["hand_scores"]
-        n = self.n
-        total = sum(delta)
-        mode = self.config.reward
-        for seat, agent in enumerate(self.possible_agents):
-            diff = delta[seat] - (total - delta[seat]) / (n - 1)  # own minus the mean of the others'
-            if mode == "score_diff":
-                r: float = diff
-            elif mode == "team_score":
-                r = delta[seat]
-            elif self.config.episode == "game":
-                r = 0 if game.winner < 0 else (1 if game.winner == seat else -1)
-            else:
-                r = (diff > 0) - (diff < 0)
+        res = self.game.hand_result
+        for agent, r in zip(self.possible_agents, hand_rewards(self.config, res["hand_scores"], self.game.winner)):
             self.rewards[agent] = r
             self._cumulative_rewards[agent] += r
             self.infos[agent] = {"hand": dict(res)}

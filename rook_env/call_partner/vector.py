@@ -54,32 +54,13 @@ from typing import Any, Sequence
 import numpy as np
 from gymnasium import spaces
 
-from .config import CallPartnerConfig, make_config
-from .env import OPTION_KEYS, raw_env
+from .config import make_config
+from .env import OPTION_KEYS, hand_rewards, raw_env
 from .layout import layout_for
 from .observation import encode, obs_layout
 from .rules import OVER, CallPartnerState
 
 __all__ = ["CallPartnerVectorEnv", "hand_rewards"]
-
-
-def hand_rewards(config: CallPartnerConfig, hand_scores: Sequence[int], game_winner: int) -> list[float]:
-    """Every seat's reward for a finished hand (``raw_env``'s flag ``reward``, see its docstring)."""
-    n = config.players
-    total = sum(hand_scores)
-    out = []
-    for seat in range(n):
-        diff = hand_scores[seat] - (total - hand_scores[seat]) / (n - 1)  # own minus the mean of the others'
-        if config.reward == "score_diff":
-            r: float = diff
-        elif config.reward == "team_score":
-            r = hand_scores[seat]
-        elif config.episode == "game":
-            r = 0 if game_winner < 0 else (1 if game_winner == seat else -1)
-        else:
-            r = (diff > 0) - (diff < 0)
-        out.append(r)
-    return out
 
 
 class CallPartnerVectorEnv:
