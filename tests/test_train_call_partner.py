@@ -190,3 +190,21 @@ def test_a_checkpoint_refuses_a_table_of_another_game_or_size(smoke_run):
                                          "name=wrong_game", "progress=false"])
     with pytest.raises(CheckpointError, match="trained for call-your-partner Rook"):
         train.train(cfg, quiet=True)
+
+
+def test_ship_evaluates_a_call_partner_agent_by_rotation(smoke_run, tmp_path):
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("ship_tool", os.path.join(ROOT, "tools", "ship.py"))
+    ship = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ship)
+    dest = str(tmp_path / "cp_agent")
+    assert ship.main([os.path.dirname(smoke_run["paths"]["agent"]), "--to", dest, "--deals", "3", "--seed", "5"]) == 0
+    with open(dest + ".json") as fh:
+        data = json.load(fh)
+    assert set(data["held_out_eval"]) == {"random", "heuristic"}
+    assert "--game call_partner" in data["held_out_eval"]["heuristic"]["command"]
+    assert "call_partner_heuristic" in data["held_out_eval"]["heuristic"]["command"]
+    assert "over the field" in data["selected"]["rule"]
+    assert make_agent(f"ppo:{dest}.pt", game="call_partner", players=5).greedy

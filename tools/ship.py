@@ -44,16 +44,28 @@ def ship(run_dir: str, dest: str, deals: int, seed: int = HELD_OUT_SEED, workers
     os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
     shutil.copyfile(src, dest + ".pt")
     flags = ckpt["env_flags"]
+    game = ckpt.get("game", "partnership")
     results = {}
     for opp in ("random", "heuristic"):
         t0 = time.time()
-        res = evaluation.play_match(dest + ".pt", opp, deals=deals, seed=seed, flags=flags, duplicate=True,
-                                    workers=workers)
-        results[opp] = {"mean": res.mean, "ci95": list(res.ci), "deals": deals, "seed": seed,
-                        "pair_wins": res.pair_wins, "games": res.games, "seconds": round(time.time() - t0, 1),
-                        "command": f"python evaluate.py {dest}.pt {opp} --deals {deals} --seed {seed}"}
+        if game == "call_partner":  # the rotation match: the agent in one chair, the opponent in the others
+            opp_spec = "call_partner_heuristic" if opp == "heuristic" else opp
+            res = evaluation.play_rotation_match([f"ppo:{dest}.pt", opp_spec], deals=deals, seed=seed,
+                                                 flags={**flags, "game": game}, workers=workers)
+            results[opp] = {"mean": res.mean, "ci95": list(res.ci), "deals": deals, "seed": seed,
+                            "seconds": round(time.time() - t0, 1),
+                            "command": f"python evaluate.py --game call_partner --players {flags['players']} "
+                                       f"ppo:{dest}.pt {opp_spec} --deals {deals} --seed {seed}"}
+        else:
+            res = evaluation.play_match(dest + ".pt", opp, deals=deals, seed=seed, flags=flags, duplicate=True,
+                                        workers=workers)
+            results[opp] = {"mean": res.mean, "ci95": list(res.ci), "deals": deals, "seed": seed,
+                            "pair_wins": res.pair_wins, "games": res.games, "seconds": round(time.time() - t0, 1),
+                            "command": f"python evaluate.py {dest}.pt {opp} --deals {deals} --seed {seed}"}
         print(f"held-out: {res.summary()}")
     cfg = summary["config"]
+    select_by = cfg.get("select_by", "heuristic")  # runs before select_by selected on the heuristic result
+    field = ", ".join(cfg["eval_opponents"])
     config_file = os.path.join("configs", f"{summary['name']}.yaml")
     info = {
         "checkpoint": dest + ".pt",
@@ -67,8 +79,8 @@ def ship(run_dir: str, dest: str, deals: int, seed: int = HELD_OUT_SEED, workers
                                              "machine", "bc")},
         "selected": {"iteration": summary["best"]["iteration"], "decisions": summary["best"]["decisions"],
                      "selection_eval": summary["best"]["eval"],
-                     "rule": f"best vs-heuristic mean on {cfg['eval_deals']} selection deals (seed {cfg['eval_seed']}), "
-                             f"evaluated every {cfg['eval_every']} iterations"},
+                     "rule": f"best {select_by} over the field ({field}) on {cfg['eval_deals']} selection deals "
+                             f"(seed {cfg['eval_seed']}), evaluated every {cfg['eval_every']} iterations"},
         "held_out_eval": results,
         "learning_curve": None,
     }
