@@ -1,35 +1,56 @@
-"""The heuristic's bidding, discard and trump choice.
+"""The heuristic's hand model: bidding, discard and trump choice from one linear value.
 
-Two hand values, each where it measured best (duplicate A/B play, 2,000 deals per run):
-  * bidding: a linear model of the dealt hand, :func:`hand_features` with weights fitted to
-    simulated hands (:data:`BID_WEIGHTS`), the points (120-point scale) the bidding side takes
-    for a given trump; its intercept carries the average unseen nest and partner. Bidding with
-    the hand-weighted value below instead (calibrated to the same mean) lost 0.6 to 1.5 points
-    per deal;
-  * discard and trump: a hand-weighted value of the hand kept after the discard plus the
-    discarded points at the chance of taking the last trick (:meth:`HandModel._kept_value`).
-    Using the fitted model there lost 1.0 to 1.8 points per deal.
+One feature function, :func:`hand_features`, and one weight vector per deck and Rook rank,
+:data:`HAND_WEIGHTS`, value a hand for a trump as the counter points (120-point scale) that the
+bidding side takes. The same model serves both uses:
+  * bidding: the dealt hand, with the feature ``nest_unseen`` set (its weight carries the average
+    gain from the unseen nest and the discard), best trump, plus the expected trick bonuses;
+  * discard and trump: every candidate plan's kept hand after the discard, ``nest_unseen`` clear,
+    the discarded points entering through the feature ``nest`` (their points at the chance of
+    taking the last trick).
+The weights are least-squares fits to simulated hands (``python tools/fit_hand_model.py``: every
+seat forced to bid the minimum in turn, heuristic play all round, a share of the plans drawn at
+random so that the planning rows cover the alternatives).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Sequence
 
 from rook_env.cards import N_COLOURS, bits
 
 from .heuristic_tables import CardTables, SeatView
 
-# Hand model: least-squares fits to simulated hands (every seat forced to bid the minimum in turn,
-# heuristic play all round; 2,500 deals for the default game, 1,200 for the others).
-BID_FEATURES = ("1", "trumps", "rook", "top1", "top2", "top3", "masters", "seconds", "voids", "singletons",
-                "points", "trump_points")
-BID_WEIGHTS: dict[tuple[str, str], tuple[float, ...]] = {
-    ("tournament", "high"): (58.03, 3.37, 13.07, 7.00, 3.38, 1.79, 3.83, 1.04, 1.53, 0.49, 0.14, 0.03),
-    ("tournament", "low"): (62.78, 3.60, 3.24, 9.36, 4.70, 2.80, 5.65, 0.56, 1.88, 0.73, 0.04, 0.06),
-    ("tournament", "ten_and_half"): (62.13, 3.43, 5.51, 9.11, 4.90, 2.63, 5.85, 0.70, 2.04, 0.77, 0.01, 0.08),
-    ("full", "high"): (46.62, 4.70, 8.48, 3.98, 2.38, 0.76, 6.28, 1.71, 1.20, 0.82, 0.10, 0.18),
-    ("full", "low"): (50.68, 4.08, 0.00, 8.01, 3.24, 2.08, 7.25, 1.94, 2.24, 1.01, 0.03, 0.26),
-    ("full", "ten_and_half"): (50.68, 4.08, 1.50, 8.01, 3.24, 2.08, 7.25, 1.94, 2.24, 1.01, 0.03, 0.26),
+# The features of hand_features(), in order (per hand and trump; counts over the three side suits).
+HAND_FEATURES = (
+    "1",
+    "nest_unseen",  # 1: a dealt hand, the nest still to come (bidding); 0: a hand kept after the discard
+    "trumps",  # trump length, per 9 cards
+    "rook",  # the Rook Bird held
+    "top1", "top2", "top3",  # the three highest trumps other than the Rook Bird, each held or not
+    "top_run",  # top trumps held in sequence (the Rook Bird counted in its place)
+    "masters",  # side masters held
+    "master_seconds",  # side seconds held with their master
+    "seconds",  # side seconds held
+    "voids", "singletons",
+    "long_voids", "long_singletons",  # the same, counted only with LONG_TRUMPS or more trumps to ruff with
+    "unguarded",  # points of side counters that a higher card not held can take
+    "points",  # counter points held
+    "trump_points",  # counter points among the trumps held
+    "nest",  # the discarded points at the chance of taking the last trick (see _p_last_trick)
+)
+N_FEATURES = len(HAND_FEATURES)  # 19
+LONG_TRUMPS = 4.0  # trumps (per 9 cards) from which voids and singletons are ruffing chances
+
+# HAND_WEIGHTS[(deck, rook_rank)]: weights of HAND_FEATURES, in points on the 120-point scale.
+HAND_WEIGHTS: dict[tuple[str, str], tuple[float, ...]] = {
+    ('tournament', 'high'): (22.00, 0.00, 6.00, 9.00, 3.00, 3.00, 0.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
+    ('tournament', 'low'): (22.00, 0.00, 6.00, 2.00, 3.00, 3.00, 3.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
+    ('tournament', 'ten_and_half'): (22.00, 0.00, 6.00, 2.00, 3.00, 3.00, 3.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
+    ('full', 'high'): (22.00, 0.00, 6.00, 9.00, 3.00, 3.00, 0.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
+    ('full', 'low'): (22.00, 0.00, 6.00, 2.00, 3.00, 3.00, 3.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
+    ('full', 'ten_and_half'): (22.00, 0.00, 6.00, 2.00, 3.00, 3.00, 3.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
 }
 
 # Weights in points on the 120-point tournament scale.
@@ -41,46 +62,81 @@ DISCARD_COUNTER = 8.0  # preference for laying unguarded counters in the nest (n
 CACHE_SIZE = 4096  # hands remembered by the estimate and plan caches (act_batch serves many tables)
 
 
-def hand_features(tab: CardTables, hand: int, trump: int) -> tuple[float, ...]:
-    """The features of :data:`BID_FEATURES` for a hand and trump (normalised to a 9-card hand)."""
-    top1, top2, top3, side_suits = _feature_cards(tab)[trump]
-    trumps = (hand & tab.suit[trump][trump]).bit_count() * 9.0 / tab.hand_size
-    masters = seconds = voids = singletons = 0.0
-    for cards, master, second in side_suits:
-        count = (hand & cards).bit_count()
+def hand_features(tab: CardTables, hand: int, trump: int, nest_points: float = 0.0,
+                  nest_unseen: bool = False) -> tuple[float, ...]:
+    """The features of :data:`HAND_FEATURES` for ``hand`` and ``trump`` (counts per 9-card hand,
+    points on the 120-point scale). ``nest_points``: the points discarded to the nest (a kept hand);
+    ``nest_unseen``: the hand is the dealt one, the nest still to come."""
+    top_cards, trump_order, side_suits = _feature_cards(tab)[trump]
+    per_nine = 9.0 / tab.hand_size
+    trumps = (hand & tab.suit[trump][trump]).bit_count() * per_nine
+    top_run = 0
+    for card in trump_order:
+        if not hand & card:
+            break
+        top_run += 1
+    masters = master_seconds = seconds = voids = singletons = 0
+    unguarded = 0
+    for cards, master, second, counters in side_suits:
+        held = hand & cards
+        count = held.bit_count()
         if count == 0:
             voids += 1
-        elif count == 1:
+            continue
+        if count == 1:
             singletons += 1
-        if hand & master:
+        if held & master:
             masters += 1
-        if hand & second:
+            if held & second:
+                master_seconds += 1
+        if held & second:
             seconds += 1
-    return (1.0, trumps, 1.0 if hand & tab.rook_bit else 0.0, 1.0 if hand & top1 else 0.0,
-            1.0 if hand & top2 else 0.0, 1.0 if hand & top3 else 0.0, masters, seconds, voids, singletons,
-            tab.points_of(hand) / tab.scale, tab.points_of(hand & tab.suit[trump][trump]) / tab.scale)
+        for bit, higher, points in counters:
+            if held & bit and higher & ~held:
+                unguarded += points
+    long = 1.0 if trumps >= LONG_TRUMPS else 0.0
+    scale = tab.scale
+    p_last = min(0.95, 0.3 + 0.1 * trumps + 0.1 * top_run)
+    return (1.0, 1.0 if nest_unseen else 0.0, trumps, 1.0 if hand & tab.rook_bit else 0.0,
+            1.0 if hand & top_cards[0] else 0.0, 1.0 if hand & top_cards[1] else 0.0,
+            1.0 if hand & top_cards[2] else 0.0, float(top_run), float(masters), float(master_seconds),
+            float(seconds), float(voids), float(singletons), long * voids, long * singletons, unguarded / scale,
+            tab.points_of(hand) / scale, tab.points_of(hand & tab.suit[trump][trump]) / scale,
+            p_last * nest_points / scale)
+
+
+def linear_value(weights: Sequence[float], features: Sequence[float]) -> float:
+    """The model's value: the weighted sum of the features."""
+    return sum(w * f for w, f in zip(weights, features))
 
 
 @lru_cache(maxsize=None)
 def _feature_cards(tab: CardTables) -> tuple:
-    """Per trump: the three top trumps other than the Rook Bird (as bits), and for each side suit
-    (its cards, its master's bit, its second card's bit)."""
+    """Per trump: (the three top trumps other than the Rook Bird, the trumps strongest first, each as a
+    bit; per side suit (its cards, its master's bit, its second's bit, (bit, higher cards, points) per
+    counter))."""
     out = []
     for trump in range(N_COLOURS):
-        tops = [1 << c for c in tab.order[trump][trump] if c != tab.rook][:3]
-        side = tuple((tab.suit[trump][s], 1 << tab.order[trump][s][0], 1 << tab.order[trump][s][1])
-                     for s in range(N_COLOURS) if s != trump)
-        out.append((*tops, side))
+        order = tab.order[trump]
+        tops = tuple(1 << c for c in order[trump] if c != tab.rook)[:3]
+        side = tuple(
+            (tab.suit[trump][s], 1 << order[s][0], 1 << order[s][1],
+             tuple((1 << c, tab.higher[trump][c], tab.points[c]) for c in order[s] if tab.points[c]))
+            for s in range(N_COLOURS) if s != trump)
+        out.append((tops, tuple(1 << c for c in order[trump]), side))
     return tuple(out)
 
 
 class HandModel:
     """Bidding, discarding and naming trump for one configuration (with small per-hand caches)."""
 
-    def __init__(self, tab: CardTables) -> None:
+    def __init__(self, tab: CardTables, weights: Sequence[float] | None = None) -> None:
         self.tab = tab
         self.config = tab.config
-        self.weights = BID_WEIGHTS[(tab.config.deck, tab.config.rook_rank)]
+        self.weights = tuple(HAND_WEIGHTS[(tab.config.deck, tab.config.rook_rank)] if weights is None else weights)
+        if len(self.weights) != N_FEATURES:
+            raise ValueError(f"the hand model takes {N_FEATURES} weights ({', '.join(HAND_FEATURES)}), "
+                             f"got {len(self.weights)}")
         self.forced_discard = tab.config.nest_discard == "no_counters_unless_forced"
         self._estimates: dict[int, float] = {}
         self._plans: dict[tuple[int, int], tuple[float, int, int]] = {}
@@ -89,9 +145,11 @@ class HandModel:
         self._estimates.clear()
         self._plans.clear()
 
-    def value(self, hand: int, trump: int) -> float:
-        """Points (on the deck's scale) the bidding side takes with ``hand`` and ``trump``."""
-        return sum(w * f for w, f in zip(self.weights, hand_features(self.tab, hand, trump))) * self.tab.scale
+    def value(self, hand: int, trump: int, nest_points: float = 0.0, nest_unseen: bool = False) -> float:
+        """Counter points (on the deck's scale) the bidding side takes with ``hand`` and ``trump``:
+        a dealt hand (``nest_unseen``) or a hand kept after discarding ``nest_points``."""
+        features = hand_features(self.tab, hand, trump, nest_points, nest_unseen)
+        return linear_value(self.weights, features) * self.tab.scale
 
     def estimate(self, hand: int) -> float:
         """Bidding estimate of a dealt hand: its best trump's value plus the expected trick bonuses."""
@@ -99,7 +157,7 @@ class HandModel:
         if value is None:
             cfg = self.config
             bonus = BONUS_SHARE * (cfg.majority_tricks_bonus + cfg.last_trick_bonus)
-            value = max(self.value(hand, trump) for trump in range(N_COLOURS)) + bonus
+            value = max(self.value(hand, trump, nest_unseen=True) for trump in range(N_COLOURS)) + bonus
             if len(self._estimates) > CACHE_SIZE:
                 self._estimates.clear()
             self._estimates[hand] = value
@@ -167,58 +225,9 @@ class HandModel:
             _, trump, _ = self.plan(view.hand)
         else:
             nest_points = tab.points_of(view.discards)
-            trump = max(range(N_COLOURS), key=lambda t: self._kept_value(view.hand, t, nest_points))
+            trump = max(range(N_COLOURS), key=lambda t: self.value(view.hand, t, nest_points))
         action = tab.layout.TRUMP0 + trump
         return action if legal >> action & 1 else -1
-
-    def _kept_value(self, kept: int, trump: int, nest_points: float) -> float:
-        """Points the bidding side takes with the ``kept`` hand and ``trump``, the discarded
-        ``nest_points`` counted at the chance of taking the last trick. Hand-weighted: planning
-        with the fitted model instead lost 1 to 1.8 points per deal in duplicate A/B play."""
-        tab = self.tab
-        suit = tab.suit[trump]
-        top = 0  # top trumps held in sequence
-        for c in tab.order[trump][trump]:
-            if not kept >> c & 1:
-                break
-            top += 1
-        honours = sum(1 for c in tab.order[trump][trump][:3] if kept >> c & 1)
-        masters = 0.0
-        voids = singletons = 0
-        unguarded = 0  # points of side counters that a higher unseen card of their suit can take
-        for s in range(N_COLOURS):
-            if s == trump:
-                continue
-            held = kept & suit[s]
-            count = held.bit_count()
-            if count == 0:
-                voids += 1
-                continue
-            if count == 1:
-                singletons += 1
-            order = tab.order[trump][s]
-            if held >> order[0] & 1:
-                masters += 1.0
-                if held >> order[1] & 1:
-                    masters += 0.5
-            for c in bits(held & tab.counter_mask):
-                if tab.higher[trump][c] & ~held:
-                    unguarded += tab.points[c]
-        rook = 1 if kept & tab.rook_bit else 0
-        scale = tab.scale
-        length = (kept & suit[trump]).bit_count() * 9.0 / tab.hand_size  # trump length per 9 cards
-        value = (
-            22.0
-            + 6.0 * length
-            + 4.0 * top
-            + 3.0 * honours
-            + (6.0 * rook if tab.rook_high else 2.0 * rook)
-            + 7.0 * masters
-            + (2.5 * voids + 1.0 * singletons) * (1.0 if length >= 4 else 0.5)
-            - 0.15 * unguarded / scale
-        ) * scale
-        p_last = min(0.95, 0.3 + 0.1 * length + 0.1 * top)
-        return value + p_last * nest_points
 
     def plan(self, fourteen: int, trump: int = -1) -> tuple[float, int, int]:
         """Best (value, trump, discard mask) for the bidder's 14-card hand (``trump`` fixed unless -1)."""
@@ -228,7 +237,7 @@ class HandModel:
             return best
         for t in [trump] if trump >= 0 else range(N_COLOURS):
             for discard in self._discard_options(fourteen, t):
-                value = self._kept_value(fourteen & ~discard, t, self.tab.points_of(discard))
+                value = self.value(fourteen & ~discard, t, self.tab.points_of(discard))
                 if best is None or value > best[0]:
                     best = (value, t, discard)
         if len(self._plans) > CACHE_SIZE:
