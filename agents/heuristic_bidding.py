@@ -45,12 +45,24 @@ LONG_TRUMPS = 4.0  # trumps (per 9 cards) from which voids and singletons are ru
 
 # HAND_WEIGHTS[(deck, rook_rank)]: weights of HAND_FEATURES, in points on the 120-point scale.
 HAND_WEIGHTS: dict[tuple[str, str], tuple[float, ...]] = {
-    ('tournament', 'high'): (22.00, 0.00, 6.00, 9.00, 3.00, 3.00, 0.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
-    ('tournament', 'low'): (22.00, 0.00, 6.00, 2.00, 3.00, 3.00, 3.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
-    ('tournament', 'ten_and_half'): (22.00, 0.00, 6.00, 2.00, 3.00, 3.00, 3.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
+    ('tournament', 'high'): (33.30, 20.96, 4.83, 15.17, 6.55, 2.34, 1.01, -0.29, -0.67, 1.13, 0.29, 0.13, 0.82, 2.63, -1.14, -0.61, 0.62, -0.32, 0.12),
+    ('tournament', 'low'): (36.07, 22.93, 4.47, -0.88, 8.06, 3.76, 0.87, 1.83, 6.96, 0.33, 0.90, 3.17, 1.57, 2.38, -1.45, -0.04, 0.02, 0.30, 0.08),
+    ('tournament', 'ten_and_half'): (36.13, 22.46, 4.25, 2.38, 7.66, 3.19, 1.21, 2.03, 6.42, 0.65, 0.79, 3.04, 1.51, 2.30, -1.43, -0.08, 0.06, 0.21, 0.09),
     ('full', 'high'): (22.00, 0.00, 6.00, 9.00, 3.00, 3.00, 0.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
     ('full', 'low'): (22.00, 0.00, 6.00, 2.00, 3.00, 3.00, 3.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
     ('full', 'ten_and_half'): (22.00, 0.00, 6.00, 2.00, 3.00, 3.00, 3.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
+}
+
+# BID_CALIBRATION[(deck, rook_rank)]: (offset, slope) of the bidding estimate, offset + slope * value of the
+# dealt hand: the least-squares line of the points taken on the model's value, dealt hands only. The slopes
+# are shared with the kept hands, whose features tell more; on a dealt hand their spread is shrunk.
+BID_CALIBRATION: dict[tuple[str, str], tuple[float, float]] = {
+    ('tournament', 'high'): (15.11, 0.823),
+    ('tournament', 'low'): (24.08, 0.730),
+    ('tournament', 'ten_and_half'): (22.39, 0.745),
+    ('full', 'high'): (0.0, 1.0),
+    ('full', 'low'): (0.0, 1.0),
+    ('full', 'ten_and_half'): (0.0, 1.0),
 }
 
 # Weights in points on the 120-point tournament scale.
@@ -133,7 +145,9 @@ class HandModel:
     def __init__(self, tab: CardTables, weights: Sequence[float] | None = None) -> None:
         self.tab = tab
         self.config = tab.config
-        self.weights = tuple(HAND_WEIGHTS[(tab.config.deck, tab.config.rook_rank)] if weights is None else weights)
+        key = (tab.config.deck, tab.config.rook_rank)
+        self.weights = tuple(HAND_WEIGHTS[key] if weights is None else weights)
+        self.bid_offset, self.bid_slope = BID_CALIBRATION[key]
         if len(self.weights) != N_FEATURES:
             raise ValueError(f"the hand model takes {N_FEATURES} weights ({', '.join(HAND_FEATURES)}), "
                              f"got {len(self.weights)}")
@@ -152,12 +166,14 @@ class HandModel:
         return linear_value(self.weights, features) * self.tab.scale
 
     def estimate(self, hand: int) -> float:
-        """Bidding estimate of a dealt hand: its best trump's value plus the expected trick bonuses."""
+        """Bidding estimate of a dealt hand: its best trump's value, calibrated (:data:`BID_CALIBRATION`),
+        plus the expected trick bonuses."""
         value = self._estimates.get(hand)
         if value is None:
             cfg = self.config
             bonus = BONUS_SHARE * (cfg.majority_tricks_bonus + cfg.last_trick_bonus)
-            value = max(self.value(hand, trump, nest_unseen=True) for trump in range(N_COLOURS)) + bonus
+            best = max(self.value(hand, trump, nest_unseen=True) for trump in range(N_COLOURS))
+            value = self.bid_offset * self.tab.scale + self.bid_slope * best + bonus
             if len(self._estimates) > CACHE_SIZE:
                 self._estimates.clear()
             self._estimates[hand] = value

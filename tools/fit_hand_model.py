@@ -17,10 +17,15 @@ and discard) drawn at random from the planner's candidates instead of the best o
 gives a kept-hand row only. These rows show the model the alternatives the planner ranks, not
 just the plans it already prefers. One weight vector is then fitted to all rows by least squares
 (a small ridge penalty keeps the collinear features, e.g. ``top1`` and ``top_run``, stable), and
-printed as the ``HAND_WEIGHTS`` entry with the fit's R^2 and residual deviation.
+printed as the ``HAND_WEIGHTS`` entry with the fit's R^2 and residual deviation. The bidding
+calibration (``BID_CALIBRATION``: offset, slope) is the least-squares line of the points taken on
+the fitted model's value of the dealt hands: the model's slopes are shared with the kept hands, whose
+features tell more, so on a dealt hand its spread is too wide and is shrunk.
 
-The simulation plays through ``raw_env`` with the heuristic as it stands (its current weights):
-refitting after a change of weights converges in one or two rounds.
+The hands are played through ``raw_env`` by the heuristic with a fixed reference planner
+(:func:`reference_weights`: the hand-weighted value that planned discards before this model, written
+as weights over the same features), not with the weights being fitted, so that the fit is
+reproducible from the seed and the deal count alone.
 """
 
 from __future__ import annotations
@@ -33,17 +38,29 @@ from typing import Any, Sequence
 import numpy as np
 
 from rook_env.agents.heuristic import HeuristicAgent
-from rook_env.agents.heuristic_bidding import HAND_FEATURES, hand_features
+from rook_env.agents.heuristic_bidding import HAND_FEATURES, HandModel, hand_features
 from rook_env.cards import N_COLOURS, bits
 from rook_env.env import raw_env
 from rook_env.evaluation import derive_seed, make_deal
 from rook_env.rules import BID, DISCARD, TRUMP
 
 FIT_SEED = 7001  # the seed of the shipped fits (evaluation of the heuristic uses other seeds)
-FIT_DEALS = 1500  # deals per deck and Rook rank (x 4 forced bidders, plus the explored plays)
+FIT_DEALS = 2000  # deals per deck and Rook rank (x 4 forced bidders, plus the explored plays)
 EXPLORE = 0.5  # share of forced hands also played with a random plan
 RIDGE = 1e-3  # ridge penalty per row on the weights other than the intercept
 KEYS = [(deck, rank) for deck in ("tournament", "full") for rank in ("high", "low", "ten_and_half")]
+
+
+def reference_weights(rook_rank: str) -> tuple[float, ...]:
+    """The reference planner that plays the simulated hands: the former hand-weighted value of a kept
+    hand (22 + 6 trumps + 4 top_run + 3 per honour (the top three trumps, the Rook Bird among them when
+    high) + 6 (high) or 2 for the Rook Bird + 7 per master, half for its second + 2.5 per void and 1 per
+    singleton, halved with fewer than 4 trumps - 0.15 per unguarded point + the nest term)."""
+    high = rook_rank == "high"
+    named = {"1": 22.0, "trumps": 6.0, "top_run": 4.0, "rook": 9.0 if high else 2.0, "top1": 3.0, "top2": 3.0,
+             "top3": 0.0 if high else 3.0, "masters": 7.0, "master_seconds": 3.5, "voids": 1.25, "long_voids": 1.25,
+             "singletons": 0.5, "long_singletons": 0.5, "unguarded": -0.15, "nest": 1.0}
+    return tuple(named.get(name, 0.0) for name in HAND_FEATURES)
 
 
 def simulate(flags: dict[str, Any], deals: int, seed: int, explore: float = EXPLORE,
@@ -51,6 +68,7 @@ def simulate(flags: dict[str, Any], deals: int, seed: int, explore: float = EXPL
     """Rows (features, target) of ``deals`` seeded deals with every seat forced to bid in turn."""
     env = raw_env(**flags)
     agent = HeuristicAgent(**flags)
+    agent.hand_model = HandModel(agent.tables, reference_weights(agent.config.rook_rank))
     tab, layout = agent.tables, agent.layout
     model = agent.hand_model
     rng = random.Random(derive_seed("fit-explore", seed))
@@ -143,6 +161,13 @@ def fit(features: np.ndarray, targets: np.ndarray, ridge: float = RIDGE) -> tupl
     return weights, float(r2), float(residual.std())
 
 
+def calibrate(features: np.ndarray, targets: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
+    """(offset, slope) of the least-squares line of the target on the model's value, dealt hands only."""
+    dealt = features[:, HAND_FEATURES.index("nest_unseen")] == 1.0
+    slope, offset = np.polyfit(features[dealt] @ weights, targets[dealt], 1)
+    return float(offset), float(slope)
+
+
 def format_weights(key: tuple[str, str], weights: Sequence[float]) -> str:
     return f"    {key!r}: ({', '.join(f'{w:.2f}' for w in weights)}),"
 
@@ -167,9 +192,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         start = time.perf_counter()
         x, y = simulate({"deck": deck, "rook_rank": rank}, args.deals, args.seed, args.explore, args.progress)
         weights, r2, sd = fit(x, y)
+        offset, slope = calibrate(x, y, np.round(weights, 2))
         print(f"# {deck}/{rank}: {len(y)} rows, R^2 {r2:.3f}, residual sd {sd:.1f} points, "
               f"{time.perf_counter() - start:.0f} s")
         print(format_weights((deck, rank), weights))
+        print(f"    # BID_CALIBRATION {(deck, rank)!r}: ({offset:.2f}, {slope:.3f}),", flush=True)
 
 
 if __name__ == "__main__":
