@@ -49,7 +49,7 @@ HAND_WEIGHTS: dict[tuple[str, str], tuple[float, ...]] = {
     ('tournament', 'low'): (36.07, 22.93, 4.47, -0.88, 8.06, 3.76, 0.87, 1.83, 6.96, 0.33, 0.90, 3.17, 1.57, 2.38, -1.45, -0.04, 0.02, 0.30, 0.08),
     ('tournament', 'ten_and_half'): (36.13, 22.46, 4.25, 2.38, 7.66, 3.19, 1.21, 2.03, 6.42, 0.65, 0.79, 3.04, 1.51, 2.30, -1.43, -0.08, 0.06, 0.21, 0.09),
     ('full', 'high'): (33.91, 14.51, 4.89, 9.95, 3.85, 0.62, 1.48, -0.41, 1.92, -2.02, 1.01, 0.27, -0.13, 3.44, 1.05, -0.37, 0.44, 0.01, 0.16),
-    ('full', 'low'): (22.00, 0.00, 6.00, 2.00, 3.00, 3.00, 3.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
+    ('full', 'low'): (36.95, 16.82, 3.87, -0.74, 4.77, 2.24, 1.11, 1.71, 3.14, -2.84, 1.20, 4.13, 0.19, 2.90, 1.33, -0.50, 0.53, -0.13, 0.20),
     ('full', 'ten_and_half'): (22.00, 0.00, 6.00, 2.00, 3.00, 3.00, 3.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
 }
 
@@ -61,11 +61,12 @@ BID_CALIBRATION: dict[tuple[str, str], tuple[float, float]] = {
     ('tournament', 'low'): (24.08, 0.730),
     ('tournament', 'ten_and_half'): (22.39, 0.745),
     ('full', 'high'): (7.78, 0.903),
-    ('full', 'low'): (0.0, 1.0),
+    ('full', 'low'): (8.67, 0.892),
     ('full', 'ten_and_half'): (0.0, 1.0),
 }
 
 # Weights in points on the 120-point tournament scale.
+BID_MARGIN = 3.0  # bidding values a hand this much below its expected points: a set costs the whole bid
 PARTNER_OVERCALL = 15.0  # overcall a partner's bid only with this much more in hand
 PARTNER_SUPPORT = 5.0  # a partner who bid is worth this much more
 BONUS_SHARE = 0.8  # expected share of the trick bonuses that the bidding side takes
@@ -167,13 +168,13 @@ class HandModel:
 
     def estimate(self, hand: int) -> float:
         """Bidding estimate of a dealt hand: its best trump's value, calibrated (:data:`BID_CALIBRATION`),
-        plus the expected trick bonuses."""
+        less :data:`BID_MARGIN`, plus the expected trick bonuses."""
         value = self._estimates.get(hand)
         if value is None:
             cfg = self.config
             bonus = BONUS_SHARE * (cfg.majority_tricks_bonus + cfg.last_trick_bonus)
             best = max(self.value(hand, trump, nest_unseen=True) for trump in range(N_COLOURS))
-            value = self.bid_offset * self.tab.scale + self.bid_slope * best + bonus
+            value = (self.bid_offset - BID_MARGIN) * self.tab.scale + self.bid_slope * best + bonus
             if len(self._estimates) > CACHE_SIZE:
                 self._estimates.clear()
             self._estimates[hand] = value
