@@ -50,7 +50,7 @@ HAND_WEIGHTS: dict[tuple[str, str], tuple[float, ...]] = {
     ('tournament', 'ten_and_half'): (36.13, 22.46, 4.25, 2.38, 7.66, 3.19, 1.21, 2.03, 6.42, 0.65, 0.79, 3.04, 1.51, 2.30, -1.43, -0.08, 0.06, 0.21, 0.09),
     ('full', 'high'): (33.91, 14.51, 4.89, 9.95, 3.85, 0.62, 1.48, -0.41, 1.92, -2.02, 1.01, 0.27, -0.13, 3.44, 1.05, -0.37, 0.44, 0.01, 0.16),
     ('full', 'low'): (36.95, 16.82, 3.87, -0.74, 4.77, 2.24, 1.11, 1.71, 3.14, -2.84, 1.20, 4.13, 0.19, 2.90, 1.33, -0.50, 0.53, -0.13, 0.20),
-    ('full', 'ten_and_half'): (22.00, 0.00, 6.00, 2.00, 3.00, 3.00, 3.00, 4.00, 7.00, 3.50, 0.00, 1.25, 0.50, 1.25, 0.50, -0.15, 0.00, 0.00, 1.00),
+    ('full', 'ten_and_half'): (37.18, 16.51, 3.58, 0.94, 5.35, 2.72, 1.21, 1.43, 3.30, -2.87, 1.16, 4.28, 0.07, 2.68, 1.60, -0.47, 0.50, -0.14, 0.21),
 }
 
 # BID_CALIBRATION[(deck, rook_rank)]: (offset, slope) of the bidding estimate, offset + slope * value of the
@@ -62,7 +62,7 @@ BID_CALIBRATION: dict[tuple[str, str], tuple[float, float]] = {
     ('tournament', 'ten_and_half'): (22.39, 0.745),
     ('full', 'high'): (7.78, 0.903),
     ('full', 'low'): (8.67, 0.892),
-    ('full', 'ten_and_half'): (0.0, 1.0),
+    ('full', 'ten_and_half'): (8.03, 0.901),
 }
 
 # Weights in points on the 120-point tournament scale.
