@@ -15,7 +15,7 @@ The weights are least-squares fits to simulated hands: ``python tools/fit_hand_m
 play all round, half the hands also played with a random plan so that the planning rows cover the
 alternatives the planner ranks).
 
-Measured against the previous heuristic (a fitted bid model beside a hand-weighted planning value),
+Measured against the previous heuristic (commit b29787b: a fitted bid model beside a hand-weighted planning value),
 duplicate, 2,000 deals, seed 20261201 (``play_match`` of this agent against that one; points per
 deal, 95% interval): default game +2.09 [+0.34, +3.95]; full deck +0.46 [-2.07, +2.93];
 Rook Bird low +5.74 [+3.40, +8.15]; no Rook Bird +1.40 [-0.15, +3.20].
