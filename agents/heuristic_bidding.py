@@ -28,8 +28,8 @@ with it -1.65 [-4.24, +0.89]. Reproduce with ``tools/fit_hand_model.py``'s seed 
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Sequence
+from collections.abc import Sequence
+from functools import cache
 
 from rook_env.cards import N_COLOURS, bits
 
@@ -136,7 +136,7 @@ def linear_value(weights: Sequence[float], features: Sequence[float]) -> float:
     return sum(w * f for w, f in zip(weights, features))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _feature_cards(tab: CardTables) -> tuple:
     """Per trump: (the three top trumps other than the Rook Bird, the trumps strongest first, each as a
     bit; per side suit (its cards, its master's bit, its second's bit, (bit, higher cards, points) per
@@ -224,7 +224,7 @@ class HandModel:
             step = self.config.bid_step
             jump = max((i for i in levels if bids[i] <= limit - 2 * step), default=cheapest)
             if bids[jump] - bids[cheapest] >= 3 * step:
-                target = jump - 2 if jump - 2 > cheapest else cheapest
+                target = max(cheapest, jump - 2)
         return layout.BID0 + target
 
     # ---------------------------------------------------------------- discard and trump

@@ -3,7 +3,6 @@ planning and trump choice; the fitting script (tools/fit_hand_model.py) runs and
 
 from __future__ import annotations
 
-import random
 import sys
 from pathlib import Path
 
@@ -23,10 +22,10 @@ from rook_env.agents.heuristic_bidding import (
 from rook_env.agents.heuristic_tables import card_tables
 from rook_env.config import make_config
 from rook_env.observation import encode
-from rook_env.rules import BID, DISCARD, TRUMP, RookState
+from rook_env.rules import DISCARD, TRUMP, RookState
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import fit_hand_model  # noqa: E402
+import fit_hand_model
 
 KEYS = [(deck, rank) for deck in ("tournament", "full") for rank in ("high", "low", "ten_and_half")]
 
@@ -73,7 +72,7 @@ def test_every_configuration_has_weights_and_a_calibration():
     assert N_FEATURES == len(HAND_FEATURES) == 19
     for key in KEYS:
         assert len(HAND_WEIGHTS[key]) == N_FEATURES, key
-        offset, slope = BID_CALIBRATION[key]
+        _, slope = BID_CALIBRATION[key]
         assert 0.3 < slope < 1.5, key
 
 
@@ -101,7 +100,7 @@ def test_one_weight_changes_both_a_bid_and_a_discard():
 def test_features_of_a_crafted_hand():
     tab = card_tables(make_config())
     layout = tab.layout
-    hand = sum(1 << layout.parse_card(c) for c in "B14 B13 B11 Rook R14 R12 Y5 Y13 G14".split())
+    hand = sum(1 << layout.parse_card(c) for c in ["B14", "B13", "B11", "Rook", "R14", "R12", "Y5", "Y13", "G14"])
     black = layout.card_colour[layout.parse_card("B14")]
     f = dict(zip(HAND_FEATURES, hand_features(tab, hand, black, nest_points=20, nest_unseen=False)))
     assert f["trumps"] == 4 and f["rook"] == 1

@@ -33,12 +33,13 @@ from __future__ import annotations
 import argparse
 import random
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-
 from rook_env.agents.heuristic import HeuristicAgent
 from rook_env.agents.heuristic_bidding import HAND_FEATURES, HandModel, hand_features
+
 from rook_env.cards import N_COLOURS, bits
 from rook_env.env import raw_env
 from rook_env.evaluation import derive_seed, make_deal
