@@ -28,9 +28,11 @@ Bidding (agents/heuristic_bidding.py)
   * Estimate, for each trump, the points its side takes as bidder from the dealt hand: trump
     length, the Rook Bird, the top three other trumps, side masters (14s; 1s in the full deck)
     and second-highest cards, voids and singletons it can build on with the discard, counters
-    held; the intercept carries the average value of the unseen nest and of the partner. It is
-    a linear model per deck and Rook rank, fitted to simulated hands, scaled to the deck's
-    points, plus the expected share of the trick bonuses. Keep the best trump's estimate.
+    held; the feature "nest unseen" carries the average value of the nest and of the partner.
+    It is the hand model that also plans the discard (one feature function, one weight vector
+    per deck and Rook rank, fitted to simulated hands by tools/fit_hand_model.py), calibrated
+    for dealt hands, less a small margin, scaled to the deck's points, plus the expected share
+    of the trick bonuses. Keep the best trump's estimate.
   * Bid the cheapest legal bid while it is at most the estimate, else pass; jump (to a few
     steps below its limit) only to pre-empt two opponents still in the auction with a much
     stronger hand. It never raises its own bid.
@@ -43,8 +45,8 @@ Discarding and naming trump
     suits to void, keep trumps, the Rook Bird and side masters, void short side suits, then
     discard the lowest side cards (unguarded counters first: the bidder usually takes the last
     trick and so the nest), trumps only when there is no side card left; score each plan with
-    a hand-weighted value of the kept cards (trump length and top trumps, masters, voids,
-    unguarded counters) plus the nest's points at the chance of taking the last trick.
+    the same hand model on the kept cards (trump length and top trumps, masters, voids,
+    unguarded counters, counters held) and the nest's points at the chance of taking the last trick.
   * Trump: the plan's trump, i.e. by length and strength of the nest-merged hand.
   * ``nest_discard=no_counters_unless_forced``: name the best plan's trump first, then
     discard within the mask, non-counters first (counters only when forced).

@@ -1,38 +1,85 @@
-"""The heuristic's bidding, discard and trump choice.
+"""The heuristic's hand model: bidding, discard and trump choice from one linear value.
 
-Two hand values, each where it measured best (duplicate A/B play, 2,000 deals per run):
-  * bidding: a linear model of the dealt hand, :func:`hand_features` with weights fitted to
-    simulated hands (:data:`BID_WEIGHTS`), the points (120-point scale) the bidding side takes
-    for a given trump; its intercept carries the average unseen nest and partner. Bidding with
-    the hand-weighted value below instead (calibrated to the same mean) lost 0.6 to 1.5 points
-    per deal;
-  * discard and trump: a hand-weighted value of the hand kept after the discard plus the
-    discarded points at the chance of taking the last trick (:meth:`HandModel._kept_value`).
-    Using the fitted model there lost 1.0 to 1.8 points per deal.
+One feature function, :func:`hand_features`, and one weight vector per deck and Rook rank,
+:data:`HAND_WEIGHTS`, value a hand for a trump as the counter points (120-point scale, nest
+included) that the bidding side takes. The same model serves both uses:
+  * bidding: the dealt hand, with the feature ``nest_unseen`` set (its weight carries the average
+    gain from the unseen nest and the discard); the best trump's value is calibrated for dealt
+    hands (:data:`BID_CALIBRATION`, fitted with the weights), less :data:`BID_MARGIN`, plus the
+    expected trick bonuses;
+  * discard and trump: every candidate plan's kept hand after the discard, ``nest_unseen`` clear,
+    the discarded points entering through the feature ``nest`` (their points at the chance of
+    taking the last trick).
+The weights are least-squares fits to simulated hands: ``python tools/fit_hand_model.py`` (seed
+7001, 2,000 deals per deck and Rook rank, every seat forced to bid the minimum in turn, heuristic
+play all round, half the hands also played with a random plan so that the planning rows cover the
+alternatives the planner ranks).
+
+Measured against the previous heuristic (commit b29787b: a fitted bid model beside a hand-weighted planning value),
+duplicate, 2,000 deals, seed 20261201 (``play_match`` of this agent against that one; points per
+deal, 95% interval): default game +2.09 [+0.34, +3.95]; full deck +0.46 [-2.07, +2.93];
+Rook Bird low +5.74 [+3.40, +8.15]; no Rook Bird +1.40 [-0.15, +3.20].
+On seed 20261130, where the calibration and the margin were chosen: the fitted planning with the
+previous bidding +2.53 [+1.05, +4.11]; the model's bidding uncalibrated with the previous planning
+-3.08 [-4.62, -1.61]; the single model in the full deck without the margin -6.90 [-9.98, -3.82],
+with it -1.65 [-4.24, +0.89]. Reproduce with ``tools/fit_hand_model.py``'s seed and
+``rook_env.evaluation.play_match``.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Sequence
+from functools import cache
 
 from rook_env.cards import N_COLOURS, bits
 
 from .heuristic_tables import CardTables, SeatView
 
-# Hand model: least-squares fits to simulated hands (every seat forced to bid the minimum in turn,
-# heuristic play all round; 2,500 deals for the default game, 1,200 for the others).
-BID_FEATURES = ("1", "trumps", "rook", "top1", "top2", "top3", "masters", "seconds", "voids", "singletons",
-                "points", "trump_points")
-BID_WEIGHTS: dict[tuple[str, str], tuple[float, ...]] = {
-    ("tournament", "high"): (58.03, 3.37, 13.07, 7.00, 3.38, 1.79, 3.83, 1.04, 1.53, 0.49, 0.14, 0.03),
-    ("tournament", "low"): (62.78, 3.60, 3.24, 9.36, 4.70, 2.80, 5.65, 0.56, 1.88, 0.73, 0.04, 0.06),
-    ("tournament", "ten_and_half"): (62.13, 3.43, 5.51, 9.11, 4.90, 2.63, 5.85, 0.70, 2.04, 0.77, 0.01, 0.08),
-    ("full", "high"): (46.62, 4.70, 8.48, 3.98, 2.38, 0.76, 6.28, 1.71, 1.20, 0.82, 0.10, 0.18),
-    ("full", "low"): (50.68, 4.08, 0.00, 8.01, 3.24, 2.08, 7.25, 1.94, 2.24, 1.01, 0.03, 0.26),
-    ("full", "ten_and_half"): (50.68, 4.08, 1.50, 8.01, 3.24, 2.08, 7.25, 1.94, 2.24, 1.01, 0.03, 0.26),
+# The features of hand_features(), in order (per hand and trump; counts over the three side suits).
+HAND_FEATURES = (
+    "1",
+    "nest_unseen",  # 1: a dealt hand, the nest still to come (bidding); 0: a hand kept after the discard
+    "trumps",  # trump length, per 9 cards
+    "rook",  # the Rook Bird held
+    "top1", "top2", "top3",  # the three highest trumps other than the Rook Bird, each held or not
+    "top_run",  # top trumps held in sequence (the Rook Bird counted in its place)
+    "masters",  # side masters held
+    "master_seconds",  # side seconds held with their master
+    "seconds",  # side seconds held
+    "voids", "singletons",
+    "long_voids", "long_singletons",  # the same, counted only with LONG_TRUMPS or more trumps to ruff with
+    "unguarded",  # points of side counters that a higher card not held can take
+    "points",  # counter points held
+    "trump_points",  # counter points among the trumps held
+    "nest",  # the discarded points at the chance of taking the last trick (see _p_last_trick)
+)
+N_FEATURES = len(HAND_FEATURES)  # 19
+LONG_TRUMPS = 4.0  # trumps (per 9 cards) from which voids and singletons are ruffing chances
+
+# HAND_WEIGHTS[(deck, rook_rank)]: weights of HAND_FEATURES, in points on the 120-point scale.
+HAND_WEIGHTS: dict[tuple[str, str], tuple[float, ...]] = {
+    ('tournament', 'high'): (33.30, 20.96, 4.83, 15.17, 6.55, 2.34, 1.01, -0.29, -0.67, 1.13, 0.29, 0.13, 0.82, 2.63, -1.14, -0.61, 0.62, -0.32, 0.12),
+    ('tournament', 'low'): (36.07, 22.93, 4.47, -0.88, 8.06, 3.76, 0.87, 1.83, 6.96, 0.33, 0.90, 3.17, 1.57, 2.38, -1.45, -0.04, 0.02, 0.30, 0.08),
+    ('tournament', 'ten_and_half'): (36.13, 22.46, 4.25, 2.38, 7.66, 3.19, 1.21, 2.03, 6.42, 0.65, 0.79, 3.04, 1.51, 2.30, -1.43, -0.08, 0.06, 0.21, 0.09),
+    ('full', 'high'): (33.91, 14.51, 4.89, 9.95, 3.85, 0.62, 1.48, -0.41, 1.92, -2.02, 1.01, 0.27, -0.13, 3.44, 1.05, -0.37, 0.44, 0.01, 0.16),
+    ('full', 'low'): (36.95, 16.82, 3.87, -0.74, 4.77, 2.24, 1.11, 1.71, 3.14, -2.84, 1.20, 4.13, 0.19, 2.90, 1.33, -0.50, 0.53, -0.13, 0.20),
+    ('full', 'ten_and_half'): (37.18, 16.51, 3.58, 0.94, 5.35, 2.72, 1.21, 1.43, 3.30, -2.87, 1.16, 4.28, 0.07, 2.68, 1.60, -0.47, 0.50, -0.14, 0.21),
+}
+
+# BID_CALIBRATION[(deck, rook_rank)]: (offset, slope) of the bidding estimate, offset + slope * value of the
+# dealt hand: the least-squares line of the points taken on the model's value, dealt hands only. The slopes
+# are shared with the kept hands, whose features tell more; on a dealt hand their spread is shrunk.
+BID_CALIBRATION: dict[tuple[str, str], tuple[float, float]] = {
+    ('tournament', 'high'): (15.11, 0.823),
+    ('tournament', 'low'): (24.08, 0.730),
+    ('tournament', 'ten_and_half'): (22.39, 0.745),
+    ('full', 'high'): (7.78, 0.903),
+    ('full', 'low'): (8.67, 0.892),
+    ('full', 'ten_and_half'): (8.03, 0.901),
 }
 
 # Weights in points on the 120-point tournament scale.
+BID_MARGIN = 3.0  # bidding values a hand this much below its expected points: a set costs the whole bid
 PARTNER_OVERCALL = 15.0  # overcall a partner's bid only with this much more in hand
 PARTNER_SUPPORT = 5.0  # a partner who bid is worth this much more
 BONUS_SHARE = 0.8  # expected share of the trick bonuses that the bidding side takes
@@ -41,46 +88,83 @@ DISCARD_COUNTER = 8.0  # preference for laying unguarded counters in the nest (n
 CACHE_SIZE = 4096  # hands remembered by the estimate and plan caches (act_batch serves many tables)
 
 
-def hand_features(tab: CardTables, hand: int, trump: int) -> tuple[float, ...]:
-    """The features of :data:`BID_FEATURES` for a hand and trump (normalised to a 9-card hand)."""
-    top1, top2, top3, side_suits = _feature_cards(tab)[trump]
-    trumps = (hand & tab.suit[trump][trump]).bit_count() * 9.0 / tab.hand_size
-    masters = seconds = voids = singletons = 0.0
-    for cards, master, second in side_suits:
-        count = (hand & cards).bit_count()
+def hand_features(tab: CardTables, hand: int, trump: int, nest_points: float = 0.0,
+                  nest_unseen: bool = False) -> tuple[float, ...]:
+    """The features of :data:`HAND_FEATURES` for ``hand`` and ``trump`` (counts per 9-card hand,
+    points on the 120-point scale). ``nest_points``: the points discarded to the nest (a kept hand);
+    ``nest_unseen``: the hand is the dealt one, the nest still to come."""
+    top_cards, trump_order, side_suits = _feature_cards(tab)[trump]
+    per_nine = 9.0 / tab.hand_size
+    trumps = (hand & tab.suit[trump][trump]).bit_count() * per_nine
+    top_run = 0
+    for card in trump_order:
+        if not hand & card:
+            break
+        top_run += 1
+    masters = master_seconds = seconds = voids = singletons = 0
+    unguarded = 0
+    for cards, master, second, counters in side_suits:
+        held = hand & cards
+        count = held.bit_count()
         if count == 0:
             voids += 1
-        elif count == 1:
+            continue
+        if count == 1:
             singletons += 1
-        if hand & master:
+        if held & master:
             masters += 1
-        if hand & second:
+            if held & second:
+                master_seconds += 1
+        if held & second:
             seconds += 1
-    return (1.0, trumps, 1.0 if hand & tab.rook_bit else 0.0, 1.0 if hand & top1 else 0.0,
-            1.0 if hand & top2 else 0.0, 1.0 if hand & top3 else 0.0, masters, seconds, voids, singletons,
-            tab.points_of(hand) / tab.scale, tab.points_of(hand & tab.suit[trump][trump]) / tab.scale)
+        for bit, higher, points in counters:
+            if held & bit and higher & ~held:
+                unguarded += points
+    long = 1.0 if trumps >= LONG_TRUMPS else 0.0
+    scale = tab.scale
+    p_last = min(0.95, 0.3 + 0.1 * trumps + 0.1 * top_run)
+    return (1.0, 1.0 if nest_unseen else 0.0, trumps, 1.0 if hand & tab.rook_bit else 0.0,
+            1.0 if hand & top_cards[0] else 0.0, 1.0 if hand & top_cards[1] else 0.0,
+            1.0 if hand & top_cards[2] else 0.0, float(top_run), float(masters), float(master_seconds),
+            float(seconds), float(voids), float(singletons), long * voids, long * singletons, unguarded / scale,
+            tab.points_of(hand) / scale, tab.points_of(hand & tab.suit[trump][trump]) / scale,
+            p_last * nest_points / scale)
 
 
-@lru_cache(maxsize=None)
+def linear_value(weights: Sequence[float], features: Sequence[float]) -> float:
+    """The model's value: the weighted sum of the features."""
+    return sum(w * f for w, f in zip(weights, features))
+
+
+@cache
 def _feature_cards(tab: CardTables) -> tuple:
-    """Per trump: the three top trumps other than the Rook Bird (as bits), and for each side suit
-    (its cards, its master's bit, its second card's bit)."""
+    """Per trump: (the three top trumps other than the Rook Bird, the trumps strongest first, each as a
+    bit; per side suit (its cards, its master's bit, its second's bit, (bit, higher cards, points) per
+    counter))."""
     out = []
     for trump in range(N_COLOURS):
-        tops = [1 << c for c in tab.order[trump][trump] if c != tab.rook][:3]
-        side = tuple((tab.suit[trump][s], 1 << tab.order[trump][s][0], 1 << tab.order[trump][s][1])
-                     for s in range(N_COLOURS) if s != trump)
-        out.append((*tops, side))
+        order = tab.order[trump]
+        tops = tuple(1 << c for c in order[trump] if c != tab.rook)[:3]
+        side = tuple(
+            (tab.suit[trump][s], 1 << order[s][0], 1 << order[s][1],
+             tuple((1 << c, tab.higher[trump][c], tab.points[c]) for c in order[s] if tab.points[c]))
+            for s in range(N_COLOURS) if s != trump)
+        out.append((tops, tuple(1 << c for c in order[trump]), side))
     return tuple(out)
 
 
 class HandModel:
     """Bidding, discarding and naming trump for one configuration (with small per-hand caches)."""
 
-    def __init__(self, tab: CardTables) -> None:
+    def __init__(self, tab: CardTables, weights: Sequence[float] | None = None) -> None:
         self.tab = tab
         self.config = tab.config
-        self.weights = BID_WEIGHTS[(tab.config.deck, tab.config.rook_rank)]
+        key = (tab.config.deck, tab.config.rook_rank)
+        self.weights = tuple(HAND_WEIGHTS[key] if weights is None else weights)
+        self.bid_offset, self.bid_slope = BID_CALIBRATION[key]
+        if len(self.weights) != N_FEATURES:
+            raise ValueError(f"the hand model takes {N_FEATURES} weights ({', '.join(HAND_FEATURES)}), "
+                             f"got {len(self.weights)}")
         self.forced_discard = tab.config.nest_discard == "no_counters_unless_forced"
         self._estimates: dict[int, float] = {}
         self._plans: dict[tuple[int, int], tuple[float, int, int]] = {}
@@ -89,17 +173,21 @@ class HandModel:
         self._estimates.clear()
         self._plans.clear()
 
-    def value(self, hand: int, trump: int) -> float:
-        """Points (on the deck's scale) the bidding side takes with ``hand`` and ``trump``."""
-        return sum(w * f for w, f in zip(self.weights, hand_features(self.tab, hand, trump))) * self.tab.scale
+    def value(self, hand: int, trump: int, nest_points: float = 0.0, nest_unseen: bool = False) -> float:
+        """Counter points (on the deck's scale) the bidding side takes with ``hand`` and ``trump``:
+        a dealt hand (``nest_unseen``) or a hand kept after discarding ``nest_points``."""
+        features = hand_features(self.tab, hand, trump, nest_points, nest_unseen)
+        return linear_value(self.weights, features) * self.tab.scale
 
     def estimate(self, hand: int) -> float:
-        """Bidding estimate of a dealt hand: its best trump's value plus the expected trick bonuses."""
+        """Bidding estimate of a dealt hand: its best trump's value, calibrated (:data:`BID_CALIBRATION`),
+        less :data:`BID_MARGIN`, plus the expected trick bonuses."""
         value = self._estimates.get(hand)
         if value is None:
             cfg = self.config
             bonus = BONUS_SHARE * (cfg.majority_tricks_bonus + cfg.last_trick_bonus)
-            value = max(self.value(hand, trump) for trump in range(N_COLOURS)) + bonus
+            best = max(self.value(hand, trump, nest_unseen=True) for trump in range(N_COLOURS))
+            value = (self.bid_offset - BID_MARGIN) * self.tab.scale + self.bid_slope * best + bonus
             if len(self._estimates) > CACHE_SIZE:
                 self._estimates.clear()
             self._estimates[hand] = value
@@ -136,7 +224,7 @@ class HandModel:
             step = self.config.bid_step
             jump = max((i for i in levels if bids[i] <= limit - 2 * step), default=cheapest)
             if bids[jump] - bids[cheapest] >= 3 * step:
-                target = jump - 2 if jump - 2 > cheapest else cheapest
+                target = max(cheapest, jump - 2)
         return layout.BID0 + target
 
     # ---------------------------------------------------------------- discard and trump
@@ -167,58 +255,9 @@ class HandModel:
             _, trump, _ = self.plan(view.hand)
         else:
             nest_points = tab.points_of(view.discards)
-            trump = max(range(N_COLOURS), key=lambda t: self._kept_value(view.hand, t, nest_points))
+            trump = max(range(N_COLOURS), key=lambda t: self.value(view.hand, t, nest_points))
         action = tab.layout.TRUMP0 + trump
         return action if legal >> action & 1 else -1
-
-    def _kept_value(self, kept: int, trump: int, nest_points: float) -> float:
-        """Points the bidding side takes with the ``kept`` hand and ``trump``, the discarded
-        ``nest_points`` counted at the chance of taking the last trick. Hand-weighted: planning
-        with the fitted model instead lost 1 to 1.8 points per deal in duplicate A/B play."""
-        tab = self.tab
-        suit = tab.suit[trump]
-        top = 0  # top trumps held in sequence
-        for c in tab.order[trump][trump]:
-            if not kept >> c & 1:
-                break
-            top += 1
-        honours = sum(1 for c in tab.order[trump][trump][:3] if kept >> c & 1)
-        masters = 0.0
-        voids = singletons = 0
-        unguarded = 0  # points of side counters that a higher unseen card of their suit can take
-        for s in range(N_COLOURS):
-            if s == trump:
-                continue
-            held = kept & suit[s]
-            count = held.bit_count()
-            if count == 0:
-                voids += 1
-                continue
-            if count == 1:
-                singletons += 1
-            order = tab.order[trump][s]
-            if held >> order[0] & 1:
-                masters += 1.0
-                if held >> order[1] & 1:
-                    masters += 0.5
-            for c in bits(held & tab.counter_mask):
-                if tab.higher[trump][c] & ~held:
-                    unguarded += tab.points[c]
-        rook = 1 if kept & tab.rook_bit else 0
-        scale = tab.scale
-        length = (kept & suit[trump]).bit_count() * 9.0 / tab.hand_size  # trump length per 9 cards
-        value = (
-            22.0
-            + 6.0 * length
-            + 4.0 * top
-            + 3.0 * honours
-            + (6.0 * rook if tab.rook_high else 2.0 * rook)
-            + 7.0 * masters
-            + (2.5 * voids + 1.0 * singletons) * (1.0 if length >= 4 else 0.5)
-            - 0.15 * unguarded / scale
-        ) * scale
-        p_last = min(0.95, 0.3 + 0.1 * length + 0.1 * top)
-        return value + p_last * nest_points
 
     def plan(self, fourteen: int, trump: int = -1) -> tuple[float, int, int]:
         """Best (value, trump, discard mask) for the bidder's 14-card hand (``trump`` fixed unless -1)."""
@@ -228,7 +267,7 @@ class HandModel:
             return best
         for t in [trump] if trump >= 0 else range(N_COLOURS):
             for discard in self._discard_options(fourteen, t):
-                value = self._kept_value(fourteen & ~discard, t, self.tab.points_of(discard))
+                value = self.value(fourteen & ~discard, t, self.tab.points_of(discard))
                 if best is None or value > best[0]:
                     best = (value, t, discard)
         if len(self._plans) > CACHE_SIZE:
