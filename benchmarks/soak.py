@@ -284,12 +284,11 @@ def _section(row: int, start: int, size: int) -> int:
     return (row >> start) & ((1 << size) - 1)
 
 
-def _blocks(row: int, start: int, k: int, n: int) -> int:
-    """The union of ``k`` adjacent ``n``-card blocks (a [rel][card] section) as one card set."""
-    out, full = 0, (1 << n) - 1
-    for i in range(k):
-        out |= (row >> (start + i * n)) & full
-    return out
+def _rel_union(row: int, start: int, n: int) -> int:
+    """The union of the four ``n``-card blocks of a [rel][card] section as one card set (two folds)."""
+    x = (row >> start) & ((1 << (4 * n)) - 1)
+    x |= x >> (2 * n)
+    return (x | x >> n) & ((1 << n) - 1)
 
 
 def _cards(cards: Any) -> int:
@@ -360,7 +359,7 @@ def check_position(p: Position, ref: Reference, tally: Tally, where: str) -> Non
             tally.fail(where, f"seat {seat}'s phase entry is not {PHASE_NAMES[p.phase]}")
         hand = _section(row, ol.HAND, n)
         nest, disc = _section(row, ol.NEST, n), _section(row, ol.DISCARDS, n)
-        trick, played = _blocks(row, ol.TRICK, N_SEATS, n), _blocks(row, ol.PLAYED, N_SEATS, n)
+        trick, played = _rel_union(row, ol.TRICK, n), _rel_union(row, ol.PLAYED, n)
         if hand != p.hands[seat]:
             tally.fail(where, f"seat {seat}'s hand section {bits(hand)} != its hand {bits(p.hands[seat])}")
         if seat == p.bidder and bidder_sees:
@@ -612,7 +611,9 @@ def _try_illegal_vector(v: RookVectorEnv, actions: np.ndarray, legal: list[int],
         yield Note(f"RookVectorEnv accepted the illegal action {bad[i]} at table {i}")
         return
     # the same try under "terminate", on a copy (one try, two checks: counted once)
-    c = copy.deepcopy(v)
+    # the rules config, layouts and spaces are immutable: shared with the copy (deepcopy would walk every table)
+    shared = (v.config, v.layout, v.obs_layout, v.single_observation_space, v.single_action_space)
+    c = copy.deepcopy(v, memo={id(x): x for x in shared})
     c.illegal_action = "terminate"
     seat = int(c.current_player[i])
     _, rewards, terminated, _, info = c.step(bad)
