@@ -701,7 +701,11 @@ def soak(driver: str, combos: list[dict[str, Any]], hands: int, seed: int, warmu
     mem: dict[str, float] = {}
     heap_on = tracemalloc.is_tracing()
     start = time.perf_counter()
+    progress_every = max(1, len(combos) // 10)
     for k, flags in enumerate(combos):
+        if k and k % progress_every == 0:  # a long soak says how far it is
+            print(f"    {driver}: {k}/{len(combos)} combinations, {tally.hands:,d} hands, {tally.n_violations} "
+                  f"violation(s), {time.perf_counter() - start:.0f} s", flush=True)
         if "after_warmup" not in mem and k >= warmup * len(combos):
             mem["after_warmup"] = rss_mib()
             if heap_on:
