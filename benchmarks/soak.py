@@ -49,7 +49,8 @@ adds the Python heap), flat within ``--memory-slack-mib``.
 Drivers (``DRIVERS``): ``raw_env`` and ``env()`` play through the AEC API; ``vector`` plays
 ``VECTOR_TABLES`` tables of :class:`rook_env.vector.RookVectorEnv` at once and yields the same
 records for each table (all four seats through ``observe(seat)``). A driver is a function
-``(flags, n_hands, rng) -> Iterator[Position | HandEnd | Note | Skip]``. A combination the batched
+``(flags, n_hands, rng) -> Iterator[Position | HandEnd | Note | Skip]``; a long soak prints a progress
+line every tenth of the combinations. A combination the batched
 engine refuses as not supported (``ValueError`` at construction) is skipped and counted, so that a
 flag the engine learns is soaked with no change here.
 
