@@ -46,13 +46,13 @@ must raise and change nothing at any table, and (on a copy) with ``"terminate"``
 episode with the penalty. Memory: process RSS after a warm-up and at the end (``--tracemalloc``
 adds the Python heap), flat within ``--memory-slack-mib``.
 
-Drivers (``DRIVERS``): ``raw_env`` and ``env()`` play through the AEC API; ``vector`` plays
+Drivers (``DRIVERS``): ``raw_env`` and ``env()`` play through the AEC API; ``vector`` plays up to
 ``VECTOR_TABLES`` tables of :class:`rook_env.vector.RookVectorEnv` at once and yields the same
 records for each table (all four seats through ``observe(seat)``). A driver is a function
-``(flags, n_hands, rng) -> Iterator[Position | HandEnd | Note | Skip]``; a long soak prints a progress
-line every tenth of the combinations. A combination the batched
+``(flags, n_hands, rng) -> Iterator[Position | HandEnd | Note | Skip]``. A combination the batched
 engine refuses as not supported (``ValueError`` at construction) is skipped and counted, so that a
-flag the engine learns is soaked with no change here.
+flag the engine learns is soaked with no change here. A long soak prints a progress line every
+tenth of the combinations.
 
 Usage::
 
