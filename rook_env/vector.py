@@ -186,6 +186,12 @@ class RookVectorEnv:
         self._num = np.zeros((N, 2, NUM_SIZE), np.float32)  # per team: seats 0, 2 see row 0; 1, 3 row 1
         self._row_of = self._ar * N_SEATS  # row of seat 0 in the (N * 4, D) view
         self._rows_u8 = np.empty((N, D), np.uint8)  # _gather's buffer
+        self._num_flat = self._num.reshape(-1)
+        # _write_totals: the divisors of counters, tricks won, tricks left (twice: both teams) and their
+        # flat columns in a table's (2 * NUM_SIZE,) numbers
+        tp, nt = float(self.layout.total_points), float(self.layout.n_tricks)
+        self._totals_div = np.array([tp, tp, nt, nt, nt] * 2)
+        self._totals_cols = np.r_[0:NUM_SCORES, NUM_SIZE:NUM_SIZE + NUM_SCORES]
         self.hands = np.zeros((N, N_SEATS), U64)
         self.nest = np.zeros(N, U64)  # as dealt
         self.discards = np.zeros(N, U64)
@@ -396,10 +402,11 @@ class RookVectorEnv:
         ns = L.nest_size
         nest = bits[:, :ns].sum(axis=1, dtype=U64)
         hands = bits[:, ns:ns + N_SEATS * hs].reshape(m, N_SEATS, hs).sum(axis=2, dtype=U64)
-        for k, f in enumerate(fixed):
-            if f is not None:
-                hands[k] = f[0]
-                nest[k] = f[1]
+        if any(f is not None for f in fixed):
+            for k, f in enumerate(fixed):
+                if f is not None:
+                    hands[k] = f[0]
+                    nest[k] = f[1]
         self.hands[idx] = hands
         self.nest[idx] = nest
         self.discards[idx] = 0
@@ -412,15 +419,21 @@ class RookVectorEnv:
         if self._circus_on:
             self.circus[idx] = False
             self.passing[idx] = -1
-        # the fresh-deal observation (ObservationEncoder._fresh_deal)
-        ol, obs = self.obs_layout, self._obs
-        obs[idx] = 0
-        obs[idx, :, ol.PHASE + BID] = 1
-        self._num[idx] = 0.0
-        self._num[idx, :, NUM_TRICKS_LEFT] = 1.0
-        obs[idx, :, ol.DEALER:ol.DEALER + N_SEATS] = REL_ONE_HOT_U8[self._dealer[idx]]
-        self._write_scores(idx)
-        obs[idx, :, ol.HAND:ol.HAND + n] = unpack_bits(hands, n)
+        # the fresh-deal observation (ObservationEncoder._fresh_deal), built in small dense blocks and
+        # written with one row write per store (fancy writes mixed with slices are several times slower)
+        ol = self.obs_layout
+        fresh = np.zeros((m, N_SEATS, self.obs_dim), np.uint8)
+        fresh[:, :, ol.PHASE + BID] = 1
+        fresh[:, :, ol.DEALER:ol.DEALER + N_SEATS] = REL_ONE_HOT_U8[self._dealer[idx]]
+        fresh[:, :, ol.HAND:ol.HAND + n] = unpack_bits(hands, n)
+        self._obs[idx] = fresh
+        num = np.zeros((m, 2, NUM_SIZE), np.float32)  # counters and tricks won 0, all tricks left
+        num[:, :, NUM_TRICKS_LEFT] = 1.0
+        sc = self._scores[idx] / self.config.target_score  # float64, then clipped and rounded to float32
+        sc = np.minimum(np.maximum(sc, -SCORE_CLIP, out=sc), SCORE_CLIP, out=sc).astype(np.float32)
+        num[:, 0, NUM_SCORES:] = sc
+        num[:, 1, NUM_SCORES:] = sc[:, ::-1]  # team 1's rows: its own score first
+        self._num[idx] = num
 
     def _deal_sourced(self, idx: np.ndarray, new_game: np.ndarray) -> None:
         """Deal (``new_game``: start a new episode) at tables ``idx``, asking ``deal_source`` first."""
@@ -442,25 +455,15 @@ class RookVectorEnv:
                                   for f, ng in zip(fixed, new_game) if not ng])
 
     # ------------------------------------------------------------------ observation writes
-    def _write_scores(self, idx: np.ndarray) -> None:
-        s = np.clip(self._scores[idx] / self.config.target_score, -SCORE_CLIP, SCORE_CLIP)  # float64
-        num = self._num.reshape(len(self._num), 2 * NUM_SIZE)  # (table, team * NUM_SIZE + k)
-        s = s.astype(np.float32)  # rounds as the assignment would; uncast assignments are much faster
-        num[idx, NUM_SCORES:NUM_SIZE] = s
-        num[idx, NUM_SIZE + NUM_SCORES:] = s[:, ::-1]
-
     def _write_totals(self, idx: np.ndarray) -> None:
         # counters (2), tricks_won (2), tricks_left (1) are adjacent (ObservationEncoder._write_totals)
-        L = self.layout
-        nt = float(L.n_tricks)
-        v0 = np.empty((len(idx), 5))  # team 0's rows; team 1's have the pairs swapped
-        v0[:, 0:2] = self.points[idx] / float(L.total_points)
-        v0[:, 2:4] = self.tricks_won[idx] / nt
-        v0[:, 4] = (L.n_tricks - self.n_tricks[idx]) / nt
-        v0 = v0.astype(np.float32)  # rounds as the assignment would; uncast assignments are much faster
-        num = self._num.reshape(len(self._num), 2 * NUM_SIZE)  # (table, team * NUM_SIZE + k)
-        num[idx, :NUM_SCORES] = v0
-        num[idx, NUM_SIZE:NUM_SIZE + NUM_SCORES] = v0[:, [1, 0, 3, 2, 4]]
+        # team 0's five numbers, then team 1's (pairs swapped), divided as the encoder does (float64),
+        # rounded to float32 and written with one flat scatter
+        pts, won = self.points[idx], self.tricks_won[idx]
+        left = (self.layout.n_tricks - self.n_tricks[idx])[:, None]
+        counts = np.concatenate((pts, won, left, pts[:, ::-1], won[:, ::-1], left), axis=1)
+        v = (counts / self._totals_div).astype(np.float32)
+        self._num_flat[(idx * (2 * NUM_SIZE))[:, None] + self._totals_cols] = v
 
     def _gather(self, rows: np.ndarray) -> np.ndarray:
         """float32 observations of flat seat rows ``table * 4 + seat``."""
