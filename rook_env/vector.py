@@ -185,7 +185,6 @@ class RookVectorEnv:
         self._flat = self._obs.reshape(-1)
         self._num = np.zeros((N, 2, NUM_SIZE), np.float32)  # per team: seats 0, 2 see row 0; 1, 3 row 1
         self._row_of = self._ar * N_SEATS  # row of seat 0 in the (N * 4, D) view
-        self._rows_u8 = np.empty((N, D), np.uint8)  # _gather's buffer
         self._num_flat = self._num.reshape(-1)
         # _write_totals: the divisors of counters, tricks won, tricks left (twice: both teams) and their
         # flat columns in a table's (2 * NUM_SIZE,) numbers
@@ -467,9 +466,7 @@ class RookVectorEnv:
 
     def _gather(self, rows: np.ndarray) -> np.ndarray:
         """float32 observations of flat seat rows ``table * 4 + seat``."""
-        # the uint8 rows into a reused buffer (mode="clip" lets take write there unbuffered; rows are valid)
-        raw = np.take(self._obs.reshape(-1, self.obs_dim), rows, axis=0, out=self._rows_u8, mode="clip")
-        out = raw.astype(np.float32)
+        out = self._obs.reshape(-1, self.obs_dim).take(rows, axis=0).astype(np.float32)
         C = self.obs_layout.COUNTERS
         team_rows = (rows >> 2 << 1) | (rows & 1)  # table * 2 + team
         out[:, C:C + NUM_SIZE] = self._num.reshape(-1, NUM_SIZE).take(team_rows, axis=0)
