@@ -221,6 +221,7 @@ class RookVectorEnv:
         self._step_phases = (PLAY, BID, DISCARD, TRUMP) + ((CIRCUS,) if self._circus_on else ())
         self._facts = CIRCUS_FACTS if self._circus_on else FACTS
         self._fact_defaults = CIRCUS_FACT_DEFAULTS if self._circus_on else FACT_DEFAULTS
+        self._facts_init = np.tile(self._fact_defaults, (N, 1))  # step() starts from a copy (a memcpy)
         self._mask: np.ndarray | None = None  # returned to the caller; legality is checked on _legal
         self._legal: np.ndarray | None = None  # (N, words) uint64: the legal actions as bits
         self._obs_now: np.ndarray | None = None
@@ -273,6 +274,9 @@ class RookVectorEnv:
             [np.concatenate([me * D + ol.CONTRACT, me * D + ol.BIDS + rel[me, s] * nb]) for s in range(N_SEATS)]
         )  # (4, 8): + level
         self._all_rows = me * D  # (4,): + a section offset, every seat's row
+        # a card played by seat s: 0 at its own HAND entry, 1 at _play_off[s] (+ card id)
+        self._card_off = np.concatenate([(me * D + ol.HAND)[:, None], self._play_off], axis=1)  # (4, 9)
+        self._card_val = np.array([0] + [1] * (2 * N_SEATS), np.uint8)
         self._row_off: dict[int, np.ndarray] = {}
         # legal actions as bits: cards at 0..n-1, then pass, bids, trumps, redeal (relative to n)
         self._n_words = (L.n_actions + 63) // 64
@@ -503,8 +507,7 @@ class RookVectorEnv:
         terminated = np.zeros(N, bool)
         truncated = np.zeros(N, bool)
         hand_over = np.zeros(N, bool)
-        facts = np.empty((N, len(self._fact_defaults)), np.int64)  # the finished hands' facts, one row per table
-        facts[:] = self._fact_defaults
+        facts = self._facts_init.copy()  # the finished hands' facts, one row per table
         phase = self._phase
         if illegal.any():
             phase = np.where(illegal, OVER, phase)
@@ -587,9 +590,8 @@ class RookVectorEnv:
         s = self.current[p]
         row = self._row_of[p]  # (table, seat 0) in the flat (N * 4,) views
         self._hands_flat[row + s] ^= self._card_bit[c]
-        base = self._row0[p] + c
-        f[base + s * D + ol.HAND] = 0.0
-        f[base[:, None] + self._play_off[s]] = 1.0  # trick and played, every seat's row
+        # one scatter: the card leaves the player's hand, enters trick and played in every seat's row
+        f[(self._row0[p] + c)[:, None] + self._card_off[s]] = self._card_val
         tl = self.trick_len[p]
         self._trick_flat[row + tl] = c
         tl += 1
