@@ -277,6 +277,7 @@ class RookVectorEnv:
         # a card played by seat s: 0 at its own HAND entry, 1 at _play_off[s] (+ card id)
         self._card_off = np.concatenate([(me * D + ol.HAND)[:, None], self._play_off], axis=1)  # (4, 9)
         self._card_val = np.array([0] + [1] * (2 * N_SEATS), np.uint8)
+        self._hand_nest_off = np.concatenate([ol.HAND + np.arange(n), ol.NEST + np.arange(n)])  # + a seat's row
         self._row_off: dict[int, np.ndarray] = {}
         # legal actions as bits: cards at 0..n-1, then pass, bids, trumps, redeal (relative to n)
         self._n_words = (L.n_actions + 63) // 64
@@ -383,6 +384,11 @@ class RookVectorEnv:
         """Start new episodes at tables ``idx`` (scores 0 or given, first dealer drawn or given) and deal."""
         if not len(idx):
             return
+        self._start_games(idx, fixed)
+        self._deal(idx, [None if f is None or f[0] is None else (f[0], f[1]) for f in fixed])
+
+    def _start_games(self, idx: np.ndarray, fixed: Sequence[tuple | None]) -> None:
+        """New episodes at tables ``idx``: first dealer drawn or given, scores 0 or given (no deal yet)."""
         m = len(idx)
         dealers = self._rng.integers(0, N_SEATS, m)
         scores = np.zeros((m, 2), np.int64)
@@ -394,7 +400,6 @@ class RookVectorEnv:
         self._dealer[idx] = dealers
         self._scores[idx] = scores
         self._hands_played[idx] = 0
-        self._deal(idx, [None if f is None or f[0] is None else (f[0], f[1]) for f in fixed])
 
     def _deal(self, idx: np.ndarray, fixed: Sequence[tuple | None]) -> None:
         """Deal at tables ``idx`` by their current dealer: fixed ``(hands, nest)`` or drawn."""
@@ -450,12 +455,15 @@ class RookVectorEnv:
                 raise ValueError(f"deal_source returned {len(got)} entries for {len(idx)} tables")
             fixed = [None if o is None else self._check_option(o, f"deal_source entry for table {t}", bool(ng))
                      for o, t, ng in zip(got, idx.tolist(), new_game.tolist())]
-        if new_game.any():
-            self._new_game(idx[new_game], [f for f, ng in zip(fixed, new_game) if ng])
-        old = ~new_game
-        if old.any():
-            self._deal(idx[old], [None if f is None or f[0] is None else (f[0], f[1])
-                                  for f, ng in zip(fixed, new_game) if not ng])
+        # new episodes first (their dealers drawn), then one deal for all: new episodes' tables, then the
+        # others (the same random stream as dealing the two groups one after the other)
+        ng_list = new_game.tolist()
+        new_fixed = [f for f, ng in zip(fixed, ng_list) if ng]
+        if new_fixed:
+            self._start_games(idx[new_game], new_fixed)
+        order = np.concatenate([idx[new_game], idx[~new_game]]) if 0 < len(new_fixed) < len(idx) else idx
+        hands = new_fixed + [f for f, ng in zip(fixed, ng_list) if not ng]
+        self._deal(order, [None if f is None or f[0] is None else (f[0], f[1]) for f in hands])
 
     # ------------------------------------------------------------------ observation writes
     def _write_totals(self, idx: np.ndarray) -> None:
@@ -586,7 +594,7 @@ class RookVectorEnv:
     # ------------------------------------------------------------------ phases
     def _step_play(self, p: np.ndarray, c: np.ndarray) -> np.ndarray:
         """Play card ``c`` at tables ``p``; returns the tables whose hand just ended."""
-        ol, L, D, f = self.obs_layout, self.layout, self.obs_dim, self._flat
+        ol, L, f = self.obs_layout, self.layout, self._flat
         s = self.current[p]
         row = self._row_of[p]  # (table, seat 0) in the flat (N * 4,) views
         self._hands_flat[row + s] ^= self._card_bit[c]
@@ -632,7 +640,7 @@ class RookVectorEnv:
 
     def _step_bid(self, b: np.ndarray, a: np.ndarray) -> np.ndarray:
         """Pass / bid / redeal at tables ``b``; returns the tables to deal again (same dealer)."""
-        L, ol, f, obs = self.layout, self.obs_layout, self._flat, self._obs
+        L, ol, f = self.layout, self.obs_layout, self._flat
         s = self.current[b]
         is_pass = a == L.PASS
         is_redeal = a == L.REDEAL
@@ -676,9 +684,10 @@ class RookVectorEnv:
             self.hands[E, bidder] |= self.nest[E]
             new = TRUMP if self._german or not L.nest_size else DISCARD
             self._phase[E] = new
-            n = L.n_cards
-            obs[E, bidder, ol.HAND:ol.HAND + n] = unpack_bits(self.hands[E, bidder], n)
-            obs[E, bidder, ol.NEST:ol.NEST + n] = unpack_bits(self.nest[E], n)
+            # its hand and the nest in its own row, one scatter
+            both = np.stack([self.hands[E, bidder], self.nest[E]], axis=1)
+            f[(self._row0[E] + bidder * self.obs_dim)[:, None] + self._hand_nest_off] = \
+                unpack_bits(both, L.n_cards).reshape(len(E), -1)
             self._write_phase(E, BID, new)
         return b[again]
 
@@ -820,10 +829,21 @@ class RookVectorEnv:
         else:
             r = np.sign(own - opp)
         rewards[h] = r
-        cols = [bidder, bid, self.trump[h], made, captured, bonus, delta, scores, tw, ltt, winner]
+        out = np.empty((m, facts.shape[1]), np.int64)  # the columns of FACTS
+        out[:, 0] = bidder
+        out[:, 1] = bid
+        out[:, 2] = self.trump[h]
+        out[:, 3] = made
+        out[:, 4:6] = captured
+        out[:, 6:8] = bonus
+        out[:, 8:10] = delta
+        out[:, 10:12] = scores
+        out[:, 12:14] = tw
+        out[:, 14] = ltt
+        out[:, 15] = winner
         if self._circus_on:
-            cols.append(self.circus[h])
-        facts[h] = np.column_stack(cols)
+            out[:, FACT_COLUMNS] = self.circus[h]
+        facts[h] = out
         if cfg.episode == "game":
             over = winner >= 0
             terminated[h[over]] = True
