@@ -123,15 +123,12 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     One uniform draw per row picks the k-th legal action (k < number of legal actions);
     every row needs at least one legal action."""
     n, A = mask.shape
-    # One running count over the flattened mask (a 1-d cumsum is several times cheaper than a
-    # row-wise one): the rows' k-th legal actions are where it first reaches start + k + 1.
-    count = np.cumsum(mask.reshape(-1), dtype=np.int32)
-    ends = count[A - 1::A]  # legal actions up to each row's end
-    starts = np.empty_like(ends)
-    starts[0] = 0
-    starts[1:] = ends[:-1]
-    k = (rng.random(n) * (ends - starts)).astype(np.int32)
-    return np.searchsorted(count, starts + k + 1) - np.arange(0, n * A, A)
+    legal = mask.reshape(-1) != 0
+    pos = legal.nonzero()[0]  # the legal actions' flat positions, row after row
+    row_start = np.arange(0, n * A, A)
+    count = np.add.reduceat(legal, row_start, dtype=np.int64)  # legal actions per row
+    k = (rng.random(n) * count).astype(np.int64)
+    return pos[np.cumsum(count) - count + k] - row_start
 
 
 class RookVectorEnv:
