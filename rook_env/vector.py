@@ -275,7 +275,9 @@ class RookVectorEnv:
         self._card_off = np.concatenate([(me * D + ol.HAND)[:, None], self._play_off], axis=1)  # (4, 9)
         self._card_val = np.array([0] + [1] * (2 * N_SEATS), np.uint8)
         self._hand_nest_off = np.concatenate([ol.HAND + np.arange(n), ol.NEST + np.arange(n)])  # + a seat's row
-        self._row_off: dict[int, np.ndarray] = {}
+        self._row_off: dict[tuple[int, int], np.ndarray] = {}  # _put_rows' offsets by (start, width)
+        self._phase_off: dict[tuple[int, int], np.ndarray] = {}  # _write_phase's by (old, new)
+        self._off_on = np.array([0, 1], np.uint8)
         # legal actions as bits: cards at 0..n-1, then pass, bids, trumps, redeal (relative to n)
         self._n_words = (L.n_actions + 63) // 64
         self._extra_shift = n
@@ -482,18 +484,20 @@ class RookVectorEnv:
         return out
 
     def _write_phase(self, idx: np.ndarray, old: int, new: int) -> None:
-        rows = self._row0[idx][:, None] + (self._all_rows + self.obs_layout.PHASE)
-        self._flat[rows + old] = 0.0
-        self._flat[rows + new] = 1.0
+        """Phase ``old`` -> ``new`` in every seat's row at tables ``idx`` (one scatter)."""
+        off = self._phase_off.get((old, new))
+        if off is None:
+            off = self._phase_off[old, new] = (self._all_rows + self.obs_layout.PHASE)[:, None] + np.array([old, new])
+        self._flat[self._row0[idx][:, None, None] + off] = self._off_on
 
     def _put_rows(self, idx: np.ndarray, start: int, values: np.ndarray) -> None:
         """Write ``values`` ``(len(idx), 4, w)`` at section offset ``start`` of every seat's row
         (a flat scatter: much cheaper than ``obs[idx, :, a:b] = values``)."""
         w = values.shape[-1]
-        off = self._row_off.get(w)
+        off = self._row_off.get((start, w))
         if off is None:
-            off = self._row_off[w] = self._all_rows[:, None] + np.arange(w)
-        self._flat[self._row0[idx][:, None, None] + (off + start)] = values
+            off = self._row_off[start, w] = self._all_rows[:, None] + np.arange(start, start + w)
+        self._flat[self._row0[idx][:, None, None] + off] = values
 
     # ------------------------------------------------------------------ step
     def step(self, actions: Any):
@@ -501,7 +505,10 @@ class RookVectorEnv:
         self._require_reset("step()")
         N = self.num_envs
         a = self._check_actions(actions)
-        ok = ((self._legal[self._ar, a >> 6] >> (a & 63).astype(U64)) & U64.type(1)) != 0
+        if self._n_words == 1:
+            ok = ((self._legal[:, 0] >> a.view(U64)) & U64.type(1)) != 0
+        else:
+            ok = ((self._legal[self._ar, a >> 6] >> (a & 63).astype(U64)) & U64.type(1)) != 0
         illegal = np.zeros(N, bool)
         if not ok.all():
             bad = np.flatnonzero(~ok)
@@ -518,7 +525,7 @@ class RookVectorEnv:
             phase = np.where(illegal, OVER, phase)
         counts = np.bincount(phase, minlength=len(PHASE_NAMES))
         # the tables of each phase, fixed before any handler moves a table to its next phase
-        groups = [(ph, np.flatnonzero(phase == ph) if counts[ph] < N else self._ar)
+        groups = [(ph, (phase == ph).nonzero()[0] if counts[ph] < N else self._ar)
                   for ph in self._step_phases if counts[ph]]
         redeal: list[np.ndarray] = []
         for ph, idx in groups:
@@ -542,7 +549,7 @@ class RookVectorEnv:
             rewards[bad, self.current[bad]] = self.illegal_reward
             terminated[bad] = True
         again = np.concatenate(redeal) if redeal else self._ar[:0]
-        new = np.flatnonzero(terminated | truncated)
+        new = (terminated | truncated).nonzero()[0]
         if len(again) or len(new):
             idx = np.concatenate([again, new])
             flags = np.zeros(len(idx), bool)
@@ -565,7 +572,7 @@ class RookVectorEnv:
         if a.dtype.kind not in "iu":
             raise ValueError(f"actions must be integer action ids, got dtype {a.dtype}")
         a = a.astype(np.int64, copy=False)
-        out = (a < 0) | (a >= A)
+        out = a.view(np.uint64) >= A  # negative actions wrap to huge values
         if out.any():
             bad = np.flatnonzero(out)
             raise ValueError(
@@ -613,7 +620,8 @@ class RookVectorEnv:
             b2 = cards == self._black_two
             takes = (cards[np.arange(len(q)), win] == self._rook) & b2.any(axis=1)
             win = np.where(takes, b2.argmax(axis=1), win)
-        winner = (self.leader[q] + win) & 3
+        old_leader = self.leader[q]
+        winner = (old_leader + win) & 3
         team = winner & 1
         tq = 2 * q + team
         self._points_flat[tq] += self._card_points[cards].sum(axis=1)
@@ -627,7 +635,7 @@ class RookVectorEnv:
             self.last_trick_team[r] = tl_team
             self.points[r, tl_team] += unpack_bits(self.discards[r], L.n_cards) @ self._card_points
         # clear the trick: its four cards in every seat's row (cheaper than the whole section)
-        by = (self.leader[q][:, None] + SEATS) & 3  # who played each card (old leader)
+        by = (old_leader[:, None] + SEATS) & 3  # who played each card
         f[(self._row0[q][:, None, None] + cards[:, :, None]) + self._play_off[by][:, :, :N_SEATS]] = 0.0
         self._put_rows(q, ol.LEADER, REL_ONE_HOT_U8[winner])
         self.leader[q] = winner
