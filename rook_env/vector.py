@@ -182,6 +182,7 @@ class RookVectorEnv:
         self._flat = self._obs.reshape(-1)
         self._num = np.zeros((N, 2, NUM_SIZE), np.float32)  # per team: seats 0, 2 see row 0; 1, 3 row 1
         self._row_of = self._ar * N_SEATS  # row of seat 0 in the (N * 4, D) view
+        self._team_row0 = self._ar * 2  # row of team 0 in the (N * 2, NUM_SIZE) view
         self._num_flat = self._num.reshape(-1)
         # _write_totals: the divisors of counters, tricks won, tricks left (twice: both teams) and their
         # flat columns in a table's (2 * NUM_SIZE,) numbers
@@ -283,8 +284,9 @@ class RookVectorEnv:
         self._extra_shift = n
         self._pass_bit = U64.type(1 << (L.PASS - n))
         self._bid0_bit = U64.type(1 << (L.BID0 - n))
-        self._all_levels = U64.type((1 << nb) - 1)
-        self._bid_shift = U64.type(L.BID0 - n)
+        # by high bid + 1 (0: none yet): pass and every bid above the high bid
+        self._pass_and_bids_above = np.array(
+            [(1 << (L.PASS - n)) | ((((1 << nb) - 1) >> lo) << lo << (L.BID0 - n)) for lo in range(nb + 1)], U64)
         self._trump_bits = U64.type(((1 << L.n_contracts) - 1) << (L.TRUMP0 - n))
         self._redeal_bit = U64.type(1 << (L.REDEAL - n))
         self._circus_bit = U64.type(1 << (L.CIRCUS - n) if L.CIRCUS >= 0 else 0)
@@ -475,11 +477,12 @@ class RookVectorEnv:
         v = (counts / self._totals_div).astype(np.float32)
         self._num_flat[(idx * (2 * NUM_SIZE))[:, None] + self._totals_cols] = v
 
-    def _gather(self, rows: np.ndarray) -> np.ndarray:
-        """float32 observations of flat seat rows ``table * 4 + seat``."""
+    def _gather(self, rows: np.ndarray, team_rows: np.ndarray | None = None) -> np.ndarray:
+        """float32 observations of flat seat rows ``table * 4 + seat`` (``team_rows``: ``table * 2 + team``)."""
         out = self._obs.reshape(-1, self.obs_dim).take(rows, axis=0).astype(np.float32)
         C = self.obs_layout.COUNTERS
-        team_rows = (rows >> 2 << 1) | (rows & 1)  # table * 2 + team
+        if team_rows is None:
+            team_rows = (rows >> 2 << 1) | (rows & 1)
         out[:, C:C + NUM_SIZE] = self._num.reshape(-1, NUM_SIZE).take(team_rows, axis=0)
         return out
 
@@ -881,15 +884,14 @@ class RookVectorEnv:
             free = hand & self._no_counter
             disc = np.where((free & ~self._call_trumps[self.call]) != 0, free, hand)
             cards = np.where(phase == DISCARD, disc, cards)
-        words = np.zeros((N, self._n_words), U64)  # legal actions as bits (see _build_tables)
         if counts[BID] or counts[TRUMP]:
-            extra = np.zeros(N, U64)  # pass, bids, trumps, redeal: bit (action - n_cards)
+            extra = U64.type(0)  # pass, bids, trumps, redeal: bit (action - n_cards)
             if counts[BID]:
                 isb = phase == BID
                 forced = isb & (self.n_passed == 3) & (self.high_bid < 0)  # all_pass=dealer_forced
-                above = (self.high_bid + 1).astype(U64)
-                bids = ((self._all_levels >> above) << above) << self._bid_shift  # the levels above the high bid
-                extra = np.where(isb, np.where(forced, self._bid0_bit, self._pass_bit | bids), extra)
+                # pass and the levels above the high bid (a lookup by high bid + 1)
+                open_ = self._pass_and_bids_above[self.high_bid + 1]
+                extra = np.where(isb, np.where(forced, self._bid0_bit, open_), extra)
                 if self.config.no_counter_redeal == "on":
                     extra |= np.where(isb & ((hand & self._counter_mask) == 0), self._redeal_bit, U64.type(0))
             if counts[TRUMP]:
@@ -897,14 +899,17 @@ class RookVectorEnv:
                 if self._circus_on:  # the bidder may call circus instead (once)
                     trumps = np.where(self.circus, trumps, trumps | self._circus_bit)
                 extra = np.where(phase == TRUMP, trumps, extra)
-            words[:, 0] = cards | (extra << U64.type(self._extra_shift))
+            first = cards | (extra << U64.type(self._extra_shift))
             if self._n_words > 1:
-                words[:, 1] = extra >> U64.type(64 - self._extra_shift)
+                words = np.stack([first, extra >> U64.type(64 - self._extra_shift)], axis=1)
+            else:
+                words = first.reshape(N, 1)
         else:
+            words = np.zeros((N, self._n_words), U64)
             words[:, 0] = cards
-        self._legal = words
+        self._legal = words  # (N, words) legal actions as bits (see _build_tables)
         self._mask = np.unpackbits(words.view(np.uint8), axis=1, count=L.n_actions, bitorder="little").view(np.int8)
-        self._obs_now = self._gather(self._row_of + cur)
+        self._obs_now = self._gather(self._row_of + cur, self._team_row0 + (cur & 1))
 
     def _seats(self, seat: Any) -> np.ndarray:
         s = np.asarray(seat)
