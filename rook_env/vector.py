@@ -874,7 +874,7 @@ class RookVectorEnv:
         counts = np.bincount(phase, minlength=len(PHASE_NAMES))
         hand = self._hands_flat[self._row_of + cur]
         if counts[PLAY]:  # following: the row of (trump, led card) in the follow tables, or "free"
-            following = (phase == PLAY) & (self.trick_len > 0)
+            following = self.trick_len > 0  # a trick is under way (only ever in play: 0 at a deal and after a trick)
             key = np.where(following, self.call * n + self._trick_flat[self._row_of], self._free_key)
             follow = hand & self._follow[key]
             cards = np.where(follow != 0, hand & self._follow_plus[key], hand) & self._phase_cards[phase]
