@@ -122,9 +122,13 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
     One uniform draw per row picks the k-th legal action (k < number of legal actions);
     every row needs at least one legal action."""
-    count = np.cumsum(mask, axis=1, dtype=np.uint8)  # count[i, a]: legal actions <= a (at most 255 actions)
-    k = (rng.random(len(mask)) * count[:, -1]).astype(np.uint8)
-    return np.argmax(count > k[:, None], axis=1)
+    n, A = mask.shape
+    legal = mask.reshape(-1) != 0
+    pos = legal.nonzero()[0]  # the legal actions' flat positions, row after row
+    row_start = np.arange(0, n * A, A)
+    count = np.add.reduceat(legal, row_start, dtype=np.int64)  # legal actions per row
+    k = (rng.random(n) * count).astype(np.int64)
+    return pos[np.cumsum(count) - count + k] - row_start
 
 
 class RookVectorEnv:
@@ -178,6 +182,13 @@ class RookVectorEnv:
         self._flat = self._obs.reshape(-1)
         self._num = np.zeros((N, 2, NUM_SIZE), np.float32)  # per team: seats 0, 2 see row 0; 1, 3 row 1
         self._row_of = self._ar * N_SEATS  # row of seat 0 in the (N * 4, D) view
+        self._team_row0 = self._ar * 2  # row of team 0 in the (N * 2, NUM_SIZE) view
+        self._num_flat = self._num.reshape(-1)
+        # _write_totals: the divisors of counters, tricks won, tricks left (twice: both teams) and their
+        # flat columns in a table's (2 * NUM_SIZE,) numbers
+        tp, nt = float(self.layout.total_points), float(self.layout.n_tricks)
+        self._totals_div = np.array([tp, tp, nt, nt, nt] * 2)
+        self._totals_cols = np.r_[0:NUM_SCORES, NUM_SIZE:NUM_SIZE + NUM_SCORES]
         self.hands = np.zeros((N, N_SEATS), U64)
         self.nest = np.zeros(N, U64)  # as dealt
         self.discards = np.zeros(N, U64)
@@ -208,6 +219,7 @@ class RookVectorEnv:
         self._step_phases = (PLAY, BID, DISCARD, TRUMP) + ((CIRCUS,) if self._circus_on else ())
         self._facts = CIRCUS_FACTS if self._circus_on else FACTS
         self._fact_defaults = CIRCUS_FACT_DEFAULTS if self._circus_on else FACT_DEFAULTS
+        self._facts_init = np.tile(self._fact_defaults, (N, 1))  # step() starts from a copy (a memcpy)
         self._mask: np.ndarray | None = None  # returned to the caller; legality is checked on _legal
         self._legal: np.ndarray | None = None  # (N, words) uint64: the legal actions as bits
         self._obs_now: np.ndarray | None = None
@@ -260,14 +272,21 @@ class RookVectorEnv:
             [np.concatenate([me * D + ol.CONTRACT, me * D + ol.BIDS + rel[me, s] * nb]) for s in range(N_SEATS)]
         )  # (4, 8): + level
         self._all_rows = me * D  # (4,): + a section offset, every seat's row
-        self._row_off: dict[int, np.ndarray] = {}
+        # a card played by seat s: 0 at its own HAND entry, 1 at _play_off[s] (+ card id)
+        self._card_off = np.concatenate([(me * D + ol.HAND)[:, None], self._play_off], axis=1)  # (4, 9)
+        self._card_val = np.array([0] + [1] * (2 * N_SEATS), np.uint8)
+        self._hand_nest_off = np.concatenate([ol.HAND + np.arange(n), ol.NEST + np.arange(n)])  # + a seat's row
+        self._row_off: dict[tuple[int, int], np.ndarray] = {}  # _put_rows' offsets by (start, width)
+        self._phase_off: dict[tuple[int, int], np.ndarray] = {}  # _write_phase's by (old, new)
+        self._off_on = np.array([0, 1], np.uint8)
         # legal actions as bits: cards at 0..n-1, then pass, bids, trumps, redeal (relative to n)
         self._n_words = (L.n_actions + 63) // 64
         self._extra_shift = n
         self._pass_bit = U64.type(1 << (L.PASS - n))
         self._bid0_bit = U64.type(1 << (L.BID0 - n))
-        self._all_levels = U64.type((1 << nb) - 1)
-        self._bid_shift = U64.type(L.BID0 - n)
+        # by high bid + 1 (0: none yet): pass and every bid above the high bid
+        self._pass_and_bids_above = np.array(
+            [(1 << (L.PASS - n)) | ((((1 << nb) - 1) >> lo) << lo << (L.BID0 - n)) for lo in range(nb + 1)], U64)
         self._trump_bits = U64.type(((1 << L.n_contracts) - 1) << (L.TRUMP0 - n))
         self._redeal_bit = U64.type(1 << (L.REDEAL - n))
         self._circus_bit = U64.type(1 << (L.CIRCUS - n) if L.CIRCUS >= 0 else 0)
@@ -366,6 +385,11 @@ class RookVectorEnv:
         """Start new episodes at tables ``idx`` (scores 0 or given, first dealer drawn or given) and deal."""
         if not len(idx):
             return
+        self._start_games(idx, fixed)
+        self._deal(idx, [None if f is None or f[0] is None else (f[0], f[1]) for f in fixed])
+
+    def _start_games(self, idx: np.ndarray, fixed: Sequence[tuple | None]) -> None:
+        """New episodes at tables ``idx``: first dealer drawn or given, scores 0 or given (no deal yet)."""
         m = len(idx)
         dealers = self._rng.integers(0, N_SEATS, m)
         scores = np.zeros((m, 2), np.int64)
@@ -377,7 +401,6 @@ class RookVectorEnv:
         self._dealer[idx] = dealers
         self._scores[idx] = scores
         self._hands_played[idx] = 0
-        self._deal(idx, [None if f is None or f[0] is None else (f[0], f[1]) for f in fixed])
 
     def _deal(self, idx: np.ndarray, fixed: Sequence[tuple | None]) -> None:
         """Deal at tables ``idx`` by their current dealer: fixed ``(hands, nest)`` or drawn."""
@@ -388,10 +411,11 @@ class RookVectorEnv:
         ns = L.nest_size
         nest = bits[:, :ns].sum(axis=1, dtype=U64)
         hands = bits[:, ns:ns + N_SEATS * hs].reshape(m, N_SEATS, hs).sum(axis=2, dtype=U64)
-        for k, f in enumerate(fixed):
-            if f is not None:
-                hands[k] = f[0]
-                nest[k] = f[1]
+        if any(f is not None for f in fixed):
+            for k, f in enumerate(fixed):
+                if f is not None:
+                    hands[k] = f[0]
+                    nest[k] = f[1]
         self.hands[idx] = hands
         self.nest[idx] = nest
         self.discards[idx] = 0
@@ -404,15 +428,21 @@ class RookVectorEnv:
         if self._circus_on:
             self.circus[idx] = False
             self.passing[idx] = -1
-        # the fresh-deal observation (ObservationEncoder._fresh_deal)
-        ol, obs = self.obs_layout, self._obs
-        obs[idx] = 0
-        obs[idx, :, ol.PHASE + BID] = 1
-        self._num[idx] = 0.0
-        self._num[idx, :, NUM_TRICKS_LEFT] = 1.0
-        obs[idx, :, ol.DEALER:ol.DEALER + N_SEATS] = REL_ONE_HOT_U8[self._dealer[idx]]
-        self._write_scores(idx)
-        obs[idx, :, ol.HAND:ol.HAND + n] = unpack_bits(hands, n)
+        # the fresh-deal observation (ObservationEncoder._fresh_deal), built in small dense blocks and
+        # written with one row write per store (fancy writes mixed with slices are several times slower)
+        ol = self.obs_layout
+        fresh = np.zeros((m, N_SEATS, self.obs_dim), np.uint8)
+        fresh[:, :, ol.PHASE + BID] = 1
+        fresh[:, :, ol.DEALER:ol.DEALER + N_SEATS] = REL_ONE_HOT_U8[self._dealer[idx]]
+        fresh[:, :, ol.HAND:ol.HAND + n] = unpack_bits(hands, n)
+        self._obs[idx] = fresh
+        num = np.zeros((m, 2, NUM_SIZE), np.float32)  # counters and tricks won 0, all tricks left
+        num[:, :, NUM_TRICKS_LEFT] = 1.0
+        sc = self._scores[idx] / self.config.target_score  # float64, then clipped and rounded to float32
+        sc = np.minimum(np.maximum(sc, -SCORE_CLIP, out=sc), SCORE_CLIP, out=sc).astype(np.float32)
+        num[:, 0, NUM_SCORES:] = sc
+        num[:, 1, NUM_SCORES:] = sc[:, ::-1]  # team 1's rows: its own score first
+        self._num[idx] = num
 
     def _deal_sourced(self, idx: np.ndarray, new_game: np.ndarray) -> None:
         """Deal (``new_game``: start a new episode) at tables ``idx``, asking ``deal_source`` first."""
@@ -426,55 +456,51 @@ class RookVectorEnv:
                 raise ValueError(f"deal_source returned {len(got)} entries for {len(idx)} tables")
             fixed = [None if o is None else self._check_option(o, f"deal_source entry for table {t}", bool(ng))
                      for o, t, ng in zip(got, idx.tolist(), new_game.tolist())]
-        if new_game.any():
-            self._new_game(idx[new_game], [f for f, ng in zip(fixed, new_game) if ng])
-        old = ~new_game
-        if old.any():
-            self._deal(idx[old], [None if f is None or f[0] is None else (f[0], f[1])
-                                  for f, ng in zip(fixed, new_game) if not ng])
+        # new episodes first (their dealers drawn), then one deal for all: new episodes' tables, then the
+        # others (the same random stream as dealing the two groups one after the other)
+        ng_list = new_game.tolist()
+        new_fixed = [f for f, ng in zip(fixed, ng_list) if ng]
+        if new_fixed:
+            self._start_games(idx[new_game], new_fixed)
+        order = np.concatenate([idx[new_game], idx[~new_game]]) if 0 < len(new_fixed) < len(idx) else idx
+        hands = new_fixed + [f for f, ng in zip(fixed, ng_list) if not ng]
+        self._deal(order, [None if f is None or f[0] is None else (f[0], f[1]) for f in hands])
 
     # ------------------------------------------------------------------ observation writes
-    def _write_scores(self, idx: np.ndarray) -> None:
-        s = np.clip(self._scores[idx] / self.config.target_score, -SCORE_CLIP, SCORE_CLIP)  # float64
-        num = self._num.reshape(len(self._num), 2 * NUM_SIZE)  # (table, team * NUM_SIZE + k)
-        s = s.astype(np.float32)  # rounds as the assignment would; uncast assignments are much faster
-        num[idx, NUM_SCORES:NUM_SIZE] = s
-        num[idx, NUM_SIZE + NUM_SCORES:] = s[:, ::-1]
-
     def _write_totals(self, idx: np.ndarray) -> None:
         # counters (2), tricks_won (2), tricks_left (1) are adjacent (ObservationEncoder._write_totals)
-        L = self.layout
-        nt = float(L.n_tricks)
-        v0 = np.empty((len(idx), 5))  # team 0's rows; team 1's have the pairs swapped
-        v0[:, 0:2] = self.points[idx] / float(L.total_points)
-        v0[:, 2:4] = self.tricks_won[idx] / nt
-        v0[:, 4] = (L.n_tricks - self.n_tricks[idx]) / nt
-        v0 = v0.astype(np.float32)  # rounds as the assignment would; uncast assignments are much faster
-        num = self._num.reshape(len(self._num), 2 * NUM_SIZE)  # (table, team * NUM_SIZE + k)
-        num[idx, :NUM_SCORES] = v0
-        num[idx, NUM_SIZE:NUM_SIZE + NUM_SCORES] = v0[:, [1, 0, 3, 2, 4]]
+        # team 0's five numbers, then team 1's (pairs swapped), divided as the encoder does (float64),
+        # rounded to float32 and written with one flat scatter
+        pts, won = self.points[idx], self.tricks_won[idx]
+        left = (self.layout.n_tricks - self.n_tricks[idx])[:, None]
+        counts = np.concatenate((pts, won, left, pts[:, ::-1], won[:, ::-1], left), axis=1)
+        v = (counts / self._totals_div).astype(np.float32)
+        self._num_flat[(idx * (2 * NUM_SIZE))[:, None] + self._totals_cols] = v
 
-    def _gather(self, rows: np.ndarray) -> np.ndarray:
-        """float32 observations of flat seat rows ``table * 4 + seat``."""
+    def _gather(self, rows: np.ndarray, team_rows: np.ndarray | None = None) -> np.ndarray:
+        """float32 observations of flat seat rows ``table * 4 + seat`` (``team_rows``: ``table * 2 + team``)."""
         out = self._obs.reshape(-1, self.obs_dim).take(rows, axis=0).astype(np.float32)
         C = self.obs_layout.COUNTERS
-        team_rows = (rows >> 2 << 1) | (rows & 1)  # table * 2 + team
+        if team_rows is None:
+            team_rows = (rows >> 2 << 1) | (rows & 1)
         out[:, C:C + NUM_SIZE] = self._num.reshape(-1, NUM_SIZE).take(team_rows, axis=0)
         return out
 
     def _write_phase(self, idx: np.ndarray, old: int, new: int) -> None:
-        rows = self._row0[idx][:, None] + (self._all_rows + self.obs_layout.PHASE)
-        self._flat[rows + old] = 0.0
-        self._flat[rows + new] = 1.0
+        """Phase ``old`` -> ``new`` in every seat's row at tables ``idx`` (one scatter)."""
+        off = self._phase_off.get((old, new))
+        if off is None:
+            off = self._phase_off[old, new] = (self._all_rows + self.obs_layout.PHASE)[:, None] + np.array([old, new])
+        self._flat[self._row0[idx][:, None, None] + off] = self._off_on
 
     def _put_rows(self, idx: np.ndarray, start: int, values: np.ndarray) -> None:
         """Write ``values`` ``(len(idx), 4, w)`` at section offset ``start`` of every seat's row
         (a flat scatter: much cheaper than ``obs[idx, :, a:b] = values``)."""
         w = values.shape[-1]
-        off = self._row_off.get(w)
+        off = self._row_off.get((start, w))
         if off is None:
-            off = self._row_off[w] = self._all_rows[:, None] + np.arange(w)
-        self._flat[self._row0[idx][:, None, None] + (off + start)] = values
+            off = self._row_off[start, w] = self._all_rows[:, None] + np.arange(start, start + w)
+        self._flat[self._row0[idx][:, None, None] + off] = values
 
     # ------------------------------------------------------------------ step
     def step(self, actions: Any):
@@ -482,7 +508,10 @@ class RookVectorEnv:
         self._require_reset("step()")
         N = self.num_envs
         a = self._check_actions(actions)
-        ok = ((self._legal[self._ar, a >> 6] >> (a & 63).astype(U64)) & U64.type(1)) != 0
+        if self._n_words == 1:
+            ok = ((self._legal[:, 0] >> a.view(U64)) & U64.type(1)) != 0
+        else:
+            ok = ((self._legal[self._ar, a >> 6] >> (a & 63).astype(U64)) & U64.type(1)) != 0
         illegal = np.zeros(N, bool)
         if not ok.all():
             bad = np.flatnonzero(~ok)
@@ -493,14 +522,13 @@ class RookVectorEnv:
         terminated = np.zeros(N, bool)
         truncated = np.zeros(N, bool)
         hand_over = np.zeros(N, bool)
-        facts = np.empty((N, len(self._fact_defaults)), np.int64)  # the finished hands' facts, one row per table
-        facts[:] = self._fact_defaults
+        facts = self._facts_init.copy()  # the finished hands' facts, one row per table
         phase = self._phase
         if illegal.any():
             phase = np.where(illegal, OVER, phase)
         counts = np.bincount(phase, minlength=len(PHASE_NAMES))
         # the tables of each phase, fixed before any handler moves a table to its next phase
-        groups = [(ph, np.flatnonzero(phase == ph) if counts[ph] < N else self._ar)
+        groups = [(ph, (phase == ph).nonzero()[0] if counts[ph] < N else self._ar)
                   for ph in self._step_phases if counts[ph]]
         redeal: list[np.ndarray] = []
         for ph, idx in groups:
@@ -524,7 +552,7 @@ class RookVectorEnv:
             rewards[bad, self.current[bad]] = self.illegal_reward
             terminated[bad] = True
         again = np.concatenate(redeal) if redeal else self._ar[:0]
-        new = np.flatnonzero(terminated | truncated)
+        new = (terminated | truncated).nonzero()[0]
         if len(again) or len(new):
             idx = np.concatenate([again, new])
             flags = np.zeros(len(idx), bool)
@@ -547,7 +575,7 @@ class RookVectorEnv:
         if a.dtype.kind not in "iu":
             raise ValueError(f"actions must be integer action ids, got dtype {a.dtype}")
         a = a.astype(np.int64, copy=False)
-        out = (a < 0) | (a >= A)
+        out = a.view(np.uint64) >= A  # negative actions wrap to huge values
         if out.any():
             bad = np.flatnonzero(out)
             raise ValueError(
@@ -573,13 +601,12 @@ class RookVectorEnv:
     # ------------------------------------------------------------------ phases
     def _step_play(self, p: np.ndarray, c: np.ndarray) -> np.ndarray:
         """Play card ``c`` at tables ``p``; returns the tables whose hand just ended."""
-        ol, L, D, f = self.obs_layout, self.layout, self.obs_dim, self._flat
+        ol, L, f = self.obs_layout, self.layout, self._flat
         s = self.current[p]
         row = self._row_of[p]  # (table, seat 0) in the flat (N * 4,) views
         self._hands_flat[row + s] ^= self._card_bit[c]
-        base = self._row0[p] + c
-        f[base + s * D + ol.HAND] = 0.0
-        f[base[:, None] + self._play_off[s]] = 1.0  # trick and played, every seat's row
+        # one scatter: the card leaves the player's hand, enters trick and played in every seat's row
+        f[(self._row0[p] + c)[:, None] + self._card_off[s]] = self._card_val
         tl = self.trick_len[p]
         self._trick_flat[row + tl] = c
         tl += 1
@@ -596,7 +623,8 @@ class RookVectorEnv:
             b2 = cards == self._black_two
             takes = (cards[np.arange(len(q)), win] == self._rook) & b2.any(axis=1)
             win = np.where(takes, b2.argmax(axis=1), win)
-        winner = (self.leader[q] + win) & 3
+        old_leader = self.leader[q]
+        winner = (old_leader + win) & 3
         team = winner & 1
         tq = 2 * q + team
         self._points_flat[tq] += self._card_points[cards].sum(axis=1)
@@ -610,7 +638,7 @@ class RookVectorEnv:
             self.last_trick_team[r] = tl_team
             self.points[r, tl_team] += unpack_bits(self.discards[r], L.n_cards) @ self._card_points
         # clear the trick: its four cards in every seat's row (cheaper than the whole section)
-        by = (self.leader[q][:, None] + SEATS) & 3  # who played each card (old leader)
+        by = (old_leader[:, None] + SEATS) & 3  # who played each card
         f[(self._row0[q][:, None, None] + cards[:, :, None]) + self._play_off[by][:, :, :N_SEATS]] = 0.0
         self._put_rows(q, ol.LEADER, REL_ONE_HOT_U8[winner])
         self.leader[q] = winner
@@ -620,7 +648,7 @@ class RookVectorEnv:
 
     def _step_bid(self, b: np.ndarray, a: np.ndarray) -> np.ndarray:
         """Pass / bid / redeal at tables ``b``; returns the tables to deal again (same dealer)."""
-        L, ol, f, obs = self.layout, self.obs_layout, self._flat, self._obs
+        L, ol, f = self.layout, self.obs_layout, self._flat
         s = self.current[b]
         is_pass = a == L.PASS
         is_redeal = a == L.REDEAL
@@ -664,9 +692,10 @@ class RookVectorEnv:
             self.hands[E, bidder] |= self.nest[E]
             new = TRUMP if self._german or not L.nest_size else DISCARD
             self._phase[E] = new
-            n = L.n_cards
-            obs[E, bidder, ol.HAND:ol.HAND + n] = unpack_bits(self.hands[E, bidder], n)
-            obs[E, bidder, ol.NEST:ol.NEST + n] = unpack_bits(self.nest[E], n)
+            # its hand and the nest in its own row, one scatter
+            both = np.stack([self.hands[E, bidder], self.nest[E]], axis=1)
+            f[(self._row0[E] + bidder * self.obs_dim)[:, None] + self._hand_nest_off] = \
+                unpack_bits(both, L.n_cards).reshape(len(E), -1)
             self._write_phase(E, BID, new)
         return b[again]
 
@@ -808,10 +837,21 @@ class RookVectorEnv:
         else:
             r = np.sign(own - opp)
         rewards[h] = r
-        cols = [bidder, bid, self.trump[h], made, captured, bonus, delta, scores, tw, ltt, winner]
+        out = np.empty((m, facts.shape[1]), np.int64)  # the columns of FACTS
+        out[:, 0] = bidder
+        out[:, 1] = bid
+        out[:, 2] = self.trump[h]
+        out[:, 3] = made
+        out[:, 4:6] = captured
+        out[:, 6:8] = bonus
+        out[:, 8:10] = delta
+        out[:, 10:12] = scores
+        out[:, 12:14] = tw
+        out[:, 14] = ltt
+        out[:, 15] = winner
         if self._circus_on:
-            cols.append(self.circus[h])
-        facts[h] = np.column_stack(cols)
+            out[:, FACT_COLUMNS] = self.circus[h]
+        facts[h] = out
         if cfg.episode == "game":
             over = winner >= 0
             terminated[h[over]] = True
@@ -834,7 +874,7 @@ class RookVectorEnv:
         counts = np.bincount(phase, minlength=len(PHASE_NAMES))
         hand = self._hands_flat[self._row_of + cur]
         if counts[PLAY]:  # following: the row of (trump, led card) in the follow tables, or "free"
-            following = (phase == PLAY) & (self.trick_len > 0)
+            following = self.trick_len > 0  # a trick is under way (only ever in play: 0 at a deal and after a trick)
             key = np.where(following, self.call * n + self._trick_flat[self._row_of], self._free_key)
             follow = hand & self._follow[key]
             cards = np.where(follow != 0, hand & self._follow_plus[key], hand) & self._phase_cards[phase]
@@ -844,15 +884,14 @@ class RookVectorEnv:
             free = hand & self._no_counter
             disc = np.where((free & ~self._call_trumps[self.call]) != 0, free, hand)
             cards = np.where(phase == DISCARD, disc, cards)
-        words = np.zeros((N, self._n_words), U64)  # legal actions as bits (see _build_tables)
         if counts[BID] or counts[TRUMP]:
-            extra = np.zeros(N, U64)  # pass, bids, trumps, redeal: bit (action - n_cards)
+            extra = U64.type(0)  # pass, bids, trumps, redeal: bit (action - n_cards)
             if counts[BID]:
                 isb = phase == BID
                 forced = isb & (self.n_passed == 3) & (self.high_bid < 0)  # all_pass=dealer_forced
-                above = (self.high_bid + 1).astype(U64)
-                bids = ((self._all_levels >> above) << above) << self._bid_shift  # the levels above the high bid
-                extra = np.where(isb, np.where(forced, self._bid0_bit, self._pass_bit | bids), extra)
+                # pass and the levels above the high bid (a lookup by high bid + 1)
+                open_ = self._pass_and_bids_above[self.high_bid + 1]
+                extra = np.where(isb, np.where(forced, self._bid0_bit, open_), extra)
                 if self.config.no_counter_redeal == "on":
                     extra |= np.where(isb & ((hand & self._counter_mask) == 0), self._redeal_bit, U64.type(0))
             if counts[TRUMP]:
@@ -860,14 +899,17 @@ class RookVectorEnv:
                 if self._circus_on:  # the bidder may call circus instead (once)
                     trumps = np.where(self.circus, trumps, trumps | self._circus_bit)
                 extra = np.where(phase == TRUMP, trumps, extra)
-            words[:, 0] = cards | (extra << U64.type(self._extra_shift))
+            first = cards | (extra << U64.type(self._extra_shift))
             if self._n_words > 1:
-                words[:, 1] = extra >> U64.type(64 - self._extra_shift)
+                words = np.stack([first, extra >> U64.type(64 - self._extra_shift)], axis=1)
+            else:
+                words = first.reshape(N, 1)
         else:
+            words = np.zeros((N, self._n_words), U64)
             words[:, 0] = cards
-        self._legal = words
+        self._legal = words  # (N, words) legal actions as bits (see _build_tables)
         self._mask = np.unpackbits(words.view(np.uint8), axis=1, count=L.n_actions, bitorder="little").view(np.int8)
-        self._obs_now = self._gather(self._row_of + cur)
+        self._obs_now = self._gather(self._row_of + cur, self._team_row0 + (cur & 1))
 
     def _seats(self, seat: Any) -> np.ndarray:
         s = np.asarray(seat)

@@ -511,3 +511,35 @@ def test_heuristic_act_batch_plays_circus_on_the_engine(flags):
         obs, _rew, _term, _trunc, info = env.step(actions)  # raises on an illegal action
         circus_hands += int((info["hand"]["circus"] & info["hand_over"]).sum())
     assert agent.fallbacks == 0 and circus_hands >= 10 and passes >= 4 * circus_hands
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, bool, np.int64])
+def test_sample_legal_is_the_kth_legal_action_of_one_draw(dtype):
+    """sample_legal's contract: one uniform draw u per row picks legal action number floor(u * count) in
+    increasing order (so a seed gives the same actions whatever the implementation), for any 0/1 dtype,
+    action-space width (below, at and above a byte or word boundary) and number of rows."""
+    gen = np.random.default_rng(3)
+    for A in (1, 7, 8, 9, 58, 64, 65, 130):
+        for n in (1, 5, 300):
+            mask = gen.random((n, A)) < gen.random((n, 1))
+            mask[np.arange(n), gen.integers(0, A, n)] = True  # at least one legal action per row
+            mask = mask.astype(dtype)
+            got = sample_legal(mask, np.random.default_rng(A + n))
+            u = np.random.default_rng(A + n).random(n)
+            want = [np.flatnonzero(row)[int(ui * np.count_nonzero(row))] for row, ui in zip(mask, u)]
+            assert got.dtype == np.int64 and got.shape == (n,)
+            assert got.tolist() == want
+
+
+def test_sample_legal_is_uniform_over_the_legal_actions():
+    mask = np.zeros((3, 20), np.int8)
+    mask[0, [0]] = 1
+    mask[1, [2, 3, 19]] = 1
+    mask[2, ::2] = 1
+    draws = np.stack([sample_legal(mask, np.random.default_rng(s)) for s in range(3000)])  # (3000, 3)
+    for row in range(3):
+        legal = np.flatnonzero(mask[row])
+        counts = np.bincount(draws[:, row], minlength=20)
+        assert counts[mask[row] == 0].sum() == 0
+        expected = 3000 / len(legal)
+        assert np.all(np.abs(counts[legal] - expected) < 0.25 * expected)
