@@ -126,7 +126,10 @@ class Config:
     torch_threads: int = 1
     game: str = "partnership"  # partnership (4 seats, fixed teams) or call_partner (4-6 seats, individual scores)
     players: int = 0  # seats at the table: call_partner 4, 5 or 6; 0: the game's own (partnership 4, call_partner 5)
-    env_flags: dict[str, Any] = field(default_factory=dict)  # the game's rule flags (RULES.md); {} = default rules
+    env_flags: dict[str, Any] = field(default_factory=dict)
+    # Game episodes (env_flags.episode=game) end after this many hands at the latest (truncated, no reward:
+    # a draw for win_loss). Needed: early policies can play a game for ever, both scores sinking below zero.
+    max_hands: int = 0  # the game's rule flags (RULES.md); {} = default rules
     # --- budget
     total_decisions: int = 20_000_000  # learner decisions to train on
     max_minutes: float = 0.0  # stop training after this wall time of this session, BC included (0: no limit)
@@ -237,6 +240,11 @@ class Config:
                 bad("league", f"{path!r} is not a checkpoint path (*.pt)")
         if not (self.device in ("auto", "cpu") or self.device.startswith("cuda")):
             bad("device", "must be auto, cpu or cuda[:N]")
+        if self.max_hands < 0:
+            bad("max_hands", "must be >= 0 (0: no limit)")
+        if self.env_flags.get("episode") == "game" and self.max_hands <= 0:
+            bad("max_hands", "must be > 0 with env_flags.episode=game: early policies can play a game for ever "
+                "(both scores sinking below zero)")
         if self.game not in GAMES:
             bad("game", f"must be one of {', '.join(GAMES)}")
         if "game" in self.env_flags or "players" in self.env_flags:
@@ -590,7 +598,7 @@ class Collector:
     def __init__(self, cfg: Config, device: torch.device, rng: np.random.Generator) -> None:
         self.cfg, self.device, self.rng = cfg, device, rng
         self.game = game = game_of(cfg)
-        self.env = game.vector_env(cfg.num_envs, **game.flags)
+        self.env = game.vector_env(cfg.num_envs, max_hands=cfg.max_hands or None, **game.flags)
         self.heuristic = game.heuristic_batch()  # one instance; memories keyed by table * seats + seat
         self.pool: list[nn.Module] = []  # actors of past snapshots
         self.league: list[nn.Module] = []  # actors of the config's fixed league members
@@ -739,7 +747,7 @@ def heuristic_games(cfg: Config, rng: np.random.Generator, progress: Callable[[s
     N = min(cfg.num_envs, cfg.bc_hands)
     game = game_of(cfg)
     S = game.seats
-    env = game.vector_env(N, **game.flags)
+    env = game.vector_env(N, max_hands=cfg.max_hands or None, **game.flags)
     teacher = game.heuristic_batch()
     tables = np.arange(N)
     obs, info = env.reset(seed=int(rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))
@@ -847,7 +855,10 @@ def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cf
 
     factory.name = "ppo(training)"
     spec = game.heuristic if opponent == "heuristic" else opponent
-    mean, (lo, hi) = game.match(factory, spec, deals, seed, game.agent_flags)
+    # Matches play single hands and build games to target_score from the deal stream (games-to-target win
+    # rates), so a game-episode run (env_flags.episode=game) is evaluated on the same deals hand by hand.
+    flags = {k: v for k, v in game.agent_flags.items() if k != "episode"}
+    mean, (lo, hi) = game.match(factory, spec, deals, seed, flags)
     return {"opponent": opponent, "mean": mean, "ci95": [lo, hi], "half_width": (hi - lo) / 2, "deals": deals}
 
 

@@ -490,6 +490,24 @@ def test_league_checkpoints_join_the_pool_and_selection_takes_the_weakest_result
         train.train(bad, quiet=True)
 
 
+def test_game_episodes_train_and_are_evaluated_hand_by_hand(tmp_path):
+    # episode=game: win_loss pays +-1 at the game's end only; evaluation still plays duplicate hands
+    with pytest.raises(ValueError, match="max_hands"):
+        _collector("env_flags={episode: game, reward: win_loss, target_score: 300}")
+    cfg, model, col = _collector("env_flags={episode: game, reward: win_loss, target_score: 300}", "max_hands=12",
+                                 pool=False)
+    batch, stats = col.collect(model, 0.0)
+    returns = np.concatenate([r for r in stats["returns"].values() if r])
+    assert len(returns) > 0 and set(returns.tolist()) <= {-1.0, 0.0, 1.0}  # whole games: one +-1 each (0: cut)
+    cfg_h, model_h, col_h = _collector("env_flags={reward: win_loss}", pool=False)
+    batch_h, stats_h = col_h.collect(model_h, 0.0)
+    per_hand = len(batch_h["act"]) / stats_h["hands"]  # learner decisions per one-hand episode
+    assert len(batch["act"]) / len(returns) > 2 * per_hand  # a game episode spans several hands
+    s = train.train(_tiny(tmp_path, "game", "env_flags={episode: game, reward: win_loss, target_score: 300}",
+                          "max_hands=12", "total_decisions=1000"), quiet=True)
+    assert {"random", "heuristic"} <= set(s["best"]["eval"])
+
+
 def test_resume_continues_exactly(straight_run, tmp_path):
     assert straight_run["iterations"] >= 3
     cut = train.train(_tiny(tmp_path, "cut", "total_decisions=1000"), quiet=True)
