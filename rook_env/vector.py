@@ -131,6 +131,26 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return pos[np.cumsum(count) - count + k] - row_start
 
 
+def check_actions(actions: Any, num_envs: int, n_actions: int) -> np.ndarray:
+    """``actions`` as an ``(N,)`` int64 array, or ValueError naming what is wrong (shape, dtype, or the
+    tables whose action lies outside ``0..n_actions-1``). Shared by the batched engines."""
+    N, A = num_envs, n_actions
+    a = np.asarray(actions)
+    if a.shape != (N,):
+        raise ValueError(f"actions must have shape ({N},) (one per table), got {a.shape}")
+    if a.dtype.kind not in "iu":
+        raise ValueError(f"actions must be integer action ids, got dtype {a.dtype}")
+    a = a.astype(np.int64, copy=False)
+    out = a.view(np.uint64) >= A  # negative actions wrap to huge values
+    if out.any():
+        bad = np.flatnonzero(out)
+        raise ValueError(
+            f"action(s) outside the action space Discrete({A}) at table(s) "
+            + ", ".join(f"{i} ({a[i]})" for i in bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+        )
+    return a
+
+
 class RookVectorEnv:
     """``num_envs`` Rook tables stepped together; see the module docstring for the API."""
 
@@ -507,7 +527,7 @@ class RookVectorEnv:
         """One action per table for its seat to act; returns ``(obs, rewards, terminated, truncated, info)``."""
         self._require_reset("step()")
         N = self.num_envs
-        a = self._check_actions(actions)
+        a = check_actions(actions, self.num_envs, self.n_actions)
         if self._n_words == 1:
             ok = ((self._legal[:, 0] >> a.view(U64)) & U64.type(1)) != 0
         else:
@@ -566,23 +586,6 @@ class RookVectorEnv:
         info = {"seat": self.current.copy(), "action_mask": self._mask, "hand_over": hand_over,
                 "hand": hand, "illegal": illegal}
         return self._obs_now, rewards, terminated, truncated, info
-
-    def _check_actions(self, actions: Any) -> np.ndarray:
-        N, A = self.num_envs, self.n_actions
-        a = np.asarray(actions)
-        if a.shape != (N,):
-            raise ValueError(f"actions must have shape ({N},) (one per table), got {a.shape}")
-        if a.dtype.kind not in "iu":
-            raise ValueError(f"actions must be integer action ids, got dtype {a.dtype}")
-        a = a.astype(np.int64, copy=False)
-        out = a.view(np.uint64) >= A  # negative actions wrap to huge values
-        if out.any():
-            bad = np.flatnonzero(out)
-            raise ValueError(
-                f"action(s) outside the action space Discrete({A}) at table(s) "
-                + ", ".join(f"{i} ({a[i]})" for i in bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
-            )
-        return a
 
     def _illegal_message(self, bad: np.ndarray, a: np.ndarray) -> str:
         L = self.layout

@@ -54,6 +54,7 @@ from typing import Any, Sequence
 import numpy as np
 from gymnasium import spaces
 
+from ..vector import check_actions
 from .config import make_config
 from .env import OPTION_KEYS, hand_rewards, raw_env
 from .layout import layout_for
@@ -142,7 +143,7 @@ class CallPartnerVectorEnv:
         if self._mask is None:
             raise RuntimeError("step() used before reset(); call reset() first")
         N, n = self.num_envs, self.players
-        a = self._check_actions(actions)
+        a = check_actions(actions, self.num_envs, self.n_actions).tolist()
         legal = self._legal
         bad = [i for i in range(N) if not (legal[i] >> a[i]) & 1]
         if bad:
@@ -175,19 +176,6 @@ class CallPartnerVectorEnv:
         self._pack_mask()
         info = {"seat": self.current.copy(), "action_mask": self._mask, "hand_over": hand_over, "hand": hands}
         return self._obs, rewards, terminated, truncated, info
-
-    def _check_actions(self, actions: Any) -> list[int]:
-        N, A = self.num_envs, self.n_actions
-        a = np.asarray(actions)
-        if a.shape != (N,):
-            raise ValueError(f"actions must have shape ({N},) (one per table), got {a.shape}")
-        if a.dtype.kind not in "iu":
-            raise ValueError(f"actions must be integer action ids, got dtype {a.dtype}")
-        out = np.flatnonzero((a < 0) | (a >= A))
-        if out.size:
-            raise ValueError(f"action(s) outside the action space Discrete({A}) at table(s) "
-                             + ", ".join(f"{i} ({a[i]})" for i in out[:10]))
-        return a.tolist()
 
     # ------------------------------------------------------------------ views
     @property

@@ -225,19 +225,25 @@ def _field_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return _finish(args, res.to_dict(per_deal=True), res.illegal_total)
 
 
-def _save_replays(res: MatchResult, teams: list[TeamSpec], args: argparse.Namespace) -> None:
-    """Record the chosen hands of the match again and write them as one HTML page."""
-    records, notes = match_replays(res, teams[0], teams[1], args.replays, by=args.replays_by)
+REPLAY_ORDER = {"swing": "largest score swings", "set": "sets, largest swing first", "order": "first hands"}
+
+
+def _write_replays(records: list, notes: list[str], args: argparse.Namespace, title: str) -> None:
+    """Write the recorded hands as one HTML page titled ``title``."""
     if not records:
         print(f"--replays: no hand to save (--replays-by {args.replays_by} selected none)")
         return
-    what = {"swing": "largest score swings", "set": "sets, largest swing first", "order": "first hands"}
-    title = (f"Rook replays: A = {res.team_a} vs B = {res.team_b}, {len(records)} hands "
-             f"({what[args.replays_by]}) of {res.deals} deals, seed {res.seed}")
     write_html(records, args.replays_out, title=title)
     for note in notes:
         print(f"warning: {note}")
     print(f"wrote {len(records)} hand(s) to {args.replays_out}")
+
+
+def _save_replays(res: MatchResult, teams: list[TeamSpec], args: argparse.Namespace) -> None:
+    """Record the chosen hands of the match again and write them as one HTML page."""
+    records, notes = match_replays(res, teams[0], teams[1], args.replays, by=args.replays_by)
+    _write_replays(records, notes, args, f"Rook replays: A = {res.team_a} vs B = {res.team_b}, {len(records)} hands "
+                                         f"({REPLAY_ORDER[args.replays_by]}) of {res.deals} deals, seed {res.seed}")
 
 
 def _check_numbers(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -312,16 +318,9 @@ def _call_partner_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> 
 def _save_rotation_replays(res: RotationResult, members: list, args: argparse.Namespace) -> None:
     """Record the chosen hands (deal, rotation) of a rotation match again and write them as one HTML page."""
     records, notes = rotation_replays(res, members, args.replays, by=args.replays_by)
-    if not records:
-        print(f"--replays: no hand to save (--replays-by {args.replays_by} selected none)")
-        return
-    what = {"swing": "largest score swings", "set": "sets, largest swing first", "order": "first hands"}
-    title = (f"Call-your-partner Rook replays ({res.players} players): {', '.join(res.names)}; {len(records)} hands "
-             f"({what[args.replays_by]}) of {res.deals} deals x {res.players} rotations, seed {res.seed}")
-    write_html(records, args.replays_out, title=title)
-    for note in notes:
-        print(f"warning: {note}")
-    print(f"wrote {len(records)} hand(s) to {args.replays_out}")
+    _write_replays(records, notes, args,
+                   f"Call-your-partner Rook replays ({res.players} players): {', '.join(res.names)}; {len(records)} "
+                   f"hands ({REPLAY_ORDER[args.replays_by]}) of {res.deals} deals x {res.players} rotations, seed {res.seed}")
 
 
 if __name__ == "__main__":
