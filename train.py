@@ -79,6 +79,7 @@ import platform
 import random
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -138,6 +139,9 @@ class Config:
     rollout_decisions: int = 16384  # learner decisions per PPO update (at least; hands in progress finish)
     reward_scale: float = 0.01  # score_diff 125 -> 1.25
     skip_forced: bool = True  # moves with one legal action are played without recording a decision
+    # Collect the next rollout while the update runs (asynchronous PPO, one update of policy lag): the update in
+    # a second thread, so the loop keeps two cores busy. False: collect, then update, in turn.
+    overlap: bool = True
     # --- PPO
     lr: float = 3e-4
     lr_end: float = 3e-5  # linear schedule from lr to lr_end over total_decisions
@@ -513,8 +517,9 @@ def ppo_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.T
 
 
 def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: dict, cfg: Config,
-               ent_coef: float) -> dict:
-    """``update_epochs`` passes of minibatch PPO over one rollout; returns the mean of each loss term."""
+               ent_coef: float, generator: torch.Generator | None = None) -> dict:
+    """``update_epochs`` passes of minibatch PPO over one rollout; returns the mean of each loss term.
+    ``generator`` shuffles the minibatches (its own, so that an update beside a collection stays reproducible)."""
     device = next(model.parameters()).device
     b = {k: torch.as_tensor(v, device=device) for k, v in batch.items() if v is not None}
     critic_in = b["cin"] if cfg.central_critic else b["obs"]
@@ -522,7 +527,7 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: dict
     logs = {k: [] for k in ("loss", "pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac")}
     model.train()
     for epoch in range(cfg.update_epochs):
-        perm = torch.randperm(n, device=device)
+        perm = torch.randperm(n, device=device, generator=generator)
         for start in range(0, n, cfg.minibatch_size):
             mb = perm[start:start + cfg.minibatch_size]
             dist = model.dist(b["obs"][mb], b["mask"][mb])
@@ -539,6 +544,13 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: dict
         if cfg.target_kl and np.mean(logs["approx_kl"][-max(1, n // cfg.minibatch_size):]) > cfg.target_kl:
             break
     return {k: float(np.mean(v)) for k, v in logs.items()}
+
+
+def make_optimizer(model: nn.Module, lr: float, eps: float = 1e-8) -> torch.optim.Optimizer:
+    """Adam; fused (one kernel over all parameters, about 1.2x faster updates on one CPU core) where torch
+    has it for the model's device."""
+    device = next(model.parameters()).device
+    return torch.optim.Adam(model.parameters(), lr=lr, eps=eps, fused=device.type in ("cpu", "cuda"))
 
 
 def linear(start: float, end: float, progress: float) -> float:
@@ -612,6 +624,10 @@ class Collector:
         self.ep_return = np.zeros(N, np.float64)  # raw points of the learning group's first seat
         self.active = np.zeros(N, bool)  # the current episode is collected (else played out and ignored)
         self.clock = time.perf_counter  # of the time breakdown in the stats (benchmarks/bench_train.py)
+        # The collection's own torch generator (actions sampled by the networks): an update running beside it
+        # in another thread draws from its own, so neither changes the other's stream.
+        self.gen = torch.Generator(device=device)
+        self.gen.manual_seed(int(rng.integers(2**62)))
 
     def _new_episodes(self, rows: np.ndarray, p: np.ndarray) -> None:
         """Draw opponents (kind, learning team, snapshot) for new episodes at tables ``rows``."""
@@ -667,7 +683,7 @@ class Collector:
                 o = torch.from_numpy(obs[rows]).to(device)
                 m = torch.from_numpy(mask[rows].view(np.bool_)).to(device)
                 actor = (self.league + self.pool)[snap]  # league members first, then the snapshots
-                actions[rows] = MaskedCategorical(actor(o), m).sample().cpu().numpy()
+                actions[rows] = MaskedCategorical(actor(o), m).sample(self.gen).cpu().numpy()
             t1 = clock()
             # ---- 2. one forward pass for every learner seat to act
             if learn.size:
@@ -676,7 +692,7 @@ class Collector:
                 o_np, m_np = obs[learn], mask[learn].view(np.bool_)
                 o = torch.from_numpy(o_np).to(device)
                 dist = model.dist(o, torch.from_numpy(m_np).to(device))
-                a = dist.sample()
+                a = dist.sample(self.gen)
                 logp = dist.log_prob(a).cpu().numpy()
                 val = model.value(torch.from_numpy(cin).to(device) if cfg.central_critic else o).cpu().numpy()
                 a = a.cpu().numpy()
@@ -805,7 +821,7 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
     train_idx = torch.as_tensor(np.flatnonzero(~held_out), device=device)
     val_idx = torch.as_tensor(np.flatnonzero(held_out), device=device)
     t_data = time.time() - t0
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.bc_lr)
+    opt = make_optimizer(model, cfg.bc_lr)
     n, eps = len(train_idx), cfg.bc_label_smoothing
     for step in range(cfg.bc_steps):
         for g in opt.param_groups:  # linear decay to a tenth
@@ -863,19 +879,59 @@ def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cf
 
 
 # ======================================================================================== checkpoints
-def rng_state(rng: np.random.Generator) -> dict:
-    return {"python": random.getstate(), "numpy": rng.bit_generator.state, "torch": torch.get_rng_state()}
+def rng_state(rng: np.random.Generator, gens: dict[str, torch.Generator] | None = None) -> dict:
+    """Every random state of a run: Python's, the run's numpy generator, torch's global one and the named
+    torch generators (the collection's and the update's)."""
+    return {"python": random.getstate(), "numpy": rng.bit_generator.state, "torch": torch.get_rng_state(),
+            "generators": {k: g.get_state() for k, g in (gens or {}).items()}}
 
 
-def set_rng_state(rng: np.random.Generator, saved: dict) -> None:
+def set_rng_state(rng: np.random.Generator, saved: dict, gens: dict[str, torch.Generator] | None = None) -> None:
     random.setstate(saved["python"])
     rng.bit_generator.state = saved["numpy"]
     torch.set_rng_state(saved["torch"])
+    for k, g in (gens or {}).items():
+        if k not in saved.get("generators", {}):
+            raise CheckpointError(f"the checkpoint has no state for the {k!r} random generator (written by an "
+                                  f"older train.py: it cannot be resumed exactly)")
+        g.set_state(saved["generators"][k])
+
+
+def timed(collect: Callable[[], tuple[dict, dict]]) -> tuple[dict, dict, float]:
+    """A collection's (batch, stats) and its wall seconds."""
+    t0 = time.time()
+    batch, stats = collect()
+    return batch, stats, time.time() - t0
+
+
+def run_beside(background: Callable[[], Any], foreground: Callable[[], Any]) -> tuple[Any, Any]:
+    """Run ``background`` in a second thread while this thread runs ``foreground``; return both results.
+    Torch and numpy release the GIL in their kernels, so the PPO update (background) and the collection
+    (foreground) share two cores. Both always finish before this returns, and an exception of either
+    (Ctrl-C included, which Python delivers to this thread) is raised here after both have stopped."""
+    out: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            out["value"] = background()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread below
+            out["error"] = exc
+
+    worker = threading.Thread(target=work, name="ppo-update", daemon=True)
+    worker.start()
+    try:
+        front = foreground()
+    finally:
+        worker.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"], front
 
 
 def save_checkpoint(path: str, model: ActorCritic, optimizer, cfg: Config, state: dict, rng: np.random.Generator,
-                    pool: list[nn.Module], full: bool = True, rng_saved: dict | None = None) -> None:
-    """Write a checkpoint atomically. ``full=False``: the model only (what ships with the repo)."""
+                    pool: list[nn.Module], full: bool = True, gens: dict[str, torch.Generator] | None = None, ahead: dict | None = None) -> None:
+    """Write a checkpoint atomically. ``full=False``: the model only (what ships with the repo).
+    ``ahead``: how the rollout collected ahead (``overlap``) was started, so that a resume collects it again."""
     ckpt = {
         "format": CHECKPOINT_FORMAT,
         "format_version": CHECKPOINT_VERSION,
@@ -893,9 +949,10 @@ def save_checkpoint(path: str, model: ActorCritic, optimizer, cfg: Config, state
     if full:
         ckpt.update(
             optimizer=optimizer.state_dict(),
-            rng=rng_saved or rng_state(rng),
+            rng=rng_state(rng, gens),
             pool=[{k: v.detach().cpu() for k, v in a.state_dict().items()} for a in pool],
             bc=state.get("bc"),
+            ahead=ahead,
         )
     tmp = path + ".tmp"
     torch.save(ckpt, tmp)
@@ -951,8 +1008,17 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
     n_actions = env.action_space("player_0").n
     critic_dim = env.state_space.shape[0] if cfg.central_critic else None
     model = ActorCritic(obs_dim, n_actions, cfg.hidden, critic_dim).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, eps=1e-5)
+    optimizer = make_optimizer(model, cfg.lr, eps=1e-5)
     collector = Collector(cfg, device, rng)
+    update_gen = torch.Generator(device=device)  # the update's minibatch shuffles
+    update_gen.manual_seed(int(rng.integers(2**62)))
+    gens = {"collect": collector.gen, "update": update_gen}
+    # overlap: the collector plays with ``behaviour``, the weights before the update that runs beside it. A rollout
+    # collected ahead is ``ahead`` (batch, stats, seconds); ``ahead_from`` says how it started (its number, the
+    # weights, the random states), saved in checkpoints so that a resume collects it again.
+    behaviour = copy.deepcopy(model).eval() if cfg.overlap else model
+    ahead: tuple | None = None
+    ahead_from: dict | None = None
     state = {"iteration": 0, "decisions": 0, "wall_seconds": 0.0, "best": None, "history": [], "bc": None}
     started = f"new run {out_dir}"
 
@@ -966,7 +1032,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             raise CheckpointError(f"{resume!r}: its network {loaded.kwargs()} differs from the config's {model.kwargs()}")
         model.load_state_dict(loaded.state_dict())
         optimizer.load_state_dict(ckpt["optimizer"])
-        set_rng_state(rng, ckpt["rng"])
+        set_rng_state(rng, ckpt["rng"], gens)
+        ahead_from = ckpt.get("ahead")
         for sd in ckpt["pool"]:
             snap = copy.deepcopy(model.actor)
             snap.load_state_dict(sd)
@@ -987,6 +1054,15 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
         member_ckpt = load_checkpoint(path)
         check_checkpoint_game(member_ckpt, path, game.name, game.flags)
         collector.league.append(model_from_checkpoint(member_ckpt, path, obs_dim, n_actions).actor.to(device).eval())
+    if ahead_from is not None:  # the rollout the interrupted run had collected ahead, collected again
+        if not cfg.overlap:
+            raise CheckpointError(f"{resume!r} was saved with a rollout collected ahead (overlap: true): resume it "
+                                  f"with overlap: true")
+        behaviour.load_state_dict(ahead_from["weights"])
+        saved = rng_state(rng, gens)
+        set_rng_state(rng, ahead_from["rng"], gens)
+        ahead = timed(lambda: collector.collect(behaviour, state["decisions"] / cfg.total_decisions))
+        set_rng_state(rng, saved, gens)
     # A resumed run drops the events an interrupted session logged after its checkpoint (no duplicate steps).
     writer = SummaryWriter(out_dir, purge_step=state["decisions"] + 1 if resume else None)
 
@@ -1009,7 +1085,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
         if state["best"] is None or score_of(ev) > state["best"]["score"]:
             state["best"] = {"score": score_of(ev), "iteration": state["iteration"], "decisions": state["decisions"],
                              "eval": ev}
-            save_checkpoint(best_ckpt, model, optimizer, cfg, state, rng, collector.pool)
+            save_checkpoint(best_ckpt, model, optimizer, cfg, state, rng, collector.pool, gens=gens, ahead=ahead_from)
 
     start_time = session_start - state["wall_seconds"]  # wall time of the run, across resumes
     bar = None
@@ -1029,6 +1105,15 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
 
     log(f"{started} on {device}: obs {obs_dim}, actions {n_actions}, critic input {critic_dim or obs_dim}, "
         f"{sum(p.numel() for p in model.parameters()):,} parameters")
+
+    def start_rollout(net: ActorCritic, number: int) -> dict:
+        """What starts rollout ``number`` (1, 2, ...), played by ``net``: every ``pool_every`` rollouts the
+        network that plays it joins the snapshot pool first. Returns how it started, for :func:`save_checkpoint`."""
+        if number > 1 and (number - 1) % cfg.pool_every == 0:
+            collector.pool.append(copy.deepcopy(net.actor).eval())
+            collector.pool = collector.pool[-cfg.pool_size:]
+        return {"number": number, "rng": rng_state(rng, gens),
+                "weights": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}}
 
     def bc_progress(what: str, done: int, total: int) -> None:
         if bar is not None:
@@ -1060,33 +1145,48 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
                 break
             # Ctrl-C before this iteration is booked rolls back to here, so that last.pt resumes exactly.
             rollback = {"model": copy.deepcopy(model.state_dict()), "optimizer": copy.deepcopy(optimizer.state_dict()),
-                        "rng": rng_state(rng)}
+                        "rng": rng_state(rng, gens), "pool": list(collector.pool), "ahead": ahead,
+                        "ahead_from": ahead_from}
             progress = state["decisions"] / cfg.total_decisions
             lr = linear(cfg.lr, cfg.lr_end, progress)
             ent_coef = linear(cfg.ent_coef, cfg.ent_coef_end, progress)
             for g in optimizer.param_groups:
                 g["lr"] = lr
 
-            # ---------------------------------------------------------------- collect
-            t0 = time.time()
-            model.eval()
-            batch, cstats = collector.collect(model, progress)
-            t_collect = time.time() - t0
+            # ---------------------------------------------------------------- collect (unless collected ahead)
+            if ahead is None:
+                model.eval()
+                start_rollout(model, state["iteration"] + 1)
+                ahead = timed(lambda: collector.collect(model, progress))
+            batch, cstats, t_collect = ahead
+            ahead = ahead_from = None
             n = len(batch["act"])
 
             # ---------------------------------------------------------------- update
             t1 = time.time()
-            losses = ppo_update(model, optimizer, batch, cfg, ent_coef)
+            if cfg.overlap:
+                # The next rollout, played by the weights before this update, is collected while it runs (on the
+                # last iteration too: a run extended with --resume then goes on exactly as one that ran longer).
+                behaviour.load_state_dict(model.state_dict())
+                next_progress = (state["decisions"] + n) / cfg.total_decisions
+                ahead_from = start_rollout(behaviour, state["iteration"] + 2)
+                losses, ahead = run_beside(
+                    lambda: ppo_update(model, optimizer, batch, cfg, ent_coef, update_gen),
+                    lambda: timed(lambda: collector.collect(behaviour, next_progress)))
+                t_collect_ahead = ahead[2]
+            else:
+                losses = ppo_update(model, optimizer, batch, cfg, ent_coef, update_gen)
+                t_collect_ahead = 0.0
             t_update = time.time() - t1
+            # an iteration's wall time: its collection (none when collected ahead) and the update (beside the
+            # next collection when ahead)
+            t_iter = t_update + (0.0 if rollback["ahead"] is not None else t_collect)
 
             # ---------------------------------------------------------------- bookkeeping
             state["iteration"] += 1
             state["decisions"] += n
             state["wall_seconds"] = time.time() - start_time
             it, dec = state["iteration"], state["decisions"]
-            if it % cfg.pool_every == 0:
-                collector.pool.append(copy.deepcopy(model.actor).eval())
-                collector.pool = collector.pool[-cfg.pool_size:]
             rollback = None  # the iteration is booked
 
             var_y = np.var(batch["ret"])
@@ -1096,7 +1196,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
                 "losses/explained_variance": explained_var, "charts/lr": lr, "charts/ent_coef": ent_coef,
                 "perf/collect_decisions_per_s": n / t_collect,
                 "perf/update_decisions_per_s": n * cfg.update_epochs / t_update,
-                "perf/decisions_per_s": n / (t_collect + t_update), "charts/hands": cstats["hands"],
+                "perf/decisions_per_s": n / t_iter, "perf/collect_ahead_seconds": t_collect_ahead,
+                "charts/hands": cstats["hands"],
                 "charts/pool_size": len(collector.pool),
             })
             for mode, rets in cstats["returns"].items():
@@ -1116,9 +1217,10 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
                     log(f"it {it} dec {dec:,}: " + ", ".join(f"vs {o} {rec['eval'][o]['mean']:+.1f}"
                                                              for o in cfg.eval_opponents))
             if it % cfg.checkpoint_every == 0:
-                save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool)
+                save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool, gens=gens,
+                                ahead=ahead_from)
             if bar is not None:
-                post = {"dps": f"{n / (t_collect + t_update):.0f}", "pg": f"{losses['pg_loss']:.3f}",
+                post = {"dps": f"{n / t_iter:.0f}", "pg": f"{losses['pg_loss']:.3f}",
                         "vf": f"{losses['v_loss']:.3f}", "ent": f"{losses['entropy']:.2f}"}
                 last_eval = next((h["eval"] for h in reversed(state["history"]) if "eval" in h), None)
                 for opp in ("random", "heuristic"):
@@ -1137,13 +1239,14 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
         if rollback is not None:  # the iteration in progress is dropped
             model.load_state_dict(rollback["model"])
             optimizer.load_state_dict(rollback["optimizer"])
-            set_rng_state(rng, rollback["rng"])
+            set_rng_state(rng, rollback["rng"], gens)
+            collector.pool, ahead_from = rollback["pool"], rollback["ahead_from"]
     if bar is not None:
         bar.close()
     state["wall_seconds"] = time.time() - start_time
 
     if stop_reason == "interrupted":
-        save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool)
+        save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool, gens=gens, ahead=ahead_from)
         writer.close()
         during_bc = phase == "behaviour cloning"
         summary = {"name": cfg.name, "seed": cfg.seed, "stop_reason": stop_reason, "iterations": state["iteration"],
@@ -1158,7 +1261,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
         return summary
 
     # -------------------------------------------------------------------- the end
-    save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool)
+    save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool, gens=gens, ahead=ahead_from)
     # The shipped form: the best model only.
     best = load_checkpoint(best_ckpt)
     best_model = model_from_checkpoint(best)

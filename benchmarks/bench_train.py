@@ -14,7 +14,9 @@ same opponent mix with one pool snapshot (the untrained policy), so ``pool`` gam
 * collection: learner decisions of the rollout / collection time;
 * update: learner decisions / update time (``update_epochs`` passes), and in brackets the
   decisions processed per second (rollout x epochs / time, the figure the old benchmark printed);
-* end to end: learner decisions / (collection + update time);
+* end to end: learner decisions / (collection + update time), or with ``overlap`` (the new collector's
+  third row, wall clock only) learner decisions / the wall time of an update run beside the next
+  collection (train.py's asynchronous loop: two threads, so two cores);
 * breakdown: shares of an iteration's time spent in the environment (steps, observations,
   ``state_for``), opponents (heuristic and random decisions, pool snapshots' forward passes),
   the learners' network (forward pass and sampling), bookkeeping (the collector's own work) and
@@ -73,8 +75,8 @@ def load_old(ref: str):
 class Subject:
     """One collector with its model, optimizer and timers; ``iteration()`` -> per-part seconds."""
 
-    def __init__(self, name: str, module, cfg, clock) -> None:
-        self.name, self.module, self.cfg, self.clock = name, module, cfg, clock
+    def __init__(self, name: str, module, cfg, clock, overlap: bool = False) -> None:
+        self.name, self.module, self.cfg, self.clock, self.overlap = name, module, cfg, clock, overlap
         torch.set_num_threads(cfg.torch_threads)
         self.device = train.pick_device(cfg.device)
         rng = module.seed_everything(cfg.seed)
@@ -82,10 +84,14 @@ class Subject:
         obs_dim = env.observation_space("player_0")["observation"].shape[0]
         critic_dim = env.state_space.shape[0] if cfg.central_critic else None
         self.model = ActorCritic(obs_dim, env.action_space("player_0").n, cfg.hidden, critic_dim).to(self.device)
-        self.opt = torch.optim.Adam(self.model.parameters(), lr=cfg.lr, eps=1e-5)
+        if hasattr(module, "make_optimizer"):
+            self.opt = module.make_optimizer(self.model, cfg.lr, eps=1e-5)
+        else:  # the old train.py: plain Adam
+            self.opt = torch.optim.Adam(self.model.parameters(), lr=cfg.lr, eps=1e-5)
         self.col = module.Collector(cfg, self.device, rng)
         self.col.pool.append(copy.deepcopy(self.model.actor).eval())
         self.old = not hasattr(self.col, "env")
+        self.behaviour, self.ahead = copy.deepcopy(self.model).eval(), None  # overlap: the collector's weights
         if self.old:
             self._instrument_old()
         else:
@@ -119,6 +125,8 @@ class Subject:
 
     def iteration(self) -> tuple[int, dict]:
         cfg, clock = self.cfg, self.clock
+        if self.overlap:
+            return self._overlapped()
         if self.old:
             self.t_old = {"env": 0.0, "opponents": 0.0}
         self.model.eval()
@@ -134,8 +142,36 @@ class Subject:
         else:
             parts = {"env": st["t_env"], "opponents": st["t_opp"], "network": st["t_net"]}
         parts["bookkeeping"] = (t1 - t0) - sum(parts.values())
-        parts.update(update=t2 - t1, collect=t1 - t0)
+        parts.update(update=t2 - t1, collect=t1 - t0, iteration=t2 - t0)
         return len(batch["act"]), parts
+
+    def _overlapped(self) -> tuple[int, dict]:
+        """train.py's overlap: the update of the rollout collected ahead runs beside the next collection."""
+        cfg, clock = self.cfg, self.clock
+        if self.ahead is None:
+            self.ahead = self.col.collect(self.behaviour, 0.0)
+        batch, _ = self.ahead
+        self.behaviour.load_state_dict(self.model.state_dict())
+        seconds = {}
+
+        def update():
+            t = clock()
+            out = train.ppo_update(self.model, self.opt, batch, cfg, cfg.ent_coef)
+            seconds["update"] = clock() - t
+            return out
+
+        def collect():
+            t = clock()
+            out = self.col.collect(self.behaviour, 0.0)
+            seconds["collect"] = clock() - t
+            return out
+
+        t0 = clock()
+        _, self.ahead = train.run_beside(update, collect)
+        seconds["iteration"] = clock() - t0
+        n = len(batch["act"])  # the next rollout's size differs a little: rates are per own size
+        seconds["collect"] *= n / len(self.ahead[0]["act"])
+        return n, {**{p: float("nan") for p in PARTS}, **seconds}
 
 
 def fmt(values: list[float], unit: str = "") -> str:
@@ -164,6 +200,8 @@ def main(argv=None) -> None:
             subjects.append(Subject(f"old ({args.old_ref}, raw_env per table)", old, old_cfg, clock))
     new_cfg = train.make_train_config(args.config, args.set + args.new_set)
     subjects.append(Subject("new (RookVectorEnv)", train, new_cfg, clock))
+    if args.clock == "wall":  # two threads: a CPU clock would add them up
+        subjects.append(Subject("new, overlap (update beside the next collection)", train, new_cfg, clock, overlap=True))
     for s in subjects:
         c = s.cfg
         print(f"{s.name}: device {s.device}, torch threads {c.torch_threads}, num_envs {c.num_envs}, rollout "
@@ -178,8 +216,7 @@ def main(argv=None) -> None:
             n, parts = s.iteration()
             results[s.name].append((n, parts))
             print(f"repeat {r} {s.name}: {n} decisions, collect {n / parts['collect']:,.0f}/s, "
-                  f"update {n / parts['update']:,.0f}/s, end to end {n / (parts['collect'] + parts['update']):,.0f}/s",
-                  flush=True)
+                  f"update {n / parts['update']:,.0f}/s, end to end {n / parts['iteration']:,.0f}/s", flush=True)
     print()
     base = None
     header = ("| collector | learner decisions | collection dec/s | update dec/s (x epochs) | end to end dec/s | "
@@ -190,13 +227,13 @@ def main(argv=None) -> None:
         rows = results[s.name]
         coll = [n / p["collect"] for n, p in rows]
         upd = [n / p["update"] for n, p in rows]
-        e2e = [n / (p["collect"] + p["update"]) for n, p in rows]
+        e2e = [n / p["iteration"] for n, p in rows]
         med = statistics.median(e2e)
         base = base or med
         shares = []
         for part in PARTS:
-            vals = [p[part] / (p["collect"] + p["update"]) for _, p in rows]
-            shares.append(f"{statistics.median(vals):.0%}")
+            vals = [p[part] / p["iteration"] for _, p in rows]
+            shares.append("beside" if s.overlap else f"{statistics.median(vals):.0%}")
         print(f"| {s.name} | {statistics.median([n for n, _ in rows]):,.0f} | {fmt(coll)} | {fmt(upd)} "
               f"({statistics.median(upd) * s.cfg.update_epochs:,.0f}) | {fmt(e2e)} | {med / base:.2f}x | "
               + " | ".join(shares) + " |")

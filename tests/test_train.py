@@ -169,11 +169,11 @@ def test_collect_is_deterministic_for_a_seed_and_draws_fresh_tables_every_call()
     assert sa["returns"] == sb["returns"]
     # the next call starts new tables from the advanced generators; restoring them (as the Ctrl-C
     # rollback does) repeats that call exactly, whatever the collector played before
-    state, torch_state = first[1].rng.bit_generator.state, torch.get_rng_state()
+    state, torch_state = first[1].rng.bit_generator.state, first[1].gen.get_state()
     c, _ = first[1].collect(first[0], 0.3)
     assert len(c["act"]) != len(a["act"]) or not np.array_equal(c["obs"], a["obs"])
     first[1].rng.bit_generator.state = state
-    torch.set_rng_state(torch_state)
+    first[1].gen.set_state(torch_state)
     d, _ = first[1].collect(first[0], 0.3)
     for k in c:
         np.testing.assert_array_equal(c[k], d[k], err_msg=k)
