@@ -51,6 +51,14 @@ What happens, all of it in this file:
 6. **PPO update**: clipped surrogate, clipped value loss, entropy bonus (scheduled), advantage
    normalisation per minibatch, global gradient clipping, linear learning-rate schedule
    (:func:`ppo_loss`, :func:`ppo_update`).
+6b. **Overlap** (``overlap: true``, asynchronous PPO with one update of policy lag): the update of rollout k
+   runs in a second thread while this thread collects rollout k + 1 with the weights from before that
+   update (torch and numpy release the GIL in their kernels, so the two share two cores). PPO's ratio is
+   taken against the behaviour policy's recorded log-probabilities, so the lag is what its clipping
+   bounds. Collection and update draw from their own torch generators, so a run stays reproducible;
+   checkpoints record how the rollout collected ahead started (its weights and random states) and a
+   resume collects it again, so cut-and-resumed runs equal straight ones. ``overlap: false`` collects,
+   then updates, in turn.
 7. **Behaviour-cloning warm start** (``bc_steps > 0``): the actor imitates the heuristic agent on
    ``bc_hands`` heuristic-vs-heuristic hands, and the critic regresses their returns, before PPO.
 8. **Evaluation** every ``eval_every`` iterations, greedy, on seeded deals: partnership duplicate

@@ -519,6 +519,55 @@ def test_resume_continues_exactly(straight_run, tmp_path):
     assert _same_weights(straight_run["paths"]["last"], os.path.join(tmp_path, "cut", "last.pt"))
 
 
+def test_sync_loop_resumes_exactly_and_an_overlap_checkpoint_needs_overlap(tmp_path):
+    straight = train.train(_tiny(tmp_path, "sync", "total_decisions=3000", "overlap=false"), quiet=True)
+    cut = train.train(_tiny(tmp_path, "sync_cut", "total_decisions=1000", "overlap=false"), quiet=True)
+    assert cut["iterations"] == 1 and load_checkpoint(cut["paths"]["last"])["ahead"] is None
+    resumed = train.train(_tiny(tmp_path, "sync_cut", "total_decisions=3000", "overlap=false"),
+                          resume=cut["paths"]["last"], quiet=True)
+    assert resumed["decisions"] == straight["decisions"]
+    assert _same_weights(straight["paths"]["last"], resumed["paths"]["last"])
+    overlapped = train.train(_tiny(tmp_path, "ov_cut", "total_decisions=1000"), quiet=True)
+    assert load_checkpoint(overlapped["paths"]["last"])["ahead"] is not None
+    with pytest.raises(CheckpointError, match="overlap: true"):
+        train.train(_tiny(tmp_path, "ov_cut", "total_decisions=3000", "overlap=false"),
+                    resume=overlapped["paths"]["last"], quiet=True)
+
+
+def test_overlap_collects_the_next_rollout_with_the_weights_before_the_update(tmp_path):
+    one = train.train(_tiny(tmp_path, "one", "total_decisions=1000"), quiet=True)  # one iteration: theta_1
+    two = train.train(_tiny(tmp_path, "two", "total_decisions=2000"), quiet=True)  # two: theta_2
+    assert two["iterations"] == 2
+    theta_1 = load_checkpoint(one["paths"]["last"])["model"]
+    last = load_checkpoint(two["paths"]["last"])
+    ahead = last["ahead"]  # rollout 3, collected during update 2, played by theta_1
+    assert ahead["number"] == 3
+    assert all(torch.equal(ahead["weights"][k], theta_1[k]) for k in theta_1)
+    assert not all(torch.equal(last["model"][k], theta_1[k]) for k in theta_1)
+
+
+def test_run_beside_returns_both_results_and_raises_only_after_both_stopped():
+    import threading
+    import time
+
+    assert train.run_beside(lambda: 1, lambda: 2) == (1, 2)
+    done = threading.Event()
+
+    def slow():
+        time.sleep(0.2)
+        done.set()
+        return "update"
+
+    def failing():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train.run_beside(slow, failing)
+    assert done.is_set()  # the update was waited for: nothing runs on after the exception
+    with pytest.raises(ValueError, match="in the update"):
+        train.run_beside(lambda: (_ for _ in ()).throw(ValueError("in the update")), lambda: "collected")
+
+
 def test_ctrl_c_in_an_update_saves_last_pt_and_resumes_exactly(straight_run, tmp_path, monkeypatch, capsys):
     """KeyboardInterrupt in the middle of iteration 2's update (the network already half-updated):
     last.pt holds iteration 1, and resuming from it reproduces the uninterrupted run bit for bit."""
