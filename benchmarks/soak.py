@@ -586,6 +586,8 @@ def drive_vector(flags: dict[str, Any], n_hands: int, rng: random.Random) -> Ite
             if info["hand_over"][i]:
                 done += 1
                 result = {k: (x[i].tolist()) for k, x in info["hand"].items()}
+                if "call" in result:  # the engine gives the contract's index, raw_env its name
+                    result["call"] = L.contract_name(result["call"])
                 yield HandEnd(cfg, result, tuple(scores_before[i]), tuple(rewards[i].tolist()),
                               bool(terminated[i] or truncated[i]), bool(terminated[i]), bool(truncated[i]),
                               call[i], circus[i])

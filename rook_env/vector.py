@@ -31,7 +31,9 @@ API (in the style of gymnasium's vector environments and Pgx; ``N = num_envs``,
   facts as arrays with ``raw_env``'s ``infos[agent]["hand"]`` keys: ``bidder``, ``bid``,
   ``trump``, ``made`` ``(N,)``; ``counters``, ``bonus``, ``hand_scores``, ``scores``,
   ``tricks_won`` ``(N, 2)`` per team; ``last_trick_team``, ``game_winner`` ``(N,)``; with
-  ``circus_rook="on"`` also ``circus`` ``(N,)`` bool (circus was called in that hand).
+  ``circus_rook="on"`` also ``circus`` ``(N,)`` bool (circus was called in that hand); with
+  ``trump_calls="extended"`` also ``call`` ``(N,)``, the contract as an index into
+  ``env.layout.contract_names`` (``raw_env`` gives the name, e.g. ``"green low"``).
   Rows without a finished hand hold -1 (0 for per-team entries, False for ``made``/``circus``).
   (The integer entries are column views of one array.)
 - ``info["illegal"]``: ``(N,)`` bool, the table's action was illegal (``"terminate"`` mode).
@@ -97,9 +99,10 @@ FACTS = {"bidder": 0, "bid": 1, "trump": 2, "made": 3, "counters": slice(4, 6), 
          "game_winner": 15}
 FACT_COLUMNS = 16
 FACT_DEFAULTS = np.array([-1, -1, -1, 0] + [0] * 10 + [-1, -1], np.int64)  # where no hand ended
-# circus_rook="on" adds raw_env's "circus" (bool: circus was called) as one more column
-CIRCUS_FACTS = {**FACTS, "circus": FACT_COLUMNS}
-CIRCUS_FACT_DEFAULTS = np.append(FACT_DEFAULTS, 0)
+# Optional columns after those, as in raw_env: circus_rook="on" adds "circus" (bool: circus was called, default
+# False); trump_calls="extended" adds "call" (the contract's index into ``env.layout.contract_names``; raw_env
+# gives the name; -1 where no hand ended).
+EXTRA_FACT_DEFAULTS = {"circus": 0, "call": -1}
 # Per-hand state of a fresh deal: n_discards, high_bid (bid level index), bidder, n_passed, trump, leader,
 # trick_len, n_tricks (finished this hand), last_trick_team, nest_has_counters (0/1), call (trump call index).
 HAND_STATE_INIT = np.array([0, -1, -1, 0, -1, -1, 0, 0, -1, 0, -1], np.int64)
@@ -237,9 +240,10 @@ class RookVectorEnv:
         self.passing = np.full((N, N_SEATS), -1, np.int64)
         # the phases step() hands to a handler, in order (a table's phase is fixed before any handler runs)
         self._step_phases = (PLAY, BID, DISCARD, TRUMP) + ((CIRCUS,) if self._circus_on else ())
-        self._facts = CIRCUS_FACTS if self._circus_on else FACTS
-        self._fact_defaults = CIRCUS_FACT_DEFAULTS if self._circus_on else FACT_DEFAULTS
-        self._facts_init = np.tile(self._fact_defaults, (N, 1))  # step() starts from a copy (a memcpy)
+        extras = [k for k, on in (("circus", self._circus_on), ("call", cfg.trump_calls == "extended")) if on]
+        self._facts = {**FACTS, **{k: FACT_COLUMNS + i for i, k in enumerate(extras)}}
+        fact_defaults = np.append(FACT_DEFAULTS, [EXTRA_FACT_DEFAULTS[k] for k in extras]).astype(np.int64)
+        self._facts_init = np.tile(fact_defaults, (N, 1))  # step() starts from a copy (a memcpy)
         self._mask: np.ndarray | None = None  # returned to the caller; legality is checked on _legal
         self._legal: np.ndarray | None = None  # (N, words) uint64: the legal actions as bits
         self._obs_now: np.ndarray | None = None
@@ -853,7 +857,9 @@ class RookVectorEnv:
         out[:, 14] = ltt
         out[:, 15] = winner
         if self._circus_on:
-            out[:, FACT_COLUMNS] = self.circus[h]
+            out[:, self._facts["circus"]] = self.circus[h]
+        if "call" in self._facts:
+            out[:, self._facts["call"]] = self.call[h]
         facts[h] = out
         if cfg.episode == "game":
             over = winner >= 0

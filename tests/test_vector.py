@@ -58,7 +58,8 @@ class LockStep:
         )
         self.obs, info = self.vec.reset(options=[deal_of(e, True) for e in self.raws])
         self.seat, self.mask = info["seat"], info["action_mask"]
-        self.hand_keys = HAND_KEYS + (("circus",) if self.vec.config.circus_rook == "on" else ())
+        self.hand_keys = (HAND_KEYS + (("circus",) if self.vec.config.circus_rook == "on" else ())
+                          + (("call",) if self.vec.config.trump_calls == "extended" else ()))
         self.hands = self.episodes = self.steps = self.illegal = 0
         # Circus Rook coverage: hands played with circus called, card passes made, contracts named after a call
         self.circus_hands = self.circus_passes = 0
@@ -122,6 +123,8 @@ class LockStep:
         assert np.array_equal(info["hand_over"], np.isin(np.arange(len(self.raws)), list(want_hand)))
         for i, res in want_hand.items():
             got = {k: info["hand"][k][i].tolist() for k in self.hand_keys}
+            if "call" in self.hand_keys:  # the engine gives the contract's index, raw_env its name
+                got["call"] = self.vec.layout.contract_name(got["call"])
             assert got == {k: res[k] for k in self.hand_keys}, f"table {i}: hand result"
             self.circus_hands += bool(res.get("circus"))
         self.hands += len(want_hand)
