@@ -1330,13 +1330,15 @@ def plot_curve(history: list, path: str, title: str = "", ylabel: str = "points 
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
     evals = [h for h in history if "eval" in h]
-    for opp, colour in (("random", "tab:blue"), ("heuristic", "tab:red")):
+    opponents = list(dict.fromkeys(k for h in evals for k, v in h["eval"].items() if isinstance(v, dict)))
+    colours = {"random": "tab:blue", "heuristic": "tab:red", "search": "tab:green"}
+    for i, opp in enumerate(opponents):  # every evaluated opponent; checkpoints by file name
         pts = [(h["decisions"], h["eval"][opp]) for h in evals if opp in h["eval"]]
-        if pts:
-            x = [p[0] for p in pts]
-            y = [p[1]["mean"] for p in pts]
-            err = [p[1]["half_width"] for p in pts]
-            ax1.errorbar(x, y, yerr=err, label=f"vs {opp}", color=colour, marker="o", ms=3, capsize=2)
+        x = [p[0] for p in pts]
+        y = [p[1]["mean"] for p in pts]
+        err = [p[1]["half_width"] for p in pts]
+        ax1.errorbar(x, y, yerr=err, label=f"vs {os.path.basename(opp)}", color=colours.get(opp, f"C{3 + i}"), marker="o", ms=3,
+                     capsize=2)
     ax1.axhline(0, color="grey", lw=0.8)
     ax1.set_xlabel("learner decisions")
     ax1.set_ylabel(ylabel)
