@@ -12,7 +12,7 @@ from rook_env.agents import registry
 from rook_env.agents.random_agent import RandomAgent
 from rook_env.cli import evaluate
 from rook_env.evaluation import DEFAULT_FIELD, FieldResult, default_field, play_field, play_match
-from rook_env.evaluation.report import Table, field_tables, plot_field
+from rook_env.evaluation.report import Table, field_tables, plot_field, short_spec
 
 DEALS = 6  # small matches: the tests check bookkeeping, not strength
 
@@ -179,3 +179,9 @@ def test_cli_field_bad_input(argv, message, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_plot_labels_name_checkpoints_by_their_file_stem():
+    assert short_spec("agents/checkpoints/ppo_v1.pt") == "ppo_v1"
+    assert short_spec("runs/x/agent.pt+heuristic") == "agent+heuristic"
+    assert short_spec("search") == "search"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -284,6 +285,11 @@ def plot_round_robin(rr: RoundRobinResult, path: str) -> None:
     plt.close(fig)
 
 
+def short_spec(spec: str) -> str:
+    """A team spec for a plot label: checkpoint paths by their file stem (``runs/x/agent.pt`` -> ``agent``)."""
+    return "+".join(os.path.splitext(os.path.basename(m))[0] if m.endswith(".pt") else m for m in spec.split("+"))
+
+
 def plot_field(res: FieldResult, path: str) -> None:
     """PNG: per opponent, the candidate's mean points per deal (bars, the worst in red) with their
     bootstrap intervals, and its games-to-target win rates with their Wilson intervals."""
@@ -300,20 +306,21 @@ def plot_field(res: FieldResult, path: str) -> None:
     ax.bar(x, mean, color=colours, yerr=np.nan_to_num(np.maximum(0.0, [mean - ci[:, 0], ci[:, 1] - mean])),
            capsize=4, ecolor="black")
     ax.axhline(0.0, color="grey", lw=0.8)
-    ax.set_ylabel(f"points per deal, {res.candidate} - opponent")
+    name, opponents = short_spec(res.candidate), [short_spec(o) for o in res.opponents]
+    ax.set_ylabel(f"points per deal, {name} - opponent")
     ax.set_title(f"mean points per deal ({res.confidence:.0%} bootstrap CI)")
     rate_err = 100 * np.maximum(0.0, [rate - rci[:, 0], rci[:, 1] - rate])
     bx.bar(x, 100 * rate, color=colours, yerr=np.nan_to_num(rate_err), capsize=4, ecolor="black")
     bx.axhline(50.0, color="grey", lw=0.8)
     bx.set_ylim(0, 104)
-    bx.set_ylabel(f"games to {res.matches[0].games['target_score']} won by {res.candidate} (%)")
+    bx.set_ylabel(f"games to {res.matches[0].games['target_score']} won by {name} (%)")
     bx.set_title(f"games won ({res.confidence:.0%} Wilson CI)")
     for a in (ax, bx):
-        a.set_xticks(x, res.opponents)
+        a.set_xticks(x, opponents)
         a.grid(axis="y", alpha=0.3)
     lo, hi = res.minimum_ci
-    fig.suptitle(f"{res.candidate} vs field, {res.deals} deals each (seed {res.seed})\nminimum {res.minimum:+.1f} "
-                 f"[{lo:+.1f}, {hi:+.1f}] points/deal, vs {res.opponents[res.worst]} (red)", fontsize=11)
+    fig.suptitle(f"{name} vs field, {res.deals} deals each (seed {res.seed})\nminimum {res.minimum:+.1f} "
+                 f"[{lo:+.1f}, {hi:+.1f}] points/deal, vs {opponents[res.worst]} (red)", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, format="png")
     plt.close(fig)
