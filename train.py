@@ -3,6 +3,7 @@ game, or call-your-partner Rook for 4 to 6 players (``game: call_partner``, ``pl
 
     python train.py --config configs/smoke.yaml                    # about a minute on 2 CPU cores
     python train.py --config configs/default.yaml                  # the shipped agent's run
+    python train.py --config configs/from_scratch.yaml             # pure self-play, no warm start
     python train.py --config configs/call_partner.yaml             # call-your-partner Rook, 5 players
     python train.py --config configs/default.yaml --lr 1e-4 --set seed=3 --opponent_mix.heuristic 0.6
     python train.py --resume runs/default/last.pt --total_decisions 12_000_000
