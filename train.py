@@ -168,6 +168,7 @@ class Config:
     target_kl: float = 0.0  # > 0: stop an update's epochs early when approx_kl exceeds it
     # --- network
     hidden: list[int] = field(default_factory=lambda: [256, 256, 256])
+    critic_hidden: list[int] = field(default_factory=list)  # the critic's hidden layers; [] = the same as hidden
     central_critic: bool = True
     init_checkpoint: str = ""  # start from this checkpoint's weights (a fresh run otherwise: new optimizer, counters)
     # --- opponents
@@ -226,6 +227,8 @@ class Config:
             bad("name", "must be a folder name (not empty, no path separator)")
         if not self.hidden or min(self.hidden) <= 0:
             bad("hidden", "must be a non-empty list of positive integers")
+        if self.critic_hidden and min(self.critic_hidden) <= 0:
+            bad("critic_hidden", "must be a list of positive integers ([] = the same as hidden)")
         for name in ("opponent_mix", "opponent_mix_end"):
             mix = getattr(self, name)
             if name == "opponent_mix_end" and not mix:
@@ -1016,7 +1019,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
     obs_dim = env.observation_space("player_0")["observation"].shape[0]
     n_actions = env.action_space("player_0").n
     critic_dim = env.state_space.shape[0] if cfg.central_critic else None
-    model = ActorCritic(obs_dim, n_actions, cfg.hidden, critic_dim).to(device)
+    model = ActorCritic(obs_dim, n_actions, cfg.hidden, critic_dim, cfg.critic_hidden).to(device)
     optimizer = make_optimizer(model, cfg.lr, eps=1e-5)
     collector = Collector(cfg, device, rng)
     update_gen = torch.Generator(device=device)  # the update's minibatch shuffles

@@ -70,22 +70,29 @@ class ActorCritic(nn.Module):
     """Separate actor and critic MLPs.
 
     ``obs_dim``: the observation size (583 for the default rules); ``n_actions``: 58 by default;
-    ``critic_dim``: input size of the critic (None: the observation; else the ``state_for`` size).
+    ``hidden``: the actor's hidden layers; ``critic_dim``: input size of the critic (None: the observation;
+    else the ``state_for`` size); ``critic_hidden``: the critic's hidden layers (None: the same as ``hidden``).
+    Only the actor plays; the critic exists for training, so it can be narrower: its share of the update's
+    matrix products is what a smaller one saves (the default config's critic is 128 wide).
     """
 
     def __init__(
-        self, obs_dim: int, n_actions: int, hidden: Sequence[int] = (256, 256, 256), critic_dim: int | None = None
+        self, obs_dim: int, n_actions: int, hidden: Sequence[int] = (256, 256, 256), critic_dim: int | None = None,
+        critic_hidden: Sequence[int] | None = None,
     ) -> None:
         super().__init__()
         self.obs_dim, self.n_actions = int(obs_dim), int(n_actions)
         self.hidden = [int(h) for h in hidden]
+        # Checkpoints written before critic_hidden existed have none: their critic is as wide as the actor.
+        self.critic_hidden = self.hidden if not critic_hidden else [int(h) for h in critic_hidden]
         self.critic_dim = None if critic_dim is None else int(critic_dim)
         self.actor = mlp(self.obs_dim, self.hidden, self.n_actions, out_std=0.01)
-        self.critic = mlp(self.critic_dim or self.obs_dim, self.hidden, 1, out_std=1.0)
+        self.critic = mlp(self.critic_dim or self.obs_dim, self.critic_hidden, 1, out_std=1.0)
 
     def kwargs(self) -> dict:
         """Constructor arguments, stored in checkpoints."""
-        return {"obs_dim": self.obs_dim, "n_actions": self.n_actions, "hidden": self.hidden, "critic_dim": self.critic_dim}
+        return {"obs_dim": self.obs_dim, "n_actions": self.n_actions, "hidden": self.hidden,
+                "critic_dim": self.critic_dim, "critic_hidden": self.critic_hidden}
 
     def dist(self, obs: torch.Tensor, mask: torch.Tensor) -> MaskedCategorical:
         return MaskedCategorical(self.actor(obs), mask)

@@ -83,7 +83,8 @@ class Subject:
         env = train.raw_env(**cfg.env_flags)
         obs_dim = env.observation_space("player_0")["observation"].shape[0]
         critic_dim = env.state_space.shape[0] if cfg.central_critic else None
-        self.model = ActorCritic(obs_dim, env.action_space("player_0").n, cfg.hidden, critic_dim).to(self.device)
+        self.model = ActorCritic(obs_dim, env.action_space("player_0").n, cfg.hidden, critic_dim,
+                                 getattr(cfg, "critic_hidden", None)).to(self.device)  # the old Config has none
         if hasattr(module, "make_optimizer"):
             self.opt = module.make_optimizer(self.model, cfg.lr, eps=1e-5)
         else:  # the old train.py: plain Adam

@@ -15,7 +15,9 @@ import torch
 
 import train
 from rook_env.agents.ppo_agent import PPOAgent
-from rook_env.agents.ppo_model import ActorCritic, CheckpointError, MaskedCategorical, load_checkpoint
+from rook_env.agents.ppo_model import (ActorCritic, CheckpointError, MaskedCategorical, load_checkpoint,
+                                       model_from_checkpoint)
+from torch import nn
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMOKE = os.path.join(ROOT, "configs", "smoke.yaml")
@@ -374,7 +376,7 @@ def test_a_whole_mapping_replaces_the_field(tmp_path):
     [("lrr=0.1", "lrr"), ("lr=fast", "lr"), ("lr=-1", "lr"), ("num_envs=0", "num_envs"),
      ("opponent_mix.experts=1", "opponent_mix"), ("env_flags.decks=full", "env_flags"),
      ("hidden=[]", "hidden"), ("central_critic=maybe", "central_critic"), ("lr=.inf", "lr"), ("lr=.nan", "lr"),
-     ("gamma=1.5", "gamma"), ("bc_batch=-1", "bc_batch"), ("hidden=[64, -1]", "hidden"), ("hidden=[a]", "hidden"),
+     ("gamma=1.5", "gamma"), ("bc_batch=-1", "bc_batch"), ("hidden=[64, -1]", "hidden"), ("critic_hidden=[0]", "critic_hidden"), ("hidden=[a]", "hidden"),
      ("hidden.x=1", "hidden"), ("opponent_mix.self=.inf", "opponent_mix"), ("opponent_mix.self=-1", "opponent_mix"),
      ("total_decisions=2.5", "total_decisions"), ("name=", "name"), ("name=a/b", "name"), ("seed=-1", "seed"),
      ("max_minutes=.inf", "max_minutes"), ("reward_scale=0", "reward_scale"), ("eval_opponents=[]", "eval_opponents"),
@@ -456,6 +458,25 @@ def test_corrupt_or_incompatible_checkpoints_give_clear_errors(tmp_path, capsys)
     # train.py --resume with a corrupt file: exit code 2 and the reason
     assert train.main(["--config", SMOKE, "--resume", str(junk)]) == 2
     assert "not a readable rook_env PPO checkpoint" in capsys.readouterr().err
+
+
+def test_critic_hidden_sizes_the_critic_alone_and_older_checkpoints_still_load(tmp_path):
+    m = ActorCritic(583, 58, [32, 32], 788, [16])
+    widths = lambda seq: [layer.out_features for layer in seq if isinstance(layer, nn.Linear)]  # noqa: E731
+    assert widths(m.actor) == [32, 32, 58] and widths(m.critic) == [16, 1] and m.critic[0].in_features == 788
+    path = tmp_path / "narrow.pt"
+    torch.save({"format": "rook_env.ppo", "format_version": 1, "model_kwargs": m.kwargs(), "model": m.state_dict(),
+                "env_flags": {}}, path)
+    back = model_from_checkpoint(load_checkpoint(str(path)), str(path))
+    assert widths(back.critic) == [16, 1] and all(torch.equal(a, b) for a, b in zip(back.parameters(), m.parameters()))
+    # a checkpoint from before critic_hidden existed: its critic is as wide as the actor
+    old = dict(m.kwargs(), critic_hidden=[32, 32])
+    del old["critic_hidden"]
+    assert ActorCritic(**old).critic_hidden == [32, 32]
+    # the config's critic_hidden reaches the trained network
+    s = train.train(_tiny(tmp_path, "narrow", "critic_hidden=[24]", "total_decisions=500"), quiet=True)
+    ckpt = load_checkpoint(str(tmp_path / "narrow" / "best.pt"))
+    assert ckpt["model_kwargs"]["critic_hidden"] == [24] and ckpt["model"]["critic.0.weight"].shape[0] == 24
 
 
 # ------------------------------------------------------------------------------ end to end
