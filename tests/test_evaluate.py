@@ -25,6 +25,7 @@ from rook_env.evaluation.replays import match_replays, select_rows
 from rook_env.evaluation.report import match_tables, print_tables, round_robin_tables
 from rook_env.evaluation.results import FIELD
 from rook_env.observation import DEFAULT_OBS_LAYOUT as OL
+from rook_env.observation import decode
 
 
 # ------------------------------------------------------------------------------ stand-in agents
@@ -513,3 +514,55 @@ def test_cli_replays_bad_input(argv, message, capsys):
         evaluate.main(argv)
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+class _ScoreSpy(RandomAgent):
+    """Random play that writes down the game score its observation shows at the start of every hand."""
+
+    seen: list[tuple[int, int]] = []
+
+    def reset(self) -> None:
+        self.first = True
+
+    def act(self, observation, info=None):
+        if self.first:
+            self.first = False
+            _ScoreSpy.seen.append(decode(observation["observation"]).scores)  # (my team, their team)
+        return super().act(observation, info)
+
+
+def test_game_scores_deal_every_hand_with_its_games_running_score():
+    _ScoreSpy.seen = []
+    res = evaluation.play_match(_ScoreSpy, "random", deals=40, seed=3, block_size=20, game_scores=True)
+    rec = res.records
+    assert res.game_scores and res.to_dict()["game_scores"] is True
+    # expected: each (block, seating) stream starts at 0-0 and restarts after a won game (RULES.md game end)
+    expected, finished = [], 0
+    running: dict[tuple[int, int], list[int]] = {}
+    for row in rec:
+        key = (int(row[FIELD["deal"]]) // 20, int(row[FIELD["seating"]]))
+        a, b = running.setdefault(key, [0, 0])
+        expected += [(a, b), (a, b)]  # both members of A saw it
+        a, b = a + int(row[FIELD["score_a"]]), b + int(row[FIELD["score_b"]])
+        if max(a, b) >= 300 and a != b:
+            a, b, finished = 0, 0, finished + 1
+        running[key] = [a, b]
+    assert _ScoreSpy.seen == expected
+    assert any(s != (0, 0) for s in expected) and finished == res.games["played"] > 0
+    # the default shows 0-0 to every hand, on the same cards and with the same results here (random play)
+    _ScoreSpy.seen = []
+    plain = evaluation.play_match(_ScoreSpy, "random", deals=40, seed=3, block_size=20)
+    assert set(_ScoreSpy.seen) == {(0, 0)} and not plain.game_scores
+    assert np.array_equal(plain.records, rec)
+
+
+def test_game_scores_results_do_not_depend_on_workers():
+    one = evaluation.play_match("heuristic", "random", deals=24, seed=5, block_size=6, game_scores=True)
+    two = evaluation.play_match("heuristic", "random", deals=24, seed=5, block_size=6, game_scores=True, workers=2)
+    assert _strip(one.to_dict()) == _strip(two.to_dict())
+
+
+def test_game_scores_cannot_be_replayed(capsys):
+    with pytest.raises(SystemExit):
+        evaluate.main(["random", "random", "--deals", "2", "--game-scores", "--replays", "1"])
+    assert "--game-scores" in capsys.readouterr().err

@@ -115,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--independent-seeds", action="store_true",
                    help="seed the agents of the two seatings independently (default: common random numbers, "
                         "so identical teams cancel exactly)")
+    p.add_argument("--game-scores", action="store_true",
+                   help="play real games to target_score: every hand is dealt with its game's running score, which "
+                        "agents see (default: every hand at 0-0, games built from the deal stream afterwards)")
     p.add_argument("--replays", type=int, default=0, metavar="N",
                    help="save N hands of the match as an HTML replay (two-team and rotation matches)")
     p.add_argument("--replays-by", choices=SELECT_BY, default="swing",
@@ -146,6 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error("--round-robin needs at least two team specs")
     if args.round_robin and args.replays:
         p.error("--replays saves hands of a two-team match, not of a round robin")
+    if args.game_scores and args.replays:
+        p.error("--replays records hands at 0-0; it cannot replay the running game scores of --game-scores")
     workers = _check_numbers(p, args)
     try:
         prepare_out_path("--json", args.json)
@@ -192,7 +197,7 @@ def _match_kwargs(args: argparse.Namespace, flags: dict, workers: int) -> dict:
     return dict(deals=args.deals, seed=args.seed, flags=flags, duplicate=not args.no_duplicate, workers=workers,
                 progress=not args.no_progress, confidence=args.confidence, n_boot=args.bootstrap,
                 strict=args.strict, block_size=args.block_size, check=False,
-                common_seeds=not args.independent_seeds)
+                common_seeds=not args.independent_seeds, game_scores=args.game_scores)
 
 
 def _field_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -280,7 +285,8 @@ def _call_partner_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> 
     """``--game call_partner``: a rotation match (:func:`rook_env.evaluation.call_partner.play_rotation_match`)."""
     for option, used in (("--round-robin", args.round_robin), ("--field", args.field), ("--opponents", args.opponents),
                          ("--no-duplicate", args.no_duplicate),
-                         ("--independent-seeds", args.independent_seeds), ("--plot", args.plot)):
+                         ("--independent-seeds", args.independent_seeds), ("--plot", args.plot),
+                         ("--game-scores", args.game_scores)):
         if used:
             p.error(f"{option} is not available with --game call_partner (a rotation match)")
     workers = _check_numbers(p, args)

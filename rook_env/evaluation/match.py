@@ -19,7 +19,13 @@ end rule, one stream per seating) with a Wilson interval; contracts, sets, mean 
 points as bidders / defenders; illegal actions (they must be zero: an illegal action raises in
 ``raw_env``; it is counted, replaced by the lowest legal action, and reported); fallbacks (the
 sum of the agents' ``fallbacks`` counters, for agents that keep one); speed.
-Hands are played with the game score at 0-0 (agents do not see the running game score).
+By default hands are played with the game score at 0-0 (agents do not see the running game score: the
+hand-level view the agents are trained on). ``game_scores=True`` plays real games instead: each seating's
+deal stream is cut into games to ``target_score`` as it is played, and every hand is dealt with the running
+score of its game (reset option ``scores``), so agents that read the score (a game-level agent) can play
+to it. Games restart at 0-0 at every block of deals (blocks stay independent, so ``workers`` does not
+change results); a game unfinished at a block's end is not counted. The cards of every deal are the
+same in both seatings, the scores each seating shows are its own game's.
 """
 
 from __future__ import annotations
@@ -33,12 +39,13 @@ import numpy as np
 
 from rook_env.agents.registry import TeamSpec, build_agent, check_team, parse_team, split_game
 from rook_env.env import raw_env
+from rook_env.observation import SCORE_CLIP
 from rook_env.loop import IllegalActionError, Step, play_turns, reset_agents
 
 from .blocks import cached_env, run_blocks
 from .deals import check_flags, derive_seed, make_deal
 from .results import DEFAULT_BLOCK_SIZE, FIELD, REC_FIELDS, MatchResult, team_stats
-from .stats import bootstrap_mean_ci, games_from_stream, wilson_interval
+from .stats import bootstrap_mean_ci, game_winner, games_from_stream, wilson_interval
 
 __all__ = ["play_match"]
 
@@ -59,6 +66,7 @@ class _Context:
     block_size: int
     deals: int
     common_seeds: bool = True
+    game_scores: bool = False
 
 
 def _fallbacks(agents: Sequence[Any], seating: int) -> list[int]:
@@ -110,15 +118,27 @@ def _run_block(block: int, ctx: _Context) -> list[tuple[int, ...]]:
     start = block * ctx.block_size
     stop = min(ctx.deals, start + ctx.block_size)
     agents = {seating: block_agents(ctx, block, seating) for seating in (0, 1)}
+    target = int(ctx.flags.get("target_score", 300))
+    limit = int(SCORE_CLIP * target)  # what reset accepts; the observation clips scores there anyway
+    game = {0: [0, 0], 1: [0, 0]}  # game_scores: each seating's running game score (A, B), 0-0 at a block's start
     out: list[tuple[int, ...]] = []
     for deal in range(start, stop):
         options, env_seed = make_deal(ctx.seed, deal, ctx.flags)
         for seating in (0, 1) if ctx.duplicate else (deal % 2,):
+            ta = seating  # team index (0: seats {0,2}) of A
+            if ctx.game_scores:
+                a, b = (min(max(x, -limit), limit) for x in game[seating])
+                options = dict(options, scores=[a, b] if ta == 0 else [b, a])
             res, illegal, fallbacks, steps = _play_hand(
                 env, agents[seating], options, env_seed, seating, ctx.strict, f"deal {deal}, seating {seating}"
             )
-            ta = seating  # team index (0: seats {0,2}) of A
             hs, ct = res["hand_scores"], res["counters"]
+            if ctx.game_scores:
+                g = game[seating]
+                g[0] += int(hs[ta])
+                g[1] += int(hs[1 - ta])
+                if game_winner(g[0], g[1], target) >= 0:
+                    g[0] = g[1] = 0
             out.append((
                 deal, seating, int((res["bidder"] & 1) == ta), int(res["bid"]), int(bool(res["made"])),
                 int(hs[ta]), int(hs[1 - ta]), int(ct[ta]), int(ct[1 - ta]),
@@ -137,8 +157,13 @@ def _summarise(records: np.ndarray, ctx: _Context, confidence: float, n_boot: in
     target = int(ctx.flags.get("target_score", 300))
     winners: list[int] = []
     unfinished = 0
-    for seating in sorted(set(records[:, FIELD["seating"]].tolist())) if ctx.duplicate else [None]:
-        rows = records if seating is None else records[records[:, FIELD["seating"]] == seating]
+    # One stream per seating; with game_scores one per (block, seating): the games the agents saw
+    streams = [records[:, FIELD["seating"]]] if ctx.duplicate else [np.zeros(len(records), np.int64)]
+    if ctx.game_scores:
+        streams.append(records[:, FIELD["deal"]] // ctx.block_size)
+    keys = np.stack(streams, axis=1)
+    for key in np.unique(keys, axis=0):
+        rows = records[(keys == key).all(axis=1)]
         w, pend = games_from_stream(zip(rows[:, FIELD["score_a"]].tolist(), rows[:, FIELD["score_b"]].tolist()), target)
         winners += w
         unfinished += pend
@@ -165,7 +190,7 @@ def _summarise(records: np.ndarray, ctx: _Context, confidence: float, n_boot: in
         fallbacks={"A": int(records[:, FIELD["fallbacks_a"]].sum()), "B": int(records[:, FIELD["fallbacks_b"]].sum())},
         hands=int(records.shape[0]), redeals=int(records[:, FIELD["redeals"]].sum()),
         steps=int(records[:, FIELD["steps"]].sum()), elapsed_s=elapsed, workers=workers, records=records,
-        common_seeds=ctx.common_seeds, block_size=ctx.block_size,
+        common_seeds=ctx.common_seeds, block_size=ctx.block_size, game_scores=ctx.game_scores,
     )
 
 
@@ -187,6 +212,7 @@ def play_match(
     block_size: int = DEFAULT_BLOCK_SIZE,
     check: bool = True,
     common_seeds: bool = True,
+    game_scores: bool = False,
 ) -> MatchResult:
     """Play team A against team B over ``deals`` seeded deals (each twice when ``duplicate``).
 
@@ -197,7 +223,9 @@ def play_match(
     definition); ``check``: build every member once up front to fail early on a bad spec;
     ``common_seeds``: seed the agent at seat ``s`` identically in both seatings (common random
     numbers: identical teams cancel exactly, swapping A and B negates every deal pair); False
-    seeds all eight seat-agents of a deal independently.
+    seeds all eight seat-agents of a deal independently. ``game_scores``: deal each hand with the running
+    score of its game (real games to ``target_score``, restarting at every block; see the module docstring)
+    instead of 0-0.
     """
     if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
         raise ValueError(f"deals must be a positive integer, got {deals!r}")
@@ -215,7 +243,8 @@ def play_match(
     if check:
         for t in teams:
             check_team(t, flags)
-    ctx = _Context(teams, flags, int(seed), bool(duplicate), bool(strict), int(block_size), deals, bool(common_seeds))
+    ctx = _Context(teams, flags, int(seed), bool(duplicate), bool(strict), int(block_size), deals, bool(common_seeds),
+                   bool(game_scores))
     n_blocks = (deals + block_size - 1) // block_size
     block_deals = [min(block_size, deals - b * block_size) for b in range(n_blocks)]
     workers = min(workers, n_blocks)

@@ -110,6 +110,7 @@ class MatchResult:
     records: np.ndarray = field(repr=False)  # one row per hand, columns REC_FIELDS
     common_seeds: bool = True
     block_size: int = DEFAULT_BLOCK_SIZE
+    game_scores: bool = False  # hands dealt with their game's running score (play_match(game_scores=True))
 
     @property
     def deals_per_s(self) -> float:
@@ -133,6 +134,7 @@ class MatchResult:
             "duplicate": self.duplicate,
             "common_seeds": self.common_seeds,
             "block_size": self.block_size,
+            "game_scores": self.game_scores,
             "flags": dict(self.flags),
             "confidence": self.confidence,
             "mean_points_per_deal": self.mean,

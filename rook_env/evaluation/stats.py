@@ -10,7 +10,8 @@ from typing import Iterable, Sequence
 import numpy as np
 
 __all__ = [
-    "bootstrap_mean_ci", "bradley_terry", "elo_from_strengths", "elo_ratings", "games_from_stream", "normal_quantile",
+    "bootstrap_mean_ci", "bradley_terry", "elo_from_strengths", "elo_ratings", "game_winner", "games_from_stream",
+    "normal_quantile",
     "wilson_interval",
 ]
 
@@ -130,9 +131,17 @@ def games_from_stream(
         a += da
         b += db
         pending += 1
-        if max(a, b) >= target and a != b:
-            winners.append(0 if a > b else 1)
+        w = game_winner(a, b, target)
+        if w >= 0:
+            winners.append(w)
             a, b = start
             pending = 0
     return winners, pending
+
+
+def game_winner(a: int, b: int, target: int = 300) -> int:
+    """RULES.md "Game end" after a hand with totals ``a`` (team A) and ``b``: 0 (A won), 1 (B won), -1 (play on)."""
+    if max(a, b) >= target and a != b:
+        return 0 if a > b else 1
+    return -1
 
