@@ -327,13 +327,15 @@ class Game:
         return agent if hasattr(agent, "act_batch") else RowByRow(agent)
 
 
-def duplicate_match(factory: Callable, opponent: str, deals: int, seed: int,
-                    flags: dict) -> tuple[float, tuple[float, float]]:
-    """Partnership duplicate (rook_env.evaluation.play_match): each deal with both seatings; points per deal."""
+def duplicate_match(factory: Callable, opponent: str, deals: int, seed: int, flags: dict,
+                    game_scores: bool = False) -> tuple[float, tuple[float, float]]:
+    """Partnership duplicate (rook_env.evaluation.play_match): each deal with both seatings; points per deal.
+    ``game_scores``: every hand is dealt with its game's running score (a game-episode run's agent reads it)."""
     from rook_env.evaluation import play_match
 
     flags = {k: v for k, v in flags.items() if k != "game"}
-    res = play_match(factory, opponent, deals=deals, seed=seed, flags=flags, duplicate=True, workers=1)
+    res = play_match(factory, opponent, deals=deals, seed=seed, flags=flags, duplicate=True, workers=1,
+                     game_scores=game_scores)
     return float(res.mean), tuple(float(x) for x in res.ci)
 
 
@@ -884,9 +886,11 @@ def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cf
     factory.name = "ppo(training)"
     spec = game.heuristic if opponent == "heuristic" else opponent
     # Matches play single hands and build games to target_score from the deal stream (games-to-target win
-    # rates), so a game-episode run (env_flags.episode=game) is evaluated on the same deals hand by hand.
+    # rates), so a game-episode run (env_flags.episode=game) is evaluated on the same deals hand by hand,
+    # each hand dealt with the running score of its game (the agent was trained to read it).
     flags = {k: v for k, v in game.agent_flags.items() if k != "episode"}
-    mean, (lo, hi) = game.match(factory, spec, deals, seed, flags)
+    game_level = cfg.env_flags.get("episode") == "game" and game.name == "partnership"
+    mean, (lo, hi) = game.match(factory, spec, deals, seed, flags, **({"game_scores": True} if game_level else {}))
     return {"opponent": opponent, "mean": mean, "ci95": [lo, hi], "half_width": (hi - lo) / 2, "deals": deals}
 
 

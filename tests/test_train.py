@@ -529,6 +529,23 @@ def test_game_episodes_train_and_are_evaluated_hand_by_hand(tmp_path):
     assert {"random", "heuristic"} <= set(s["best"]["eval"])
 
 
+def test_game_episode_runs_are_evaluated_with_the_running_game_score(monkeypatch):
+    import rook_env.evaluation as evaluation
+
+    seen, real = [], evaluation.play_match
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("game_scores"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(evaluation, "play_match", spy)
+    model = ActorCritic(583, 58, [16], 788)
+    for flags in ("env_flags={episode: game, reward: win_loss, target_score: 300}", "env_flags={}"):
+        cfg = train.make_train_config(SMOKE, [flags, "max_hands=12"])
+        assert train.evaluate_policy(model, "random", 2, 0, cfg)["deals"] == 2
+    assert seen == [True, False]
+
+
 def test_resume_continues_exactly(straight_run, tmp_path):
     assert straight_run["iterations"] >= 3
     cut = train.train(_tiny(tmp_path, "cut", "total_decisions=1000"), quiet=True)
