@@ -798,3 +798,18 @@ def test_ship_defaults_to_the_shipped_checkpoint_and_refuses_to_replace_it(smoke
     finally:
         os.chdir(cwd)
     assert "--force" in capsys.readouterr().err and os.path.getmtime(shipped) == before
+
+
+def test_exploitability_probe_copies_the_targets_network_shape(tmp_path):
+    spec = importlib.util.spec_from_file_location("exploit_tool", os.path.join(ROOT, "benchmarks", "exploitability.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    m = ActorCritic(583, 58, [32, 32], 788, [16])
+    target = tmp_path / "target.pt"
+    torch.save({"format": "rook_env.ppo", "format_version": 1, "model_kwargs": m.kwargs(), "model": m.state_dict(),
+                "env_flags": {}}, target)
+    cfg = module.probe_config(str(target), "target", 1.0, 1000, 10, "probe", [f"run_dir={tmp_path}"])
+    assert (cfg.hidden, cfg.critic_hidden, cfg.init_checkpoint) == ([32, 32], [16], str(target))
+    assert cfg.league == [str(target)] and cfg.opponent_mix == {"pool": 1.0} and cfg.bc_steps == 0
+    scratch = module.probe_config("heuristic", "scratch", 1.0, 1000, 10, "probe", [])
+    assert scratch.opponent_mix == {"heuristic": 1.0} and not scratch.init_checkpoint
