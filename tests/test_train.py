@@ -527,6 +527,9 @@ def test_game_episodes_train_and_are_evaluated_hand_by_hand(tmp_path):
     s = train.train(_tiny(tmp_path, "game", "env_flags={episode: game, reward: win_loss, target_score: 300}",
                           "max_hands=12", "total_decisions=1000"), quiet=True)
     assert {"random", "heuristic"} <= set(s["best"]["eval"])
+    # shipping a game-level agent evaluates it in real games (hands dealt with the running score)
+    info = _ship_tool().ship(str(tmp_path / "game"), str(tmp_path / "shipped_game"), deals=3)
+    assert all(r["command"].endswith("--game-scores") for r in info["held_out_eval"].values())
 
 
 def test_game_episode_runs_are_evaluated_with_the_running_game_score(monkeypatch):
