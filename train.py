@@ -105,6 +105,7 @@ from rook_env import raw_env
 from rook_env.agents import make_agent
 from rook_env.agents.ppo_agent import check_checkpoint_game
 from rook_env.agents.registry import GAMES, game_config
+from rook_env.evaluation.deals import hand_flags
 from rook_env.agents.ppo_model import (
     CHECKPOINT_FORMAT,
     CHECKPOINT_VERSION,
@@ -888,9 +889,9 @@ def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cf
     # Matches play single hands and build games to target_score from the deal stream (games-to-target win
     # rates), so a game-episode run (env_flags.episode=game) is evaluated on the same deals hand by hand,
     # each hand dealt with the running score of its game (the agent was trained to read it).
-    flags = {k: v for k, v in game.agent_flags.items() if k != "episode"}
-    game_level = cfg.env_flags.get("episode") == "game" and game.name == "partnership"
-    mean, (lo, hi) = game.match(factory, spec, deals, seed, flags, **({"game_scores": True} if game_level else {}))
+    flags, game_level = hand_flags(game.agent_flags)
+    extra = {"game_scores": True} if game_level and game.name == "partnership" else {}  # rotation matches: hands
+    mean, (lo, hi) = game.match(factory, spec, deals, seed, flags, **extra)
     return {"opponent": opponent, "mean": mean, "ci95": [lo, hi], "half_width": (hi - lo) / 2, "deals": deals}
 
 

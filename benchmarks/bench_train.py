@@ -207,7 +207,8 @@ def main(argv=None) -> None:
         c = s.cfg
         print(f"{s.name}: device {s.device}, torch threads {c.torch_threads}, num_envs {c.num_envs}, rollout "
               f"{c.rollout_decisions}, epochs {c.update_epochs}, minibatch {c.minibatch_size}, hidden {c.hidden}, "
-              f"critic {getattr(c, 'critic_hidden', None) or c.hidden}, central critic {c.central_critic}, mix {dict(c.opponent_mix)}")
+              f"critic {getattr(c, 'critic_hidden', None) or c.hidden}, central critic {c.central_critic}, "
+              f"mix {dict(c.opponent_mix)}")
     print(f"clock: {args.clock}; one warm-up iteration each, then {args.repeats} interleaved repeats\n")
     results = {s.name: [] for s in subjects}
     for s in subjects:

@@ -57,10 +57,8 @@ def ship(run_dir: str, dest: str, deals: int, seed: int = HELD_OUT_SEED, workers
                             "command": f"python evaluate.py --game call_partner --players {flags['players']} "
                                        f"ppo:{dest}.pt {opp_spec} --deals {deals} --seed {seed}"}
         else:
-            # evaluation plays hands; a game-episode agent's hands are dealt with their game's running score
-            games = flags.get("episode") == "game"
-            hand_flags = {k: v for k, v in flags.items() if k != "episode"}
-            res = evaluation.play_match(dest + ".pt", opp, deals=deals, seed=seed, flags=hand_flags, duplicate=True,
+            hands, games = evaluation.hand_flags(flags)  # a game-episode agent plays real games
+            res = evaluation.play_match(dest + ".pt", opp, deals=deals, seed=seed, flags=hands, duplicate=True,
                                         workers=workers, game_scores=games)
             results[opp] = {"mean": res.mean, "ci95": list(res.ci), "deals": deals, "seed": seed,
                             "pair_wins": res.pair_wins, "games": res.games, "seconds": round(time.time() - t0, 1),

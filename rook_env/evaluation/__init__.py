@@ -37,7 +37,7 @@ from __future__ import annotations
 from rook_env.loop import IllegalActionError
 
 from .call_partner import AgentStats, RotationResult, play_rotation_match
-from .deals import check_flags, derive_seed, make_deal
+from .deals import check_flags, derive_seed, hand_flags, make_deal
 from .field import DEFAULT_FIELD, FieldResult, default_field, play_field
 from .match import play_match
 from .results import DEFAULT_BLOCK_SIZE, REC_FIELDS, MatchResult, TeamStats
@@ -47,6 +47,7 @@ from .stats import (
     bradley_terry,
     elo_from_strengths,
     elo_ratings,
+    game_winner,
     games_from_stream,
     wilson_interval,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "DEFAULT_BLOCK_SIZE", "DEFAULT_FIELD", "REC_FIELDS", "FieldResult", "IllegalActionError", "MatchResult",
     "RoundRobinResult", "TeamStats",
     "bootstrap_mean_ci", "bradley_terry", "check_flags", "default_field", "derive_seed", "elo_from_strengths",
-    "elo_ratings", "games_from_stream", "make_deal", "play_field", "play_match", "rating_intervals", "round_robin",
+    "elo_ratings", "game_winner", "games_from_stream", "hand_flags", "make_deal", "play_field", "play_match",
+    "rating_intervals", "round_robin",
     "wilson_interval",
 ]

@@ -13,7 +13,7 @@ from rook_env.call_partner.rules import CallPartnerState
 from rook_env.cards import bits
 from rook_env.rules import RookState
 
-__all__ = ["check_flags", "derive_seed", "make_deal"]
+__all__ = ["check_flags", "derive_seed", "hand_flags", "make_deal"]
 
 
 def derive_seed(*parts: Any) -> int:
@@ -37,6 +37,14 @@ def make_deal(seed: int, index: int, flags: Mapping[str, Any] | None = None) -> 
     state.new_game(dealer=index % seats)
     options = {"hands": [bits(h) for h in state.hands], "nest": bits(state.nest), "dealer": index % seats}
     return options, derive_seed("env", seed, index)
+
+
+def hand_flags(flags: Mapping[str, Any] | None) -> tuple[dict[str, Any], bool]:
+    """A training run's rule flags as evaluation takes them: ``(flags without episode, game_scores)``.
+    Evaluation plays single hands; an ``episode="game"`` agent reads the running score, so its hands are
+    dealt with their game's score (``play_match(..., game_scores=True)``)."""
+    flags = dict(flags or {})
+    return flags, flags.pop("episode", "hand") == "game"
 
 
 def check_flags(flags: Mapping[str, Any] | None) -> dict[str, Any]:
