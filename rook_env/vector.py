@@ -84,6 +84,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from gymnasium import spaces
 
+from . import kernels
 from .cards import N_COLOURS, N_SEATS, layout_for
 from .config import make_config
 from .env import OPTION_KEYS
@@ -91,6 +92,7 @@ from .observation import REL, REL_ONE_HOT, SCORE_CLIP, obs_layout
 from .rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState, contract_tables
 
 ILLEGAL_MODES = ("raise", "terminate")
+BACKENDS = ("auto", "numpy", "numba")  # "auto": numba where installed (rook_env.kernels)
 SEATS = np.arange(N_SEATS)
 U64 = np.dtype("<u8")  # card sets; little-endian so that a view as bytes unpacks bit i to element i
 # info["hand"]: name -> column(s) of one (N, FACT_COLUMNS) int64 array ("made" is returned as bool)
@@ -105,6 +107,8 @@ FACT_DEFAULTS = np.array([-1, -1, -1, 0] + [0] * 10 + [-1, -1], np.int64)  # whe
 EXTRA_FACT_DEFAULTS = {"circus": 0, "call": -1}
 # Per-hand state of a fresh deal: n_discards, high_bid (bid level index), bidder, n_passed, trump, leader,
 # trick_len, n_tricks (finished this hand), last_trick_team, nest_has_counters (0/1), call (trump call index).
+HAND_STATE_COLUMNS = ("n_discards", "high_bid", "bidder", "n_passed", "trump", "leader", "trick_len", "n_tricks",
+                      "last_trick_team", "nest_has_counters", "call")
 HAND_STATE_INIT = np.array([0, -1, -1, 0, -1, -1, 0, 0, -1, 0, -1], np.int64)
 # The observation's scaled numbers, counters .. scores, as offsets from ``counters``.
 NUM_SIZE = 7  # counters 2 + tricks_won 2 + tricks_left 1 + scores 2
@@ -124,13 +128,22 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random legal action per row of an ``(N, A)`` 0/1 mask (vectorised), int64.
 
     One uniform draw per row picks the k-th legal action (k < number of legal actions);
-    every row needs at least one legal action."""
+    every row needs at least one legal action. Compiled where numba is installed (the same
+    actions: :func:`pick_legal` is the reference)."""
+    u = rng.random(mask.shape[0])
+    if kernels.AVAILABLE:
+        return kernels.pick_legal(mask, u, np.full(mask.shape[0], -1, np.int64))
+    return pick_legal(mask, u)
+
+
+def pick_legal(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """The k-th legal action of each row of ``mask``, k = floor(``u`` * number of legal actions), numpy."""
     n, A = mask.shape
     legal = mask.reshape(-1) != 0
     pos = legal.nonzero()[0]  # the legal actions' flat positions, row after row
     row_start = np.arange(0, n * A, A)
     count = np.add.reduceat(legal, row_start, dtype=np.int64)  # legal actions per row
-    k = (rng.random(n) * count).astype(np.int64)
+    k = (u * count).astype(np.int64)
     return pos[np.cumsum(count) - count + k] - row_start
 
 
@@ -165,6 +178,7 @@ class RookVectorEnv:
         illegal_action: str = "raise",
         illegal_reward: float = -1.0,
         deal_source: DealSource | None = None,
+        backend: str = "auto",
         **flags: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs <= 0:
@@ -173,6 +187,10 @@ class RookVectorEnv:
             raise ValueError(f"max_hands={max_hands!r} must be a positive integer or None")
         if illegal_action not in ILLEGAL_MODES:
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed; allowed values: {', '.join(ILLEGAL_MODES)}")
+        if backend not in BACKENDS:
+            raise ValueError(f"backend={backend!r} is not allowed; allowed values: {', '.join(BACKENDS)}")
+        if backend == "numba" and not kernels.AVAILABLE:
+            raise ValueError("backend='numba' needs the numba package: pip install 'rook_env[fast]' (or numba)")
         if deal_source is not None and not callable(deal_source):
             raise ValueError(f"deal_source={deal_source!r} must be callable(tables, new_game) or None")
         self.num_envs = N = int(num_envs)
@@ -180,6 +198,8 @@ class RookVectorEnv:
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
         self.deal_source = deal_source
+        # "numba": play, legality and the observation gather run as compiled loops (rook_env.kernels)
+        self.backend = ("numba" if kernels.AVAILABLE else "numpy") if backend == "auto" else backend
         self.config = cfg = make_config(**flags)
         self.layout = L = layout_for(cfg)
         self.obs_layout = ol = obs_layout(cfg)
@@ -247,6 +267,18 @@ class RookVectorEnv:
         self._mask: np.ndarray | None = None  # returned to the caller; legality is checked on _legal
         self._legal: np.ndarray | None = None  # (N, words) uint64: the legal actions as bits
         self._obs_now: np.ndarray | None = None
+        if self.backend == "numba":  # the kernels' constants (see their docstrings for the order)
+            ol, L = self.obs_layout, self.layout
+            self._k_play_ints = np.array(
+                [D, L.n_cards, L.n_tricks, N_COLOURS, self._black_two, self._rook, ol.LEADER, NUM_SIZE,
+                 *[HAND_STATE_COLUMNS.index(c) for c in ("leader", "trick_len", "n_tricks", "last_trick_team",
+                                                          "call")]], np.int64)
+            self._k_refresh_u64 = np.array([self._no_counter, self._counter_mask, self._bid0_bit, self._redeal_bit,
+                                            self._trump_bits, self._circus_bit], U64)
+            self._k_refresh_ints = np.array([L.n_cards, self._free_key, self._extra_shift, self._german,
+                                             cfg.no_counter_redeal == "on", self._circus_on], np.int64)
+            self._k_rel_one_hot = np.ascontiguousarray(REL_ONE_HOT_U8)
+            self._k_ended = np.empty(N, np.int64)
 
     # ------------------------------------------------------------------ lookup tables
     def _build_tables(self) -> None:
@@ -608,6 +640,14 @@ class RookVectorEnv:
     # ------------------------------------------------------------------ phases
     def _step_play(self, p: np.ndarray, c: np.ndarray) -> np.ndarray:
         """Play card ``c`` at tables ``p``; returns the tables whose hand just ended."""
+        if self.backend == "numba":
+            ended = self._k_ended
+            n = kernels.play_cards(
+                p, c, self.current, self._hands_flat, self._trick_flat, self._hand_state, self._points_flat,
+                self._tricks_won_flat, self.discards, self._flat, self._num_flat, self._card_bit, self._card_off,
+                self._card_val, self._play_off, self._eff, self._power_flat, self._card_points, self._k_rel_one_hot,
+                self._all_rows, self._totals_div, self._k_play_ints, ended)
+            return ended[:n].copy()
         ol, L, f = self.obs_layout, self.layout, self._flat
         s = self.current[p]
         row = self._row_of[p]  # (table, seat 0) in the flat (N * 4,) views
@@ -878,6 +918,17 @@ class RookVectorEnv:
     def _refresh(self) -> None:
         """The mask and observation of the seat to act at every table, from the state."""
         N, L = self.num_envs, self.layout
+        if self.backend == "numba":
+            self._legal = np.empty((N, self._n_words), U64)
+            self._mask = np.empty((N, L.n_actions), np.int8)
+            self._obs_now = np.empty((N, self.obs_dim), np.float32)
+            kernels.refresh(
+                self._phase, self.current, self._hands_flat, self.trick_len, self._trick_flat, self.call,
+                self.n_passed, self.high_bid, self.circus, self._follow, self._follow_plus, self._phase_cards,
+                self._pass_and_bids_above, self._call_trumps, self._k_refresh_u64, self._k_refresh_ints,
+                self._obs.reshape(-1, self.obs_dim), self._num.reshape(-1, NUM_SIZE), self.obs_layout.COUNTERS,
+                self._legal, self._mask, self._obs_now)
+            return
         n = L.n_cards
         phase, cur = self._phase, self.current
         counts = np.bincount(phase, minlength=len(PHASE_NAMES))

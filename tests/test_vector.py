@@ -23,7 +23,8 @@ import rook_env
 from rook_env.cards import bits
 from rook_env.env import AGENT_SEAT, AGENTS
 from rook_env.rules import BID, CIRCUS, DISCARD, PLAY
-from rook_env.vector import RookVectorEnv, sample_legal
+from rook_env import kernels
+from rook_env.vector import RookVectorEnv, pick_legal, sample_legal
 
 HAND_KEYS = ("bidder", "bid", "trump", "made", "counters", "bonus", "hand_scores", "scores", "tricks_won",
              "last_trick_team", "game_winner")
@@ -42,7 +43,7 @@ class LockStep:
     """``n`` raw envs and one engine, stepped together with the same actions."""
 
     def __init__(self, n: int, flags: dict, seed: int, max_hands: int | None = None, illegal_p: float = 0.0,
-                 circus_p: float = 0.0):
+                 circus_p: float = 0.0, backend: str = "numpy"):
         self.flags, self.illegal_p, self.circus_p = flags, illegal_p, circus_p
         self.rng = np.random.default_rng(seed)
         self.py_rng = random.Random(seed)
@@ -54,8 +55,9 @@ class LockStep:
             e.reset(seed=self.py_rng.randrange(1 << 30))
         self.vec = RookVectorEnv(
             n, max_hands=max_hands, deal_source=self.source,
-            illegal_action="terminate" if illegal_p else "raise", illegal_reward=-7.0, **flags,
+            illegal_action="terminate" if illegal_p else "raise", illegal_reward=-7.0, backend=backend, **flags,
         )
+        assert self.vec.backend == backend
         self.obs, info = self.vec.reset(options=[deal_of(e, True) for e in self.raws])
         self.seat, self.mask = info["seat"], info["action_mask"]
         self.hand_keys = (HAND_KEYS + (("circus",) if self.vec.config.circus_rook == "on" else ())
@@ -188,22 +190,28 @@ CIRCUS_CONFIGS = [
 ]
 
 
+# Both backends of the engine: numpy (the reference) and the compiled kernels (rook_env.kernels).
+BACKENDS = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(not kernels.AVAILABLE, reason="numba is not installed"))]
+
+
 def _id(flags: dict) -> str:
     return ",".join(f"{k}={v}" for k, v in flags.items()) or "default"
 
 
 @pytest.mark.parametrize("flags", CONFIGS, ids=_id)
-def test_lockstep_with_raw_env(flags):
-    ls = LockStep(6, flags, seed=len(_id(flags)))
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lockstep_with_raw_env(flags, backend):
+    ls = LockStep(6, flags, seed=len(_id(flags)), backend=backend)
     ls.run(hands=40)
     assert ls.hands >= 40
 
 
 @pytest.mark.parametrize("flags", CIRCUS_CONFIGS, ids=_id)
-def test_lockstep_circus_paths_are_exercised(flags):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lockstep_circus_paths_are_exercised(flags, backend):
     """Circus Rook in lock-step: hands with and without a circus call, the four passes and their delivery,
     the namer's contracts (low and no trump among them with extended calls) and the namer's lead."""
-    ls = LockStep(8, flags, seed=11 + len(_id(flags)), circus_p=0.3)
+    ls = LockStep(8, flags, seed=11 + len(_id(flags)), circus_p=0.3, backend=backend)
     ls.run(hands=48)
     assert ls.circus_hands >= 4 and ls.hands - ls.circus_hands >= 4, (ls.circus_hands, ls.hands)
     assert ls.circus_passes >= 4 * ls.circus_hands
@@ -215,17 +223,19 @@ def test_lockstep_circus_paths_are_exercised(flags):
 
 @pytest.mark.parametrize("flags", [{"episode": "game", "target_score": 300},
                                    {"episode": "game", "reward": "win_loss", "all_pass": "redeal"}], ids=_id)
-def test_lockstep_max_hands_truncation(flags):
-    ls = LockStep(6, flags, seed=3, max_hands=3)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lockstep_max_hands_truncation(flags, backend):
+    ls = LockStep(6, flags, seed=3, max_hands=3, backend=backend)
     ls.run(hands=40)
     assert ls.episodes >= 6
 
 
 @pytest.mark.parametrize("flags", [{}, {"episode": "game", "target_score": 150, "deck": "full"},
                                    {"circus_rook": "on", "rook_bird": "off", "nest": "off"}], ids=_id)
-def test_lockstep_terminate_mode_matches_env(flags):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lockstep_terminate_mode_matches_env(flags, backend):
     """illegal_action="terminate" against rook_env.env(): offender gets illegal_reward, the episode ends."""
-    ls = LockStep(6, flags, seed=5, illegal_p=0.02)
+    ls = LockStep(6, flags, seed=5, illegal_p=0.02, backend=backend)
     ls.run(hands=30)
     assert ls.illegal > 0
 
@@ -240,21 +250,25 @@ ALL_COMBOS = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize("flags", CONFIGS, ids=_id)
-def test_lockstep_many_hands(flags):
-    ls = LockStep(16, flags, seed=100 + len(_id(flags)))
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lockstep_many_hands(flags, backend):
+    ls = LockStep(16, flags, seed=100 + len(_id(flags)), backend=backend)
     ls.run(hands=400)
 
 
 @pytest.mark.slow
-def test_lockstep_circus_many_hands():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lockstep_circus_many_hands(backend):
     ls = LockStep(16, {"circus_rook": "on", "trump_calls": "extended", "episode": "game", "target_score": 200,
-                       "first_lead": "left_of_bidder", "last_trick_bonus": 20}, seed=77, circus_p=0.3)
+                       "first_lead": "left_of_bidder", "last_trick_bonus": 20}, seed=77, circus_p=0.3,
+                  backend=backend)
     ls.run(hands=600)
     assert ls.circus_hands >= 100
 
 
 @pytest.mark.slow
-def test_lockstep_every_flag_combination():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lockstep_every_flag_combination(backend):
     """All 288 combinations of the enumerated rule flags, a few hands each (reward flags rotate)."""
     total = 0
     for k, flags in enumerate(ALL_COMBOS):
@@ -262,7 +276,7 @@ def test_lockstep_every_flag_combination():
                      majority_tricks_bonus=20 * (k % 2), last_trick_bonus=10 * (k % 5 == 0))
         if flags["episode"] == "game":
             flags["target_score"] = 150
-        ls = LockStep(4, flags, seed=k)
+        ls = LockStep(4, flags, seed=k, backend=backend)
         ls.run(hands=12)
         total += ls.hands
     assert total >= 12 * len(ALL_COMBOS)
@@ -532,6 +546,7 @@ def test_sample_legal_is_the_kth_legal_action_of_one_draw(dtype):
             want = [np.flatnonzero(row)[int(ui * np.count_nonzero(row))] for row, ui in zip(mask, u)]
             assert got.dtype == np.int64 and got.shape == (n,)
             assert got.tolist() == want
+            assert pick_legal(mask, u).tolist() == want  # the numpy reference (sample_legal may be compiled)
 
 
 def test_sample_legal_is_uniform_over_the_legal_actions():
