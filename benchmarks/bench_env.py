@@ -9,7 +9,10 @@ so the ratios are meaningful on a noisy shared machine:
 - ``rook_env.RookState`` (the pure rules core: legal actions + apply, no observation)
 - ``rook_env.vector.RookVectorEnv`` with N = 1, 64, 1024 tables: every step produces the
   acting seats' observations ``(N, obs_dim)`` and masks ``(N, A)``, and the random legal
-  actions are drawn vectorised (``rook_env.vector.sample_legal``); agent steps = N per step
+  actions are drawn vectorised (``rook_env.vector.sample_legal``); agent steps = N per step.
+  Both backends where numba is installed: ``numba`` (the compiled kernels of
+  ``rook_env.kernels``, what ``backend="auto"`` takes) and ``numpy`` (numpy alone, its
+  actions drawn by the numpy ``pick_legal``)
 - OpenSpiel ``spades`` (PyPI ``open-spiel``), the reference: observation tensor and
   legal actions read at every step
 - optionally (``--pz-wrappers``) ``raw_env`` under PettingZoo's three standard classic
@@ -39,7 +42,8 @@ import numpy as np
 
 import rook_env
 from rook_env.rules import OVER, RookState
-from rook_env.vector import RookVectorEnv, sample_legal
+from rook_env import kernels
+from rook_env.vector import RookVectorEnv, pick_legal, sample_legal
 
 VECTOR_SIZES = (1, 64, 1024)
 CLOCK = time.perf_counter  # --clock cpu: time.process_time (CPU seconds: robust to other processes)
@@ -80,19 +84,25 @@ def bench_rules(steps: int, seed: int = 0) -> float:
     return done / (CLOCK() - start)
 
 
-def bench_vector(num_envs: int, steps: int, seed: int = 0) -> float:
+def numpy_sample(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """sample_legal without the compiled kernels (the same actions)."""
+    return pick_legal(mask, rng.random(mask.shape[0]))
+
+
+def bench_vector(num_envs: int, steps: int, seed: int = 0, backend: str = "auto") -> float:
     """Agent steps/s of the batched engine: ``num_envs`` agent steps per ``step`` call."""
-    env = RookVectorEnv(num_envs)
+    env = RookVectorEnv(num_envs, backend=backend)
+    sample = sample_legal if env.backend == "numba" else numpy_sample
     _obs, info = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     mask = info["action_mask"]
     for _ in range(WARMUP_STEPS):
-        _obs, _rew, _term, _trunc, info = env.step(sample_legal(mask, rng))
+        _obs, _rew, _term, _trunc, info = env.step(sample(mask, rng))
         mask = info["action_mask"]
     calls = min(max(steps // num_envs, 50), 2000)
     start = CLOCK()
     for _ in range(calls):
-        _obs, _rew, _term, _trunc, info = env.step(sample_legal(mask, rng))
+        _obs, _rew, _term, _trunc, info = env.step(sample(mask, rng))
         mask = info["action_mask"]
     return calls * num_envs / (CLOCK() - start)
 
@@ -166,8 +176,13 @@ def main() -> None:
         "rook_env.env()": lambda: bench_aec(rook_env.env, args.steps),
         "rook_env.RookState (rules only)": lambda: bench_rules(args.steps),
     })
-    for n in VECTOR_SIZES:
-        subjects[f"RookVectorEnv N={n}"] = lambda n=n: bench_vector(n, args.vector_steps)
+    backends = ("numba", "numpy") if kernels.AVAILABLE else ("numpy",)
+    if not kernels.AVAILABLE:
+        print("numba is not installed: RookVectorEnv is measured on its numpy backend only (pip install numba)")
+    for backend in backends:
+        for n in VECTOR_SIZES:
+            subjects[f"RookVectorEnv N={n} ({backend})"] = \
+                lambda n=n, b=backend: bench_vector(n, args.vector_steps, backend=b)
     if args.pz_wrappers:
         subjects["raw_env + PettingZoo classic wrappers"] = lambda: bench_aec(pz_wrapped, args.steps)
     results: dict[str, list[float]] = {name: [] for name in subjects}

@@ -7,13 +7,16 @@ of ``raw_env``;
 bitmasks (bit ``id``; the full deck's 57 cards fit), every table's state is one row of a
 few arrays, and legality, trick resolution, scoring and the incremental update of all four
 seats' observations are masked array operations per phase: no Python loop over tables
-in :meth:`RookVectorEnv.step`. numpy only (no torch).
+in :meth:`RookVectorEnv.step`. numpy only (no torch). With ``backend="numba"`` (what
+``"auto"`` takes where numba is installed) card play, legality with the observation gather
+and :func:`sample_legal` run as the compiled loops of :mod:`rook_env.kernels` instead, on
+the same state arrays; ``backend="numpy"`` is the reference the kernels mirror.
 
 API (in the style of gymnasium's vector environments and Pgx; ``N = num_envs``,
 ``D = obs_dim``, ``A = n_actions``)::
 
     env = RookVectorEnv(N, max_hands=None, illegal_action="raise", illegal_reward=-1.0,
-                        deal_source=None, **flags)
+                        deal_source=None, backend="auto", **flags)
     obs, info = env.reset(seed=None, options=None)
     obs, rewards, terminated, truncated, info = env.step(actions)
 
@@ -132,7 +135,7 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     actions: :func:`pick_legal` is the reference)."""
     u = rng.random(mask.shape[0])
     if kernels.AVAILABLE:
-        return kernels.pick_legal(mask, u, np.full(mask.shape[0], -1, np.int64))
+        return kernels.compiled().pick_legal(mask, u, np.full(mask.shape[0], -1, np.int64))
     return pick_legal(mask, u)
 
 
@@ -268,6 +271,7 @@ class RookVectorEnv:
         self._legal: np.ndarray | None = None  # (N, words) uint64: the legal actions as bits
         self._obs_now: np.ndarray | None = None
         if self.backend == "numba":  # the kernels' constants (see their docstrings for the order)
+            self._kernels = kernels.compiled()
             ol, L = self.obs_layout, self.layout
             self._k_play_ints = np.array(
                 [D, L.n_cards, L.n_tricks, N_COLOURS, self._black_two, self._rook, ol.LEADER, NUM_SIZE,
@@ -642,7 +646,7 @@ class RookVectorEnv:
         """Play card ``c`` at tables ``p``; returns the tables whose hand just ended."""
         if self.backend == "numba":
             ended = self._k_ended
-            n = kernels.play_cards(
+            n = self._kernels.play_cards(
                 p, c, self.current, self._hands_flat, self._trick_flat, self._hand_state, self._points_flat,
                 self._tricks_won_flat, self.discards, self._flat, self._num_flat, self._card_bit, self._card_off,
                 self._card_val, self._play_off, self._eff, self._power_flat, self._card_points, self._k_rel_one_hot,
@@ -922,7 +926,7 @@ class RookVectorEnv:
             self._legal = np.empty((N, self._n_words), U64)
             self._mask = np.empty((N, L.n_actions), np.int8)
             self._obs_now = np.empty((N, self.obs_dim), np.float32)
-            kernels.refresh(
+            self._kernels.refresh(
                 self._phase, self.current, self._hands_flat, self.trick_len, self._trick_flat, self.call,
                 self.n_passed, self.high_bid, self.circus, self._follow, self._follow_plus, self._phase_cards,
                 self._pass_and_bids_above, self._call_trumps, self._k_refresh_u64, self._k_refresh_ints,

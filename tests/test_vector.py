@@ -413,10 +413,45 @@ def test_bad_actions_raise(actions, match):
     ({"num_envs": 2, "deck": "short"}, "deck"),
     ({"num_envs": 2, "colour": 3}, "unknown rule flag"),
     ({"num_envs": 2, "deal_source": 5}, "deal_source"),
+    ({"num_envs": 2, "backend": "jax"}, "backend='jax' is not allowed"),
 ])
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         RookVectorEnv(**kwargs)
+
+
+def test_backend_choice_without_numba(monkeypatch):
+    """"auto" takes numba where it is installed and numpy otherwise; asking for numba without it is an error
+    that says what to install, and sample_legal draws the same actions either way."""
+    assert RookVectorEnv(2).backend == ("numba" if kernels.AVAILABLE else "numpy")
+    mask = (np.random.default_rng(0).random((50, 70)) < 0.3).astype(np.int8)
+    mask[:, 5] = 1
+    with_kernels = sample_legal(mask, np.random.default_rng(1))
+    monkeypatch.setattr(kernels, "AVAILABLE", False)
+    assert RookVectorEnv(2).backend == "numpy"
+    with pytest.raises(ValueError, match=r"backend='numba' needs the numba package: pip install 'rook_env\[fast\]'"):
+        RookVectorEnv(2, backend="numba")
+    assert sample_legal(mask, np.random.default_rng(1)).tolist() == with_kernels.tolist()
+
+
+@pytest.mark.skipif(not kernels.AVAILABLE, reason="numba is not installed")
+def test_backends_give_the_same_tables_for_a_seed():
+    """The two backends are one engine: seeded deals, actions, observations, masks, rewards and facts agree
+    (the deals are drawn by numpy in both), at every step of game episodes with redeals."""
+    flags = {"episode": "game", "target_score": 200, "all_pass": "redeal"}
+    envs = [RookVectorEnv(32, backend=b, **flags) for b in ("numpy", "numba")]
+    outs = [e.reset(seed=9) for e in envs]
+    rng = np.random.default_rng(9)
+    for _ in range(400):
+        assert np.array_equal(outs[0][0], outs[1][0]) and np.array_equal(outs[0][-1]["action_mask"],
+                                                                          outs[1][-1]["action_mask"])
+        a = sample_legal(outs[0][-1]["action_mask"], rng)
+        outs = [e.step(a) for e in envs]
+        for x, y in zip(outs[0][1:4], outs[1][1:4]):
+            assert np.array_equal(x, y)
+        for k in outs[0][-1]["hand"]:
+            assert np.array_equal(outs[0][-1]["hand"][k], outs[1][-1]["hand"][k]), k
+    assert all(e.hands_played.sum() > 0 for e in envs)
 
 
 def test_use_before_reset_raises():
