@@ -195,12 +195,17 @@ def main() -> None:
     raw = median["rook_env.raw_env"]
     print(f"one core ({core}), {args.clock} clock, {args.repeats} interleaved repeats; "
           "agent steps/s: median [min, max]")
-    print(f"{'subject':40s} {'median':>11s} {'range':>25s} {'vs spades':>10s} {'vs raw_env':>11s}")
+    print(f"{'subject':40s} {'median':>11s} {'range':>25s} {'vs spades':>10s} {'vs raw_env':>11s} "
+          f"{'vs spades, each repeat [min, max]':>34s}")
+    spades = results.get("open_spiel spades (reference)")
     for name, values in results.items():
         m = median[name]
         rng_txt = f"[{min(values):,.0f}, {max(values):,.0f}]"
         vs_ref = f"{m / ref:.2f}x" if ref else "-"
-        print(f"{name:40s} {m:11,.0f} {rng_txt:>25s} {vs_ref:>10s} {m / raw:10.2f}x")
+        # each repeat against the spades measurement of the same round (the same machine state)
+        paired = [v / s for v, s in zip(values, spades)] if spades else []
+        paired_txt = f"[{min(paired):.2f}x, {max(paired):.2f}x]" if paired else "-"
+        print(f"{name:40s} {m:11,.0f} {rng_txt:>25s} {vs_ref:>10s} {m / raw:10.2f}x {paired_txt:>34s}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(
