@@ -1,7 +1,8 @@
 """Building agents from specs: ``make_agent`` and the team specs of matches.
 
-An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped checkpoint) or a path to a
-checkpoint ending in ``.pt`` for the partnership game; ``"random"``, ``"call_partner_heuristic"`` or a
+An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped checkpoint), a path to a
+checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards on top of that agent, which
+bids, discards and names trump: ``"search:ppo"``) for the partnership game; ``"random"``, ``"call_partner_heuristic"`` or a
 train.py checkpoint given as ``"ppo:<path>"`` for call-your-partner Rook (``"ppo:<path>"`` works in
 both games). A checkpoint plays only the game (and call-your-partner table size) it was trained
 for: loading it elsewhere raises ``CheckpointError`` saying which game it was trained for. The rule flags handed to :func:`make_agent` pick the game with their
@@ -40,7 +41,8 @@ DEFAULT_GAME = "partnership"
 GAME_SPECS = {"partnership": ("random", "heuristic", "search", "ppo"), "call_partner": ("random", "call_partner_heuristic")}
 AGENT_SPECS = ("random", "heuristic", "search", "ppo", "call_partner_heuristic")  # besides a checkpoint path ending in .pt
 _SPEC_HELP = {
-    "partnership": "use 'random', 'heuristic', 'search', 'ppo', a checkpoint path ending in .pt or 'rllib:<checkpoint dir>'",
+    "partnership": "use 'random', 'heuristic', 'search', 'ppo', a checkpoint path ending in .pt, 'search:<spec>' "
+                   "(e.g. 'search:ppo') or 'rllib:<checkpoint dir>'",
     "call_partner": "call-your-partner Rook takes 'random', 'call_partner_heuristic' or 'ppo:<path>' "
                     "(a checkpoint trained with game: call_partner)",
 }
@@ -93,10 +95,12 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
                          f"not the partnership game; {_SPEC_HELP[game]}")
     if spec == "heuristic":
         return HeuristicAgent(seed=seed, **rules)
-    if spec == "search":
+    if spec == "search" or spec.startswith("search:"):
         from .search import SearchAgent
 
-        return SearchAgent(seed=seed, **rules)
+        # "search:<spec>": search plays the cards, the agent <spec> bids, discards and names trump
+        base = make_agent(spec[len("search:"):], seed=seed, **flags) if spec != "search" else None
+        return SearchAgent(seed=seed, base=base, **rules)
     if spec == "ppo" or spec.endswith(".pt"):
         from .ppo_agent import PPOAgent  # needs torch (the [train] extra): imported only when asked for
 

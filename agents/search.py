@@ -14,7 +14,9 @@ rule flags). Each card-play decision:
 4. plays the card with the best mean (ties: the cheaper card, by points then rank). Every
    card is scored on the same worlds (common random numbers).
 
-Bidding, discarding and naming trump are the heuristic's (:mod:`.heuristic`). One legal card is
+Bidding, discarding and naming trump are the heuristic's (:mod:`.heuristic`), or those of any
+``base`` agent given (``SearchAgent(base=PPOAgent.load())``, spec ``"search:ppo"``: search at play
+time on top of a trained network, which bids, discards and names trump). One legal card is
 played without search. If something goes wrong (an observation it cannot read, no consistent
 deal) it plays the heuristic's card and counts a ``fallback``.
 
@@ -54,13 +56,17 @@ MAX_SAMPLES = 10_000
 
 
 class SearchAgent:
-    """Determinised search for card play, heuristic bidding and discards (see the module docstring)."""
+    """Determinised search for card play; the heuristic's (or ``base``'s) bidding, discards and trump
+    (see the module docstring)."""
 
     strict = False  # tests set this to re-raise internal errors instead of falling back
 
     def __init__(self, seed: int | None = None, samples: int = 24,
-                 rollout: str | Callable[[RookState, int], int] = "greedy", **flags: Any) -> None:
+                 rollout: str | Callable[[RookState, int], int] = "greedy", base: Any = None,
+                 **flags: Any) -> None:
         self.config = make_config(**flags)
+        if base is not None and not callable(getattr(base, "act", None)):
+            raise ValueError(f"base must be an agent with an act(observation, info) method or None, got {base!r}")
         if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or not 1 <= samples <= MAX_SAMPLES:
             raise ValueError(f"samples must be an integer in 1..{MAX_SAMPLES}, got {samples!r}")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
@@ -69,7 +75,8 @@ class SearchAgent:
         self.tables = card_tables(self.config)
         self.layout = self.tables.layout
         self.reader = seat_reader(self.config)
-        self.heuristic = HeuristicAgent(seed=seed, **flags)
+        self.heuristic = HeuristicAgent(seed=seed, **flags)  # card-play fallback, and the default base
+        self.base = self.heuristic if base is None else base  # bids, discards, names trump
         if isinstance(rollout, str):
             if rollout == "greedy":
                 self._rollout = GreedyRollout(self.tables).play_out
@@ -91,13 +98,16 @@ class SearchAgent:
     @property
     def fallbacks(self) -> int:
         """Decisions where the search found no move (and the heuristic's card was played), plus the
-        heuristic's own fallbacks in the phases it decides."""
-        return self._fallbacks + self.heuristic.fallbacks
+        heuristic's and the base's own fallbacks."""
+        base = 0 if self.base is self.heuristic else getattr(self.base, "fallbacks", 0)
+        return self._fallbacks + self.heuristic.fallbacks + base
 
     def reset(self) -> None:
         """Forget the memories (optional: a memory that does not match the hand is ignored anyway)."""
         self._memory.clear()
         self.heuristic.reset()
+        if self.base is not self.heuristic and callable(getattr(self.base, "reset", None)):
+            self.base.reset()
 
     # ------------------------------------------------------------------ decisions
     def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int:
@@ -114,10 +124,10 @@ class SearchAgent:
                 raise
             view = None
         if view is None or view.phase != PLAY:
-            return self.heuristic.act(observation)
+            return self.base.act(observation, info)
         cards = legal & self.layout.card_mask
         if not cards:
-            return self.heuristic.act(observation)
+            return self.base.act(observation, info)
         memory = self._memory.pop(view.hand, None)
         trump = view.trump if view.trump >= 0 else 0
         voids = known_voids(self.tables, view, trump, memory)

@@ -25,7 +25,7 @@ from rook_env.agents.search_worlds import NEST, Holder, WorldSampler, holders_fo
 from rook_env.cards import bits, layout_for
 from rook_env.config import make_config
 from rook_env.observation import encode, obs_layout
-from rook_env.rules import OVER, PLAY, RookState
+from rook_env.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
 from helpers import legal_mask_array as _mask, shuffle_hidden as _shuffle_hidden  # the agents' hidden-card shuffle
 
 FLAG_VARIANTS = [
@@ -93,6 +93,54 @@ def test_make_agent_and_rollout_choices():
             obs = e.observe(e.agent_selection)
             e.step(agents[e.game.current].act(obs))
     assert calls, "a callable rollout policy is used"
+
+
+class _Recorder:
+    """A base agent that plays the lowest legal action and records the phase of each call."""
+
+    def __init__(self):
+        self.phases: list[int] = []
+        self.resets = 0
+
+    def act(self, observation, info=None):
+        self.phases.append(self.game.phase)
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+    def reset(self):
+        self.resets += 1
+
+
+def test_base_agent_bids_discards_and_names_trump():
+    """search:<spec>: the base agent makes every decision outside card play, search every card (with no
+    fallback); the spec builds the base from the registry; a base without act() is refused."""
+    e = rook_env.raw_env()
+    base = _Recorder()
+    ag = strict_search(seed=1, samples=2, base=base)
+    played = 0
+    for h in range(3):
+        e.reset(seed=40 + h)
+        base.game = e.game
+        while not e.game.is_over:
+            obs = e.observe(e.agent_selection)
+            phase, calls = e.game.phase, len(base.phases)
+            a = ag.act(obs)
+            assert obs["action_mask"][a] == 1
+            if phase == PLAY:
+                assert len(base.phases) == calls  # cards are the search's
+                played += 1
+            else:
+                assert base.phases[-1] == phase and a == np.flatnonzero(obs["action_mask"])[0]
+            e.step(a)
+    assert played == 3 * 36 and set(base.phases) == {BID, DISCARD, TRUMP}  # 36 cards a hand; the rest: the base
+    assert ag.fallbacks == 0
+    ag.reset()
+    assert base.resets == 1
+    assert make_agent("search:random", seed=2).base.__class__ is RandomAgent
+    assert make_agent("search:heuristic", seed=2, deck="full").base.config.deck == "full"
+    with pytest.raises(ValueError, match="unknown agent spec 'nothing'"):
+        make_agent("search:nothing")
+    with pytest.raises(ValueError, match="base must be an agent"):
+        SearchAgent(base=object())
 
 
 @pytest.mark.parametrize("kwargs, match", [
