@@ -66,11 +66,13 @@ What happens, all of it in this file:
    (each deal with both seatings; points per deal) or call-your-partner rotation (each deal in all n
    rotations, the policy in one chair and the opponent in the others; the policy's hand score minus
    the others' mean), with 95% intervals. Checkpoints record ``game`` and the table's rule flags; the
-   PPO agent refuses a table of another game (or player count).
+   PPO agent refuses a table of another game (or player count). ``best.pt`` has the best periodic
+   score; with ``playoff_candidates`` the best few are played again at the end on more, fresh deals
+   and the winner becomes ``agent.pt`` (few deals rank close checkpoints only roughly).
 
 Outputs in ``runs/<name>/``: TensorBoard events, ``last.pt`` / ``best.pt`` (model, optimizer, config,
-counters, RNG states, snapshot pool), ``agent.pt`` (the best model only: what ships, see
-tools/ship.py), ``curve.png`` and ``summary.json``. A new run refuses an existing ``runs/<name>/``
+counters, RNG states, snapshot pool), ``agent.pt`` (the best model only, or the playoff's winner: what ships, see
+tools/ship.py), ``candidates/`` (the playoff's), ``curve.png`` and ``summary.json``. A new run refuses an existing ``runs/<name>/``
 unless ``--overwrite`` (or ``--resume``). Ctrl-C saves ``last.pt`` and prints how to resume.
 Training is reproducible for a seed (same config, same machine, same ``torch_threads``), resumes
 included; a ``max_minutes`` stop is the only wall-clock-dependent part.
@@ -197,6 +199,12 @@ class Config:
     eval_seed: int = 1_000  # seed of the checkpoint-selection deals (keep held-out evaluations on other seeds)
     final_eval_deals: int = 0  # > 0: evaluate the best checkpoint at the end on held-out deals
     final_eval_seed: int = 50_000_000
+    # Playoff (0: off). The periodic evaluations' few deals can rank close checkpoints only roughly, so the
+    # playoff_candidates best of them by periodic score are kept and played again at the end on playoff_deals
+    # deals of playoff_seed (the same deals for all); the winner by select_by becomes agent.pt.
+    playoff_candidates: int = 0
+    playoff_deals: int = 1000
+    playoff_seed: int = 3_000_000
     checkpoint_every: int = 10  # iterations
     progress: bool = True  # tqdm bar
 
@@ -214,7 +222,12 @@ class Config:
                      "lr", "bc_lr", "reward_scale", "clip_coef"):
             if getattr(self, name) <= 0:
                 bad(name, "must be > 0")
-        for name in ("seed", "eval_seed", "final_eval_seed", "bc_steps", "eval_every", "final_eval_deals",
+        if self.playoff_deals <= 0:
+            bad("playoff_deals", "must be > 0")
+        if self.playoff_candidates and self.playoff_seed in (self.eval_seed, self.final_eval_seed):
+            bad("playoff_seed", "must differ from eval_seed and final_eval_seed (its deals would not be fresh)")
+        for name in ("seed", "eval_seed", "final_eval_seed", "playoff_candidates", "playoff_seed", "bc_steps",
+                     "eval_every", "final_eval_deals",
                      "checkpoint_every", "max_minutes", "target_kl", "ent_coef", "ent_coef_end", "vf_coef", "lr_end",
                      "max_grad_norm"):
             if getattr(self, name) < 0:
@@ -962,6 +975,7 @@ def save_checkpoint(path: str, model: ActorCritic, optimizer, cfg: Config, state
         "wall_seconds": state["wall_seconds"],
         "best": state.get("best"),
         "history": state.get("history", []),
+        "candidates": state.get("candidates", []),  # the playoff's (their files are in the run's candidates/)
     }
     if full:
         ckpt.update(
@@ -1036,7 +1050,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
     behaviour = copy.deepcopy(model).eval() if cfg.overlap else model
     ahead: tuple | None = None
     ahead_from: dict | None = None
-    state = {"iteration": 0, "decisions": 0, "wall_seconds": 0.0, "best": None, "history": [], "bc": None}
+    state = {"iteration": 0, "decisions": 0, "wall_seconds": 0.0, "best": None, "history": [], "bc": None,
+             "candidates": []}
     started = f"new run {out_dir}"
 
     if resume:
@@ -1055,7 +1070,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             snap = copy.deepcopy(model.actor)
             snap.load_state_dict(sd)
             collector.pool.append(snap.eval())
-        for k in ("iteration", "decisions", "wall_seconds", "best", "history", "bc"):
+        for k in ("iteration", "decisions", "wall_seconds", "best", "history", "bc", "candidates"):
             state[k] = ckpt.get(k, state[k])
         started = f"resumed {resume}: iteration {state['iteration']}, {state['decisions']:,} decisions"
     elif cfg.init_checkpoint:
@@ -1103,6 +1118,19 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             state["best"] = {"score": score_of(ev), "iteration": state["iteration"], "decisions": state["decisions"],
                              "eval": ev}
             save_checkpoint(best_ckpt, model, optimizer, cfg, state, rng, collector.pool, gens=gens, ahead=ahead_from)
+        if cfg.playoff_candidates:  # keep the playoff_candidates best by periodic score (the model only)
+            cands = state["candidates"]
+            entry = {"score": score_of(ev), "iteration": state["iteration"], "decisions": state["decisions"],
+                     "path": os.path.join(out_dir, "candidates", f"it{state['iteration']}.pt")}
+            cands.append(entry)
+            cands.sort(key=lambda c: (-c["score"], -c["iteration"]))
+            if entry in cands[:cfg.playoff_candidates]:
+                os.makedirs(os.path.dirname(entry["path"]), exist_ok=True)
+                save_checkpoint(entry["path"], model, None, cfg, state, rng, [], full=False)
+            for dropped in cands[cfg.playoff_candidates:]:
+                if os.path.exists(dropped["path"]):
+                    os.remove(dropped["path"])
+            del cands[cfg.playoff_candidates:]
 
     start_time = session_start - state["wall_seconds"]  # wall time of the run, across resumes
     bar = None
@@ -1279,9 +1307,22 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
 
     # -------------------------------------------------------------------- the end
     save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool, gens=gens, ahead=ahead_from)
-    # The shipped form: the best model only.
+    # The shipped form: the best model only (the playoff's winner where there is a playoff).
     best = load_checkpoint(best_ckpt)
     best_model = model_from_checkpoint(best)
+    playoff, models = [], []
+    for cand in state["candidates"] if cfg.playoff_candidates else []:
+        cand_ckpt = load_checkpoint(cand["path"])
+        models.append((cand_ckpt, model_from_checkpoint(cand_ckpt, cand["path"])))
+        res = {opp: evaluate_policy(models[-1][1], opp, cfg.playoff_deals, cfg.playoff_seed, cfg)
+               for opp in cfg.eval_opponents}
+        playoff.append({**cand, "playoff_score": score_of(res), "playoff": res})
+        log(f"playoff: iteration {cand['iteration']} (periodic {cand['score']:+.1f}): "
+            + ", ".join(f"vs {o} {res[o]['mean']:+.1f}" for o in cfg.eval_opponents))
+    if playoff:  # the best playoff score; a tie goes to the better periodic score (the candidates' order)
+        win = max(range(len(playoff)), key=lambda i: (playoff[i]["playoff_score"], -i))
+        playoff[win]["winner"] = True
+        best, best_model = models[win]
     agent_path = os.path.join(out_dir, "agent.pt")
     save_checkpoint(agent_path, best_model, None, cfg, {**state, "iteration": best["iteration"],
                                                         "decisions": best["decisions"]}, rng, [], full=False)
@@ -1296,7 +1337,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
         "name": cfg.name, "seed": cfg.seed, "stop_reason": stop_reason, "iterations": state["iteration"],
         "decisions": state["decisions"], "wall_seconds": round(state["wall_seconds"], 1),
         "device": str(device), "machine": machine_info(), "bc": state["bc"], "best": state["best"],
-        "final_eval": final, "paths": {"last": last_ckpt, "best": best_ckpt, "agent": agent_path, "curve": curve},
+        "final_eval": final, "playoff": playoff,
+        "paths": {"last": last_ckpt, "best": best_ckpt, "agent": agent_path, "curve": curve},
         "config": dataclasses.asdict(cfg),
     }
     with open(os.path.join(out_dir, "summary.json"), "w") as fh:

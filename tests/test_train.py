@@ -383,7 +383,9 @@ def test_a_whole_mapping_replaces_the_field(tmp_path):
      ("max_minutes=.inf", "max_minutes"), ("reward_scale=0", "reward_scale"), ("eval_opponents=[]", "eval_opponents"),
      ("device=tpu", "device"), ("select_by=best", "select_by"), ("select_by=search", "select_by"),
      ("eval_opponents=[heuristic, heuristic]", "eval_opponents"), ("eval_opponents=[expert]", "eval_opponents"),
-     ("league=[runs/x/agent]", "league"), ("game=call_partner eval_opponents=[search]", "eval_opponents")],
+     ("league=[runs/x/agent]", "league"), ("game=call_partner eval_opponents=[search]", "eval_opponents"),
+     ("playoff_deals=0", "playoff_deals"), ("playoff_candidates=-1", "playoff_candidates"),
+     ("playoff_candidates=2 playoff_seed=1000", "playoff_seed")],
 )
 def test_bad_config_values_name_the_field(override, field):
     with pytest.raises(ValueError, match=field):
@@ -737,6 +739,42 @@ def test_smoke_config_trains_end_to_end(smoke_run):
         a = ppo.act(ob)
         assert ob["action_mask"][a]
         env.step(a)
+
+
+def test_playoff_replays_the_best_candidates_and_ships_the_winner(tmp_path):
+    """playoff_candidates: the K best checkpoints by periodic score are kept on disk (the others deleted), played
+    again at the end on playoff_deals fresh deals, and the winner's weights become agent.pt."""
+    cfg = train.make_train_config(SMOKE, [f"run_dir={tmp_path}", "progress=false", "total_decisions=12000",
+                                          "eval_every=1", "eval_deals=10", "bc_steps=0", "playoff_candidates=2",
+                                          "playoff_deals=12", "playoff_seed=777"])
+    s = train.train(cfg, quiet=True)
+    periodic = sorted(((h["eval"], h["iteration"]) for h in s_history(s) if "eval" in h),
+                      key=lambda e: -min(e[0][o]["mean"] for o in cfg.eval_opponents))
+    assert len(periodic) >= 3  # more evaluated checkpoints than candidates
+    po = s["playoff"]
+    assert len(po) == 2 and sum(bool(p.get("winner")) for p in po) == 1
+    top2 = sorted(min(e[o]["mean"] for o in cfg.eval_opponents) for e, _ in periodic)[-2:]
+    assert sorted(p["score"] for p in po) == top2
+    for p in po:
+        assert os.path.isfile(p["path"]) and all(p["playoff"][o]["deals"] == 12 for o in cfg.eval_opponents)
+        assert p["playoff_score"] == min(p["playoff"][o]["mean"] for o in cfg.eval_opponents)
+    assert len(os.listdir(os.path.dirname(po[0]["path"]))) == 2  # dropped candidates were deleted
+    win = next(p for p in po if p.get("winner"))
+    assert win["playoff_score"] == max(p["playoff_score"] for p in po)
+    shipped, cand = load_checkpoint(s["paths"]["agent"]), load_checkpoint(win["path"])
+    assert shipped["iteration"] == win["iteration"]
+    assert all(torch.equal(shipped["model"][k], cand["model"][k]) for k in cand["model"])
+    # tools/ship.py records the playoff's winner as the selected checkpoint
+    dest = str(tmp_path / "shipped")
+    assert _ship_tool().main([os.path.dirname(s["paths"]["agent"]), "--to", dest, "--deals", "4"]) == 0
+    with open(dest + ".json") as fh:
+        data = json.load(fh)
+    assert data["selected"]["iteration"] == win["iteration"] and "playoff winner" in data["selected"]["rule"]
+    assert len(data["playoff"]) == 2
+
+
+def s_history(summary: dict) -> list:
+    return load_checkpoint(summary["paths"]["last"])["history"]
 
 
 def test_the_summary_prints_as_lines_not_a_dict(smoke_run, capsys):

@@ -86,6 +86,13 @@ def ship(run_dir: str, dest: str, deals: int, seed: int = HELD_OUT_SEED, workers
         "held_out_eval": results,
         "learning_curve": None,
     }
+    winner = next((c for c in summary.get("playoff") or [] if c.get("winner")), None)
+    if winner is not None:  # agent.pt is the playoff's winner (train.py playoff_candidates)
+        info["selected"] = {
+            "iteration": winner["iteration"], "decisions": winner["decisions"], "selection_eval": winner["playoff"],
+            "rule": f"playoff winner ({select_by} over {field}) among the {len(summary['playoff'])} best checkpoints "
+                    f"by periodic score, replayed on {cfg['playoff_deals']} deals (seed {cfg['playoff_seed']})"}
+        info["playoff"] = summary["playoff"]
     curve = summary["paths"]["curve"]
     if os.path.isfile(curve):
         shutil.copyfile(curve, dest + "_curve.png")
