@@ -41,8 +41,8 @@ from typing import Callable
 import numpy as np
 
 import rook_env
-from rook_env.rules import OVER, RookState
 from rook_env import kernels
+from rook_env.rules import OVER, RookState
 from rook_env.vector import RookVectorEnv, pick_legal, sample_legal
 
 VECTOR_SIZES = (1, 64, 1024)
