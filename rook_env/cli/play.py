@@ -455,7 +455,7 @@ class Session(TerminalSession):
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        description="Play Rook in the terminal against agents (specs: random, heuristic, ppo, path.pt; "
+        description="Play Rook in the terminal against agents (specs: random, heuristic, search, ppo, path.pt, search:<spec>; "
                     "call-your-partner: random, call_partner_heuristic).",
         epilog=IN_GAME_HELP + "\n\nWhile you discard, each card keeps its number until all five are down.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
