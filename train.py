@@ -107,7 +107,6 @@ from rook_env import raw_env
 from rook_env.agents import make_agent
 from rook_env.agents.ppo_agent import check_checkpoint_game
 from rook_env.agents.registry import GAMES, game_config
-from rook_env.evaluation.deals import hand_flags
 from rook_env.agents.ppo_model import (
     CHECKPOINT_FORMAT,
     CHECKPOINT_VERSION,
@@ -117,6 +116,7 @@ from rook_env.agents.ppo_model import (
     load_checkpoint,
     model_from_checkpoint,
 )
+from rook_env.evaluation.deals import hand_flags
 from rook_env.vector import RookVectorEnv, sample_legal
 
 OPPONENT_KINDS = ("self", "pool", "heuristic", "random")
@@ -218,12 +218,10 @@ class Config:
             if f.type == "float" and not math.isfinite(getattr(self, f.name)):
                 bad(f.name, "must be a finite number")
         for name in ("total_decisions", "num_envs", "rollout_decisions", "update_epochs", "minibatch_size",
-                     "torch_threads", "pool_size", "pool_every", "eval_deals", "bc_hands", "bc_batch",
+                     "torch_threads", "pool_size", "pool_every", "eval_deals", "playoff_deals", "bc_hands", "bc_batch",
                      "lr", "bc_lr", "reward_scale", "clip_coef"):
             if getattr(self, name) <= 0:
                 bad(name, "must be > 0")
-        if self.playoff_deals <= 0:
-            bad("playoff_deals", "must be > 0")
         if self.playoff_candidates and self.playoff_seed in (self.eval_seed, self.final_eval_seed):
             bad("playoff_seed", "must differ from eval_seed and final_eval_seed (its deals would not be fresh)")
         for name in ("seed", "eval_seed", "final_eval_seed", "playoff_candidates", "playoff_seed", "bc_steps",

@@ -281,7 +281,6 @@ class RookVectorEnv:
                                             self._trump_bits, self._circus_bit], U64)
             self._k_refresh_ints = np.array([L.n_cards, self._free_key, self._extra_shift, self._german,
                                              cfg.no_counter_redeal == "on", self._circus_on], np.int64)
-            self._k_rel_one_hot = np.ascontiguousarray(REL_ONE_HOT_U8)
             self._k_ended = np.empty(N, np.int64)
 
     # ------------------------------------------------------------------ lookup tables
@@ -649,7 +648,7 @@ class RookVectorEnv:
             n = self._kernels.play_cards(
                 p, c, self.current, self._hands_flat, self._trick_flat, self._hand_state, self._points_flat,
                 self._tricks_won_flat, self.discards, self._flat, self._num_flat, self._card_bit, self._card_off,
-                self._card_val, self._play_off, self._eff, self._power_flat, self._card_points, self._k_rel_one_hot,
+                self._card_val, self._play_off, self._eff, self._power_flat, self._card_points, REL_ONE_HOT_U8,
                 self._all_rows, self._totals_div, self._k_play_ints, ended)
             return ended[:n].copy()
         ol, L, f = self.obs_layout, self.layout, self._flat
