@@ -16,7 +16,7 @@ What happens, all of it in this file:
    for call-your-partner Rook), the seat count ``n``, the learning groups, the heuristic and the fair
    match used for evaluation. Everything below is one loop for both.
 1. **One network for every seat.** Observations are seat-relative, so a single masked-categorical
-   actor (agents/ppo_model.py) plays all n seats; partners are the same policy. Illegal logits are
+   actor (rook_env/agents/learned/model.py) plays all n seats; partners are the same policy. Illegal logits are
    set to -1e9, so illegal actions have probability exactly 0 and are never sampled.
 2. **Opponents per game** are drawn from ``opponent_mix`` (interpolated towards ``opponent_mix_end``
    over training): ``self`` (all n seats are the current policy and all learn), ``pool`` (a past
@@ -105,9 +105,9 @@ from torch import nn
 
 from rook_env import raw_env
 from rook_env.agents import make_agent
-from rook_env.agents.ppo_agent import check_checkpoint_game
+from rook_env.agents.learned import check_checkpoint_game
 from rook_env.agents.registry import GAMES, game_config
-from rook_env.agents.ppo_model import (
+from rook_env.agents.learned.model import (
     CHECKPOINT_FORMAT,
     CHECKPOINT_VERSION,
     ActorCritic,
@@ -887,7 +887,7 @@ def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cf
     """Evaluation of the greedy policy by the game's fair match (:attr:`Game.match`): partnership
     duplicate (rook_env.evaluation.play_match) or call-your-partner rotation (play_rotation_match).
     ``opponent``: random, heuristic (the game's heuristic) or a checkpoint path."""
-    from rook_env.agents.ppo_agent import PPOAgent
+    from rook_env.agents.learned import PPOAgent
 
     game = game_of(cfg)
     frozen = copy.deepcopy(model).cpu().eval()

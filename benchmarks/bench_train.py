@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 
 import train  # noqa: E402
-from rook_env.agents.ppo_model import ActorCritic  # noqa: E402
+from rook_env.agents.learned.model import ActorCritic  # noqa: E402
 
 OLD_REF = "f6d7738"  # the last commit whose train.py collects with one raw_env per table
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}

@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 from rook_env.agents import make_agent
-from rook_env.agents.call_partner_heuristic import CallPartnerHeuristic
+from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic
 from rook_env.agents.random_agent import RandomAgent
 from rook_env.agents.registry import game_config, split_game
 

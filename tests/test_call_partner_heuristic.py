@@ -8,7 +8,7 @@ import pytest
 from call_partner_helpers import cp_deal, scripted_setup
 
 from rook_env import call_partner
-from rook_env.agents.call_partner_heuristic import CallPartnerHeuristic, measure
+from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic, measure
 from rook_env.call_partner.config import CallPartnerConfig
 from rook_env.call_partner.observation import encode
 from rook_env.call_partner.rules import CALL, OVER, CallPartnerState

@@ -76,7 +76,7 @@ def play_hands(flags, n_hands, seed, mix_random=True):
 
 
 # ============================================================================ legality
-@pytest.mark.parametrize("deck,rook_rank", itertools.product(FLAG_VALUES["deck"], FLAG_VALUES["rook_rank"]))
+@pytest.mark.parametrize("deck,rook_rank", list(itertools.product(FLAG_VALUES["deck"], FLAG_VALUES["rook_rank"])))
 def test_always_legal_under_every_flag_combination(deck, rook_rank):
     combos = [f for f in ALL_COMBOS if f["deck"] == deck and f["rook_rank"] == rook_rank]
     total = 0

@@ -11,7 +11,7 @@ import pytest
 
 from helpers import legal_mask_array
 from rook_env.agents.heuristic import HeuristicAgent
-from rook_env.agents.heuristic_bidding import (
+from rook_env.agents.heuristic.bidding import (
     BID_CALIBRATION,
     HAND_FEATURES,
     HAND_WEIGHTS,
@@ -19,7 +19,7 @@ from rook_env.agents.heuristic_bidding import (
     HandModel,
     hand_features,
 )
-from rook_env.agents.heuristic_tables import card_tables
+from rook_env.agents.heuristic.tables import card_tables
 from rook_env.config import make_config
 from rook_env.observation import encode
 from rook_env.rules import DISCARD, TRUMP, RookState

@@ -1,5 +1,5 @@
 """What ``pip install`` puts on a user's machine: the wheel claims only ``rook_env`` (the repository's
-``agents/`` installs as ``rook_env.agents``; evaluate.py, play.py and train.py stay in the checkout),
+every package found below ``rook_env``; evaluate.py, play.py and train.py stay in the checkout),
 ships the PPO checkpoint, and declares the ``rook-eval`` / ``rook-play`` console scripts."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import setuptools
 import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOURCES = ("pyproject.toml", "README.md", "rook_env", "agents")
+SOURCES = ("pyproject.toml", "README.md", "rook_env")
 
 
 def _offline_wheels() -> bool:
@@ -68,7 +68,8 @@ def test_wheel_claims_only_rook_env(wheel_names):
 
 def test_wheel_holds_the_agents_the_cli_and_the_checkpoint(wheel_names):
     names = set(wheel_names)
-    for needed in ("rook_env/agents/registry.py", "rook_env/agents/heuristic.py", "rook_env/agents/ppo_agent.py",
+    for needed in ("rook_env/agents/registry.py", "rook_env/agents/heuristic/agent.py", "rook_env/agents/learned/agent.py",
+                   "rook_env/agents/search/worlds.py",
                    "rook_env/agents/checkpoints/ppo_default.pt", "rook_env/evaluation/match.py",
                    "rook_env/cli/evaluate.py", "rook_env/cli/play.py", "rook_env/loop.py"):
         assert needed in names, needed

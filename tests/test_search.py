@@ -17,11 +17,11 @@ from hypothesis import strategies as st_
 import rook_env
 from rook_env.agents import make_agent
 from rook_env.agents.heuristic import HeuristicAgent
-from rook_env.agents.heuristic_play import known_voids
-from rook_env.agents.heuristic_tables import card_tables, seat_reader
+from rook_env.agents.heuristic.play import known_voids
+from rook_env.agents.heuristic.tables import card_tables, seat_reader
 from rook_env.agents.random_agent import RandomAgent
 from rook_env.agents.search import SearchAgent
-from rook_env.agents.search_worlds import NEST, Holder, WorldSampler, holders_for, make_world, world_template
+from rook_env.agents.search.worlds import NEST, Holder, WorldSampler, holders_for, make_world, world_template
 from rook_env.cards import bits, layout_for
 from rook_env.config import make_config
 from rook_env.observation import encode, obs_layout

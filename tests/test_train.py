@@ -14,8 +14,8 @@ import pytest
 import torch
 
 import train
-from rook_env.agents.ppo_agent import PPOAgent
-from rook_env.agents.ppo_model import (ActorCritic, CheckpointError, MaskedCategorical, load_checkpoint,
+from rook_env.agents.learned import PPOAgent
+from rook_env.agents.learned.model import (ActorCritic, CheckpointError, MaskedCategorical, load_checkpoint,
                                        model_from_checkpoint)
 from torch import nn
 

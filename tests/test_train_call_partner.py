@@ -12,8 +12,8 @@ import torch
 
 import train
 from rook_env.agents import make_agent
-from rook_env.agents.ppo_agent import DEFAULT_CHECKPOINT, PPOAgent
-from rook_env.agents.ppo_model import ActorCritic, CheckpointError, load_checkpoint
+from rook_env.agents.learned import DEFAULT_CHECKPOINT, PPOAgent
+from rook_env.agents.learned.model import ActorCritic, CheckpointError, load_checkpoint
 from rook_env.call_partner import env as call_partner_env
 from rook_env.call_partner import raw_env as call_partner_raw_env
 

@@ -1,4 +1,4 @@
-"""Fit the heuristic's hand model (agents/heuristic_bidding.py) to simulated hands.
+"""Fit the heuristic's hand model (rook_env/agents/heuristic/bidding.py) to simulated hands.
 
     python tools/fit_hand_model.py                                  # every deck and Rook rank, printed
     python tools/fit_hand_model.py --deck tournament --rook-rank high --deals 1500 --seed 7001
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 from rook_env.agents.heuristic import HeuristicAgent
-from rook_env.agents.heuristic_bidding import HAND_FEATURES, HandModel, hand_features
+from rook_env.agents.heuristic.bidding import HAND_FEATURES, HandModel, hand_features
 
 from rook_env.cards import N_COLOURS, bits
 from rook_env.env import raw_env

@@ -1,6 +1,6 @@
 """Ship a training run's best model: copy ``runs/<name>/agent.pt`` and evaluate it on held-out deals.
 
-    python tools/ship.py runs/default --force              # replaces agents/checkpoints/ppo_default.*
+    python tools/ship.py runs/default --force              # replaces rook_env/agents/checkpoints/ppo_default.*
     python tools/ship.py runs/default --to /tmp/candidate  # writes /tmp/candidate.pt, .json, _curve.png
 
 Writes ``DEST.pt`` (the model), ``DEST.json`` (how it was trained, how it was selected, and a duplicate
@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 
 from rook_env import evaluation
-from rook_env.agents.ppo_model import CheckpointError, load_checkpoint, model_from_checkpoint
+from rook_env.agents.learned.model import CheckpointError, load_checkpoint, model_from_checkpoint
 
 SHIPPED = os.path.join("agents", "checkpoints", "ppo_default")  # PPOAgent.load(None) / make_agent("ppo")
 HELD_OUT_SEED = 20261129  # not a training or checkpoint-selection seed (see train.py's eval_seed)

@@ -24,7 +24,7 @@ only when it matches the current hand and cards played, so a new hand starts afr
 
 Rules it plays by
 -----------------
-Bidding (agents/heuristic_bidding.py)
+Bidding (agents/heuristic/bidding.py)
   * Estimate, for each trump, the points its side takes as bidder from the dealt hand: trump
     length, the Rook Bird, the top three other trumps, side masters (14s; 1s in the full deck)
     and second-highest cards, voids and singletons it can build on with the discard, counters
@@ -50,7 +50,7 @@ Discarding and naming trump
   * Trump: the plan's trump, i.e. by length and strength of the nest-merged hand.
   * ``nest_discard=no_counters_unless_forced``: name the best plan's trump first, then
     discard within the mask, non-counters first (counters only when forced).
-Card play (with card counting; agents/heuristic_play.py)
+Card play (with card counting; agents/heuristic/play.py)
   * Counts cards (played ones, its own hand, and as bidder its discard) and infers voids from
     failures to follow; the chance that a seat still to play can beat a card is computed
     hypergeometrically from the unseen cards that seat may hold.
@@ -83,10 +83,10 @@ from rook_env.cards import N_COLOURS
 from rook_env.config import make_config
 from rook_env.rules import BID, CIRCUS, DISCARD, PLAY, TRUMP
 
-from .heuristic_batch import BatchCardPlay
-from .heuristic_bidding import HandModel
-from .heuristic_play import Memory, choose_card, choose_card_generic, circus_pass
-from .heuristic_tables import SeatView, card_tables, seat_reader
+from .batch import BatchCardPlay
+from .bidding import HandModel
+from .play import Memory, choose_card, choose_card_generic, circus_pass
+from .tables import SeatView, card_tables, seat_reader
 
 __all__ = ["HeuristicAgent"]
 

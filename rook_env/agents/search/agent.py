@@ -7,9 +7,9 @@ rule flags). Each card-play decision:
    (the heuristic's memory: who failed to follow suit, hence voids);
 2. samples ``samples`` *worlds*: deals of the unseen cards drawn uniformly among those
    consistent with what the seat knows (hand sizes, voids, cards played, the nest and discards
-   for the bidder, the announced nest counters; :mod:`.search_worlds`);
+   for the bidder, the announced nest counters; :mod:`.worlds`);
 3. for every legal card, plays the hand out in every world with the rollout policy
-   (:mod:`.search_rollout`) and scores the hand as the environment does: the hand score of the
+   (:mod:`.rollout`) and scores the hand as the environment does: the hand score of the
    seat's team minus the other team's (contract made or set, bonuses, nest included);
 4. plays the card with the best mean (ties: the cheaper card, by points then rank). Every
    card is scored on the same worlds (common random numbers).
@@ -43,11 +43,11 @@ import numpy as np
 from rook_env.config import make_config
 from rook_env.rules import PLAY, RookState
 
-from .heuristic import MEMORY_LIMIT, HeuristicAgent
-from .heuristic_play import Memory, known_voids
-from .heuristic_tables import card_tables, seat_reader
-from .search_rollout import GreedyRollout, HeuristicRollout, hand_score_diff, play_out
-from .search_worlds import WorldSampler, fork, holders_for, make_world, world_template
+from ..heuristic.agent import MEMORY_LIMIT, HeuristicAgent
+from ..heuristic.play import Memory, known_voids
+from ..heuristic.tables import card_tables, seat_reader
+from .rollout import GreedyRollout, HeuristicRollout, hand_score_diff, play_out
+from .worlds import WorldSampler, fork, holders_for, make_world, world_template
 
 __all__ = ["ROLLOUTS", "SearchAgent"]
 

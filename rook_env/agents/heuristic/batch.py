@@ -1,6 +1,6 @@
 """The heuristic's card play for many seats at once, in numpy arrays (rows x cards).
 
-The twin of heuristic_play.py: the same float expressions, evaluated in the same order for
+The twin of play.py: the same float expressions, evaluated in the same order for
 every (row, card), so that each row gets exactly the card ``choose_card`` gives (tests check it
 over many thousands of decisions). Card sets are int64 bitmasks (at most 57 cards).
 """
@@ -14,11 +14,11 @@ import numpy as np
 
 from rook_env.rules import PLAY
 
-from .heuristic_play import (
+from .play import (
     DEF_TRUMP, DRAW_LONG, DRAW_PARTNER, DRAW_SURE, EXTRA, K_MASTER, K_MASTER_SAFE, K_NEST, K_ROOK, K_SECOND,
     K_TOP_TRUMP, K_TRUMP, K_TRUMP1, K_VOID, NEST_IF_COUNTERS, SURE, TIE, Memory,
 )
-from .heuristic_tables import CardTables, SeatReader
+from .tables import CardTables, SeatReader
 
 
 
@@ -309,7 +309,7 @@ class BatchCardPlay:
 
 
 class _Odds:
-    """heuristic_play._Odds for every row: p_none rows per seat, card sets (R, m) or (R, 1)."""
+    """play._Odds for every row: p_none rows per seat, card sets (R, m) or (R, 1)."""
 
     def __init__(self, play: BatchCardPlay, rows, trump, eff, suit, trumps, higher, pool, voids, p_none) -> None:
         self.play = play

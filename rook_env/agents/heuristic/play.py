@@ -1,4 +1,4 @@
-"""The heuristic's card play, one decision at a time (the batched twin is heuristic_batch.py).
+"""The heuristic's card play, one decision at a time (the batched twin is batch.py).
 
 A decision scores every legal card ``c`` as::
 
@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from rook_env.cards import N_COLOURS, bits
 
-from .heuristic_tables import CardTables, SeatView
+from .tables import CardTables, SeatView
 
 # Weights, in points on the 120-point tournament scale (multiplied by CardTables.scale).
 K_ROOK = 24.0  # keep value of the (high) Rook Bird

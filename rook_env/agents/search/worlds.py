@@ -2,7 +2,7 @@
 
 During card play a seat knows its hand, every card played and by whom, the trump, the contract,
 and (as bidder) the nest it picked up and the five cards it laid down. It also knows, from its
-own memory of the hand (:func:`rook_env.agents.heuristic_play.known_voids`), which seats failed
+own memory of the hand (:func:`rook_env.agents.heuristic.play.known_voids`), which seats failed
 to follow suit. Every other card is *unseen*; it lies in one of the other hands or, for a seat
 that is not the bidder, in the nest (the bidder's discards). A *world* gives every unseen card a
 holder such that
@@ -38,7 +38,7 @@ from rook_env.cards import NEST_SIZE, N_SEATS, bits
 from rook_env.config import RookConfig
 from rook_env.rules import PLAY, RookState
 
-from .heuristic_tables import CardTables, SeatView
+from ..heuristic.tables import CardTables, SeatView
 
 __all__ = ["NEST", "Holder", "WorldSampler", "fork", "holders_for", "make_world", "world_template"]
 

@@ -33,7 +33,7 @@ from functools import cache
 
 from rook_env.cards import N_COLOURS, bits
 
-from .heuristic_tables import CardTables, SeatView
+from .tables import CardTables, SeatView
 
 # The features of hand_features(), in order (per hand and trump; counts over the three side suits).
 HAND_FEATURES = (

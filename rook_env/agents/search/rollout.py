@@ -30,8 +30,8 @@ from typing import Callable
 from rook_env.observation import ObservationEncoder
 from rook_env.rules import OVER, PLAY, RookState
 
-from .heuristic import HeuristicAgent
-from .heuristic_tables import CardTables
+from ..heuristic.agent import HeuristicAgent
+from ..heuristic.tables import CardTables
 
 __all__ = ["GreedyRollout", "HeuristicRollout", "RolloutPolicy", "play_out", "hand_score_diff"]
 

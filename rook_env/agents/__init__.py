@@ -1,7 +1,10 @@
 """Agents that play Rook from their own observation (installed as ``rook_env.agents``).
 
 - :mod:`.base`: the :class:`Agent` protocol and :func:`legal_from` (no implementation imported);
-- :mod:`.random_agent`, :mod:`.heuristic`, :mod:`.ppo_agent` (needs torch): the agents;
+- :mod:`.random_agent`: the uniform random player;
+- :mod:`.heuristic`: the rule-based players (partnership and call-your-partner);
+- :mod:`.search`: determinised search on top of another agent;
+- :mod:`.learned` (needs torch): the PPO network's agent and model;
 - :mod:`.registry`: :func:`make_agent` and the team specs of matches.
 """
 

@@ -25,7 +25,7 @@ class CardTables:
     Card sets are ``int`` bitmasks over card ids. The *effective suit* of a card is its colour,
     except the Rook Bird (and a little-rook red 2), which belongs to the trump colour. The tables
     are those of the rules' colour calls *high* (``rook_env.rules.ContractTables``, calls 0..3);
-    low and no-trump calls are played by :func:`agents.heuristic_play.choose_card_generic`.
+    low and no-trump calls are played by :func:`rook_env.agents.heuristic.play.choose_card_generic`.
     """
 
     def __init__(self, config: RookConfig) -> None:

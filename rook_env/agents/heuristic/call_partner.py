@@ -48,7 +48,7 @@ from rook_env.call_partner.observation import CallPartnerView, decode
 from rook_env.call_partner.rules import card_power
 from rook_env.cards import bits
 
-from .base import legal_from
+from ..base import legal_from
 
 __all__ = ["CallPartnerHeuristic"]
 
@@ -258,7 +258,7 @@ def measure(players: int = 5, hands: int = 300, seed: int = 0, opponent: str = "
     (mean, standard error)."""
     from rook_env.call_partner import raw_env
 
-    from .random_agent import RandomAgent
+    from ..random_agent import RandomAgent
 
     e = raw_env(players=players, reward="score_diff")
     me = CallPartnerHeuristic(players=players)
@@ -278,7 +278,7 @@ def measure(players: int = 5, hands: int = 300, seed: int = 0, opponent: str = "
     return float(arr.mean()), float(arr.std(ddof=1) / np.sqrt(len(arr)))
 
 
-if __name__ == "__main__":  # python -m rook_env.agents.call_partner_heuristic [players] [hands] [opponent]
+if __name__ == "__main__":  # python -m rook_env.agents.heuristic.call_partner [players] [hands] [opponent]
     import sys
 
     args = sys.argv[1:]

@@ -26,7 +26,7 @@ from rook_env.call_partner.config import make_config as make_call_partner_config
 from rook_env.config import make_config
 
 from .base import Agent
-from .call_partner_heuristic import CallPartnerHeuristic
+from .heuristic.call_partner import CallPartnerHeuristic
 from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
 
@@ -77,7 +77,7 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
         game_config(flags)  # a random agent ignores the rules, but a bad flag is still the caller's error
         return RandomAgent(seed=seed)
     if spec.startswith("ppo:"):
-        from .ppo_agent import PPOAgent  # needs torch (the [train] extra): imported only when asked for
+        from .learned import PPOAgent  # needs torch (the [train] extra): imported only when asked for
 
         # the checkpoint's recorded game must be this table's (a CheckpointError says so otherwise)
         return PPOAgent.load(spec[len("ppo:"):], seed=seed, game=game, **rules)
@@ -102,7 +102,7 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
         base = make_agent(spec[len("search:"):], seed=seed, **flags) if spec != "search" else None
         return SearchAgent(seed=seed, base=base, **rules)
     if spec == "ppo" or spec.endswith(".pt"):
-        from .ppo_agent import PPOAgent  # needs torch (the [train] extra): imported only when asked for
+        from .learned import PPOAgent  # needs torch (the [train] extra): imported only when asked for
 
         return PPOAgent.load(None if spec == "ppo" else spec, seed=seed, **rules)
     if spec.startswith("rllib:"):

@@ -1,6 +1,6 @@
 """A PPO-trained policy as an agent (see agents/base.py for the protocol).
 
-``PPOAgent.load(None)`` loads the shipped checkpoint ``agents/checkpoints/ppo_default.pt``;
+``PPOAgent.load(None)`` loads the shipped checkpoint ``rook_env/agents/checkpoints/ppo_default.pt``;
 ``PPOAgent.load("runs/x/best.pt")`` any checkpoint written by train.py. It plays greedily
 (the most probable legal action) unless ``greedy=False`` (sampled from the masked policy).
 Only the actor is used; the critic (possibly centralized) is ignored at play time.
@@ -19,8 +19,8 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
-from .base import legal_from
-from .ppo_model import ActorCritic, CheckpointError, load_checkpoint, model_from_checkpoint, MaskedCategorical
+from ..base import legal_from
+from .model import ActorCritic, CheckpointError, load_checkpoint, model_from_checkpoint, MaskedCategorical
 
 GAME_TITLES = {"partnership": "the partnership game", "call_partner": "call-your-partner Rook"}
 
@@ -41,7 +41,8 @@ def check_checkpoint_game(ckpt: Mapping[str, Any], path: str, game: str, flags: 
                                   f"not a {want}-player one")
 
 
-DEFAULT_CHECKPOINT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkpoints", "ppo_default.pt")
+# rook_env/agents/checkpoints/ (installed as rook_env/agents/checkpoints/), one folder up from this module
+DEFAULT_CHECKPOINT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "checkpoints", "ppo_default.pt")
 
 
 class PPOAgent:
