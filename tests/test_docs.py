@@ -9,7 +9,8 @@
     ...
     ```
 
-The comment does not show on GitHub or on the site. Each recipe runs as written, in its own Python process
+The marker is a line of its own, the fence on the very next line. The comment does not show on GitHub or on
+the site. Each recipe runs as written, in its own Python process
 started from the repository root (so the checkout's ``rook_env`` is the one imported), with a time limit:
 recipes are short (seconds). A recipe that imports a library that is not installed (``sb3_contrib``, ``ray``,
 ...) is skipped with the reason; the RL-library recipes run in their own environments through
@@ -59,7 +60,7 @@ def test_every_marker_is_followed_by_a_python_block():
     """A marker with anything but a ```python block after it would silently test nothing."""
     for page in PAGES:
         text = page.read_text(encoding="utf-8")
-        markers = re.findall(r"<!-- recipe: ([\w-]+) -->", text)
+        markers = re.findall(r"^<!-- recipe: ([\w-]+) -->", text, re.M)
         found = [name for name, p, _ in RECIPES if p == page]
         assert markers == found, f"{page.relative_to(ROOT)}: markers {markers}, recipes {found}"
 

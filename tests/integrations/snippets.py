@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-RECIPE = re.compile(r"<!-- recipe: ([\w-]+) -->\s*```python\n(.*?)```", re.S)
+RECIPE = re.compile(r"^<!-- recipe: ([\w-]+) -->\n```python\n(.*?)^```", re.S | re.M)  # marker line, then the block
 
 
 def all_recipes() -> list[tuple[str, Path, str]]:
