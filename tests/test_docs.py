@@ -97,3 +97,12 @@ def test_site_builds_strictly(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "site" / "api" / "environments" / "index.html").is_file()
+
+
+def test_changelog_leads_with_the_package_version():
+    """The version in pyproject.toml has its entry at the top of the changelog page."""
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    entries = re.findall(r"^## (\S+)", (ROOT / "docs" / "changelog.md").read_text(encoding="utf-8"), re.M)
+    assert entries and entries[0] == version, f"pyproject.toml says {version}; the changelog's first entry is {entries[:1]}"
