@@ -36,6 +36,9 @@ from integrations.snippets import PAGES, ROOT, all_recipes
 RECIPES = all_recipes()
 RECIPE_TIMEOUT_S = 120  # generous for a loaded 2-core machine; a recipe should take seconds
 README_MAX_LINES = 250
+# The extra that brings each optional library a recipe may import (pyproject.toml), for the skip reason.
+EXTRA_OF = {"sb3_contrib": "sb3", "stable_baselines3": "sb3", "tianshou": "tianshou", "torchrl": "torchrl",
+            "ray": "rllib", "agilerl": "agilerl", "torch": "train", "PIL": "render"}
 
 
 def _top_level_imports(source: str) -> list[str]:
@@ -69,7 +72,9 @@ def test_every_marker_is_followed_by_a_python_block():
 def test_recipe_runs(name: str, page: Path, source: str):
     missing = [mod for mod in _top_level_imports(source) if importlib.util.find_spec(mod) is None]
     if missing:
-        pytest.skip(f"recipe {name!r} ({page.name}) needs {', '.join(missing)}, not installed here")
+        extras = sorted({EXTRA_OF[mod] for mod in missing if mod in EXTRA_OF})
+        hint = f' (pip install -e ".[{",".join(extras)}]")' if extras else ""
+        pytest.skip(f"recipe {name!r} ({page.name}) needs {', '.join(missing)}, not installed here{hint}")
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
     proc = subprocess.run([sys.executable, "-c", source], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=RECIPE_TIMEOUT_S)
