@@ -2,8 +2,6 @@
 its checks (one function per concern), how a YAML file and the command line override it
 (:func:`make_train_config`), and the schedules that move with the training progress (:func:`linear`,
 :func:`mix_at`).
-
-This module needs no torch: a config can be loaded and checked on a machine without the ``[train]`` extra.
 """
 
 from __future__ import annotations
