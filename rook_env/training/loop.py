@@ -30,7 +30,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 import yaml
 
@@ -43,7 +42,8 @@ from .collection import Collector
 from .config import Config, linear, mix_at
 from .games import game_of
 from .ppo import PPOSettings, make_optimizer, ppo_update
-from .reporting import ProgressLine, RunClock, machine_info, plot_curve, print_summary
+from .reporting import (ProgressLine, RunClock, iteration_scalars, machine_info, plot_curve, print_summary,
+                        progress_figures)
 from .selection import evaluate_field, keep_candidate, new_best, run_playoff
 
 
@@ -265,22 +265,9 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             it, dec = state["iteration"], state["decisions"]
             rollback = None  # the iteration is booked
 
-            var_y = np.var(batch["ret"])
-            explained_var = float("nan") if var_y == 0 else float(1 - np.var(batch["ret"] - batch["val"]) / var_y)
-            scalars = {f"losses/{k}": v for k, v in losses.items()}
-            scalars.update({
-                "losses/explained_variance": explained_var, "charts/lr": lr, "charts/ent_coef": ent_coef,
-                "perf/collect_decisions_per_s": n / t_collect,
-                "perf/update_decisions_per_s": n * cfg.update_epochs / t_update,
-                "perf/decisions_per_s": n / t_iter, "perf/collect_ahead_seconds": t_collect_ahead,
-                "charts/hands": cstats["hands"],
-                "charts/pool_size": len(collector.pool),
-            })
-            for mode, rets in cstats["returns"].items():
-                if rets:
-                    scalars[f"train/points_{mode}"] = float(np.mean(rets))
-            for k, v in mix_at(cfg, progress).items():
-                scalars[f"mix/{k}"] = v
+            scalars = iteration_scalars(batch, cstats, losses, lr=lr, ent_coef=ent_coef, mix=mix_at(cfg, progress),
+                                        seconds=(t_collect, t_update, t_iter, t_collect_ahead),
+                                        update_epochs=cfg.update_epochs, pool_size=len(collector.pool))
             for k, v in scalars.items():
                 writer.add_scalar(k, v, dec)
             rec = {"iteration": it, "decisions": dec, "wall_seconds": state["wall_seconds"],
@@ -296,13 +283,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
                 save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool, gens=gens,
                                 ahead=ahead_from)
             if bar is not None:
-                shown = {"dps": f"{n / t_iter:.0f}", "pg": f"{losses['pg_loss']:.3f}",
-                         "vf": f"{losses['v_loss']:.3f}", "ent": f"{losses['entropy']:.2f}"}
-                last_eval = next((h["eval"] for h in reversed(state["history"]) if "eval" in h), None)
-                for opp in ("random", "heuristic"):
-                    if last_eval and opp in last_eval:
-                        shown[f"vs_{opp[:4]}"] = f"{last_eval[opp]['mean']:+.0f}"
-                bar.update(dec, shown)
+                bar.update(dec, progress_figures(rec, state["history"]))
 
         if not state["history"] or "eval" not in state["history"][-1]:  # evaluate the final policy too
             ev = run_eval()

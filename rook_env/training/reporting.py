@@ -166,6 +166,46 @@ class ProgressLine:
             self.stream.flush()
 
 
+# ========================================================================================== iterations
+def iteration_scalars(batch: dict, cstats: dict, losses: dict, lr: float, ent_coef: float, mix: dict[str, float],
+                      seconds: tuple[float, float, float, float], update_epochs: int, pool_size: int) -> dict:
+    """An iteration's TensorBoard scalars: the update's losses, how much of the return's variance the critic
+    explains, the schedules, the decision rates, training points per opponent kind and the opponent mix.
+    ``seconds``: the collection's, the update's, the iteration's (its collection, unless collected ahead, and
+    the update) and the collection ahead's (beside the update; 0 without overlap)."""
+    t_collect, t_update, t_iter, t_collect_ahead = seconds
+    n = len(batch["act"])
+    var_y = np.var(batch["ret"])
+    explained_var = float("nan") if var_y == 0 else float(1 - np.var(batch["ret"] - batch["val"]) / var_y)
+    scalars = {f"losses/{k}": v for k, v in losses.items()}
+    scalars.update({
+        "losses/explained_variance": explained_var, "charts/lr": lr, "charts/ent_coef": ent_coef,
+        "perf/collect_decisions_per_s": n / t_collect,
+        "perf/update_decisions_per_s": n * update_epochs / t_update,
+        "perf/decisions_per_s": n / t_iter, "perf/collect_ahead_seconds": t_collect_ahead,
+        "charts/hands": cstats["hands"],
+        "charts/pool_size": pool_size,
+    })
+    for mode, rets in cstats["returns"].items():
+        if rets:
+            scalars[f"train/points_{mode}"] = float(np.mean(rets))
+    for k, v in mix.items():
+        scalars[f"mix/{k}"] = v
+    return scalars
+
+
+def progress_figures(rec: dict, history: list[dict]) -> dict[str, str]:
+    """What the progress line shows of an iteration (its history record): the decision rate, the losses, and
+    the latest evaluation against random and the heuristic."""
+    shown = {"dps": f"{rec['decisions_per_s']:.0f}", "pg": f"{rec['pg_loss']:.3f}", "vf": f"{rec['v_loss']:.3f}",
+             "ent": f"{rec['entropy']:.2f}"}
+    last_eval = next((h["eval"] for h in reversed(history) if "eval" in h), None)
+    for opp in ("random", "heuristic"):
+        if last_eval and opp in last_eval:
+            shown[f"vs_{opp[:4]}"] = f"{last_eval[opp]['mean']:+.0f}"
+    return shown
+
+
 # ============================================================================================= summary
 def machine_info() -> dict:
     return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
