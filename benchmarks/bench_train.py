@@ -158,7 +158,8 @@ class Subject:
         return len(batch["act"]), parts
 
     def _overlapped(self) -> tuple[int, dict]:
-        """The loop's overlap (rook_env.training.loop): the update of the rollout collected ahead runs beside the next collection."""
+        """The loop's overlap (rook_env.training.loop): the update of the rollout collected ahead runs beside the
+        next collection."""
         cfg, clock = self.cfg, self.clock
         if self.ahead is None:
             self.ahead = self.col.collect(self.behaviour, 0.0)

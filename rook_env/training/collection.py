@@ -104,7 +104,8 @@ class Collector:
         self.league: list[nn.Module] = []  # actors of the config's fixed league members
         N = cfg.num_envs
         self.kind = np.zeros(N, np.int64)
-        self.team = np.zeros(N, np.int64)  # learning group (Game.groups): seats s with s % groups == team; -1 in self-play
+        # learning group (Game.groups): the seats s with s % groups == team; -1 in self-play
+        self.team = np.zeros(N, np.int64)
         self.snap = np.zeros(N, np.int64)
         self.episode = np.zeros(N, np.int64)  # a number per episode, unique within a collect
         self.last = np.full((N, game.seats), -1, np.int64)  # rollout index of each seat's latest decision (-1: none)

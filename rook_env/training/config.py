@@ -228,7 +228,8 @@ def game_flags(cfg: Config) -> dict[str, Any]:
 
 
 
-def make_train_config(config_path: str | None = None, overrides: Sequence[str] = (), base: dict | None = None) -> Config:
+def make_train_config(config_path: str | None = None, overrides: Sequence[str] = (),
+                      base: dict | None = None) -> Config:
     """Defaults <- ``base`` (a resumed checkpoint's config) <- YAML file <- ``field=value`` overrides.
 
     A dotted override (``opponent_mix.heuristic=0.5``) sets one entry of a mapping; a whole value

@@ -213,7 +213,8 @@ def machine_info() -> dict:
 
 
 def format_eval(label: str, r: dict) -> str:
-    return f"  {label:26s} {r['mean']:+7.1f} points/deal  95% [{r['ci95'][0]:+.1f}, {r['ci95'][1]:+.1f}]  ({r['deals']} deals)"
+    return (f"  {label:26s} {r['mean']:+7.1f} points/deal  95% [{r['ci95'][0]:+.1f}, {r['ci95'][1]:+.1f}]  "
+            f"({r['deals']} deals)")
 
 
 def print_summary(s: dict) -> None:
@@ -247,8 +248,8 @@ def plot_curve(history: list, path: str, title: str = "", ylabel: str = "points 
         x = [p[0] for p in pts]
         y = [p[1]["mean"] for p in pts]
         err = [p[1]["half_width"] for p in pts]
-        ax1.errorbar(x, y, yerr=err, label=f"vs {os.path.basename(opp)}", color=colours.get(opp, f"C{3 + i}"), marker="o", ms=3,
-                     capsize=2)
+        ax1.errorbar(x, y, yerr=err, label=f"vs {os.path.basename(opp)}", color=colours.get(opp, f"C{3 + i}"),
+                     marker="o", ms=3, capsize=2)
     ax1.axhline(0, color="grey", lw=0.8)
     ax1.set_xlabel("learner decisions")
     ax1.set_ylabel(ylabel)
