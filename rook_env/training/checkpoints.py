@@ -38,6 +38,7 @@ def rng_state(rng: np.random.Generator, gens: dict[str, torch.Generator] | None 
 
 
 def set_rng_state(rng: np.random.Generator, saved: dict, gens: dict[str, torch.Generator] | None = None) -> None:
+    """Restore what :func:`rng_state` saved (a resume, a Ctrl-C rollback, a rollout collected again)."""
     random.setstate(saved["python"])
     rng.bit_generator.state = saved["numpy"]
     torch.set_rng_state(saved["torch"])
@@ -49,6 +50,8 @@ def set_rng_state(rng: np.random.Generator, saved: dict, gens: dict[str, torch.G
 
 
 def seed_everything(seed: int) -> np.random.Generator:
+    """Seed Python's, numpy's and torch's global generators; returns the run's own numpy generator, from which
+    every deal, opponent draw and torch generator seed of the run is drawn."""
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)

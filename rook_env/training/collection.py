@@ -137,6 +137,9 @@ class Collector:
 
     @torch.no_grad()
     def collect(self, model: ActorCritic, progress: float) -> tuple[dict, dict]:
+        """One rollout played by ``model`` (sampling) at training ``progress`` (the opponent mix's), on fresh
+        tables. Returns the batch (obs, mask, cin, act, logp, val, adv, ret: one row per learner decision, in
+        the order taken) and stats (training points per opponent kind, hands, the time breakdown)."""
         cfg, env, rng, device, clock = self.cfg, self.env, self.rng, self.device, self.clock
         N, S, G = cfg.num_envs, self.game.seats, self.game.groups
         tables = np.arange(N)

@@ -48,6 +48,7 @@ from .selection import evaluate_field, keep_candidate, new_best, run_playoff
 
 
 def pick_device(name: str) -> torch.device:
+    """The config's ``device``: ``auto`` is CUDA when present, else the CPU."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)

@@ -208,6 +208,7 @@ def progress_figures(rec: dict, history: list[dict]) -> dict[str, str]:
 
 # ============================================================================================= summary
 def machine_info() -> dict:
+    """What the run's speed figures depend on, recorded in summary.json."""
     return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
             "cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__}
 
@@ -218,6 +219,7 @@ def format_eval(label: str, r: dict) -> str:
 
 
 def print_summary(s: dict) -> None:
+    """The end of a run as lines: budget used and why it stopped, the best checkpoint's results, the outputs."""
     print(f"\n== {s['name']} (seed {s['seed']}): {s['decisions']:,} decisions, {s['iterations']} iterations, "
           f"{s['wall_seconds'] / 60:.1f} min, stopped by {s['stop_reason']}")
     if s["best"]:
