@@ -639,6 +639,7 @@ def test_ctrl_c_in_an_update_saves_last_pt_and_resumes_exactly(straight_run, tmp
     assert load_checkpoint(last)["iteration"] == 1  # saved although checkpoint_every is 5
     err = capsys.readouterr().err
     assert f"resume with: python train.py --resume {last}" in err and "Traceback" not in err
+    assert "nothing to evaluate yet" in err and "eval_every: 0 the only one comes at the end" in err  # no best.pt
     assert seen["losses"] == 3
     monkeypatch.setattr(ppo, "ppo_loss", real_loss)
     resumed = loop.train(cfg, resume=last, quiet=True)

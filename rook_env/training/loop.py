@@ -328,8 +328,9 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
                      f"iteration {state['iteration']}, {state['decisions']:,} decisions")
             evaluate = (f"evaluate {agent_path}: the best checkpoint's model (iteration {state['best']['iteration']}, "
                         f"score {state['best']['score']:+.1f})" if "agent" in paths else
-                        "nothing to evaluate yet: no evaluation has taken place (the first comes at iteration "
-                        f"{cfg.eval_every or 'the end'})")
+                        "nothing to evaluate yet: no evaluation has taken place (" + (
+                            f"the first comes at iteration {cfg.eval_every})" if cfg.eval_every else
+                            "with eval_every: 0 the only one comes at the end of the run)"))
             print(f"\ninterrupted: saved {last_ckpt}: {saved}\n{evaluate}\n"
                   f"resume with: python train.py --resume {last_ckpt}", file=sys.stderr)
         return summary
