@@ -42,8 +42,8 @@ from .collection import Collector
 from .config import Config, linear, mix_at
 from .games import game_of
 from .ppo import PPOSettings, make_optimizer, ppo_update
-from .reporting import (ProgressLine, RunClock, iteration_scalars, machine_info, plot_curve, print_summary,
-                        progress_figures)
+from .reporting import (ProgressLine, RunClock, interruption_note, iteration_scalars, machine_info, plot_curve,
+                        print_summary, progress_figures)
 from .selection import evaluate_field, keep_candidate, new_best, run_playoff
 
 
@@ -314,7 +314,6 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
     if stop_reason == "interrupted":
         save_checkpoint(last_ckpt, model, optimizer, cfg, state, rng, collector.pool, gens=gens, ahead=ahead_from)
         writer.close()
-        during_bc = phase == "behaviour cloning"
         paths = {"last": last_ckpt}
         if os.path.isfile(best_ckpt):
             agent_from_best(best_ckpt, agent_path, cfg, state)
@@ -323,16 +322,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
                    "decisions": state["decisions"], "wall_seconds": round(state["wall_seconds"], 1),
                    "interrupted_during": phase, "best": state["best"], "paths": paths}
         if not quiet:
-            saved = ("the partly cloned network (iteration 0; --resume goes on with PPO without repeating "
-                     "behaviour cloning; start afresh with --overwrite)" if during_bc else
-                     f"iteration {state['iteration']}, {state['decisions']:,} decisions")
-            evaluate = (f"evaluate {agent_path}: the best checkpoint's model (iteration {state['best']['iteration']}, "
-                        f"score {state['best']['score']:+.1f})" if "agent" in paths else
-                        "nothing to evaluate yet: no evaluation has taken place (" + (
-                            f"the first comes at iteration {cfg.eval_every})" if cfg.eval_every else
-                            "with eval_every: 0 the only one comes at the end of the run)"))
-            print(f"\ninterrupted: saved {last_ckpt}: {saved}\n{evaluate}\n"
-                  f"resume with: python train.py --resume {last_ckpt}", file=sys.stderr)
+            print("\n" + interruption_note(summary, cfg.eval_every), file=sys.stderr)
         return summary
 
     # -------------------------------------------------------------------- the end

@@ -218,6 +218,25 @@ def format_eval(label: str, r: dict) -> str:
             f"({r['deals']} deals)")
 
 
+def interruption_note(s: dict, eval_every: int) -> str:
+    """What an interrupted run's summary says to do next: what ``last.pt`` holds, which agent to evaluate (or
+    that there is none yet) and how to resume."""
+    last = s["paths"]["last"]
+    if s["interrupted_during"] == "behaviour cloning":
+        saved = ("the partly cloned network (iteration 0; --resume goes on with PPO without repeating behaviour "
+                 "cloning; start afresh with --overwrite)")
+    else:
+        saved = f"iteration {s['iterations']}, {s['decisions']:,} decisions"
+    if "agent" in s["paths"]:
+        evaluate = (f"evaluate {s['paths']['agent']}: the best checkpoint's model (iteration {s['best']['iteration']}, "
+                    f"score {s['best']['score']:+.1f})")
+    else:
+        evaluate = "nothing to evaluate yet: no evaluation has taken place (" + (
+            f"the first comes at iteration {eval_every})" if eval_every else
+            "with eval_every: 0 the only one comes at the end of the run)")
+    return f"interrupted: saved {last}: {saved}\n{evaluate}\nresume with: python train.py --resume {last}"
+
+
 def print_summary(s: dict) -> None:
     """The end of a run as lines: budget used and why it stopped, the best checkpoint's results, the outputs."""
     print(f"\n== {s['name']} (seed {s['seed']}): {s['decisions']:,} decisions, {s['iterations']} iterations, "
