@@ -107,3 +107,14 @@ def test_progress_line_on_a_log_file_and_on_a_terminal():
 def test_formats():
     assert [format_duration(s) for s in (0, 59.6, 61, 3600, 16306)] == ["0:00", "1:00", "1:01", "1:00:00", "4:31:46"]
     assert [format_count(n) for n in (999, 1500, 15_900_000)] == ["999", "1.5k", "15.9M"]
+
+
+def test_the_fraction_is_that_of_the_limit_expected_to_stop_the_run():
+    """Half the cap gone (a long warm start), a tenth of the decisions made, at a rate that reaches them in time:
+    the bar shows the decisions' 10%, not the clock's 50%."""
+    clock = FakeClock()
+    run = RunClock(1_000_000, 10, start=clock.now - 300, clock=clock)
+    run.start_rate(0)
+    clock.now += 10
+    f = run.forecast(100_000)  # 10,000 per second: 90 s to go, 290 s left
+    assert f.limit == "decisions" and f.fraction == pytest.approx(0.1) and f.eta == pytest.approx(90)

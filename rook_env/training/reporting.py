@@ -42,9 +42,9 @@ def format_count(n: float) -> str:
 
 @dataclass(frozen=True)
 class Forecast:
-    """Where a run stands: ``fraction`` done by the limit nearer its end (in [0, 1]), the ``limit`` expected to
-    stop it ("decisions" or "time cap"), the seconds of training left (``eta``; None: not known yet) and the
-    decisions expected at the stop (``final_decisions``; None: not known yet)."""
+    """Where a run stands: the ``limit`` expected to stop it ("decisions" or "time cap"), the ``fraction`` of
+    that limit used (in [0, 1]), the seconds of training left (``eta``; None: not known yet) and the decisions
+    expected at the stop (``final_decisions``; None: not known yet)."""
 
     fraction: float
     limit: str
@@ -101,16 +101,17 @@ class RunClock:
         return (decisions - self.rate_from[1]) / elapsed if elapsed > 0 else None
 
     def forecast(self, decisions: int) -> Forecast:
+        """Which limit is expected to stop the run, from the rate so far; the fraction done and the ETA are that
+        limit's (before any rate is known, the time cap's when there is one: it bounds the run)."""
         seconds, total, cap = self.seconds(), self.total_decisions, self.max_seconds
-        fraction = min(1.0, max(decisions / total, seconds / cap if cap else 0.0))
         rate = self.rate(decisions)
         to_total = (total - decisions) / rate if rate else None  # seconds until total_decisions
         time_left = max(0.0, cap - seconds) if cap else None
         if cap and (to_total is None or time_left < to_total):
             final = None if rate is None else min(total, decisions + rate * time_left)
-            return Forecast(fraction, "time cap", time_left, final, decisions, total, seconds, cap)
-        return Forecast(fraction, "decisions", to_total, float(total) if rate else None, decisions, total, seconds,
-                        cap)
+            return Forecast(min(1.0, seconds / cap), "time cap", time_left, final, decisions, total, seconds, cap)
+        return Forecast(min(1.0, decisions / total), "decisions", to_total, float(total) if rate else None, decisions,
+                        total, seconds, cap)
 
 
 class ProgressLine:
