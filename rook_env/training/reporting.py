@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import platform
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -139,6 +140,8 @@ class ProgressLine:
             return
         self.shown_at = now
         self.line = self.render()
+        if self.tty:  # a line longer than the terminal would wrap, and "\r" would rewrite its last row only
+            self.line = self.line[:shutil.get_terminal_size().columns - 1]
         self.stream.write(("\r\033[K" + self.line) if self.tty else self.line + "\n")
         self.stream.flush()
 
