@@ -112,7 +112,7 @@ class Config:
     playoff_deals: int = 1000
     playoff_seed: int = 3_000_000
     checkpoint_every: int = 10  # iterations
-    progress: bool = True  # tqdm bar
+    progress: bool = True  # the progress line (rook_env.training.reporting); false: log lines
 
     def check(self) -> Config:
         """Raise ValueError naming the first field whose value is out of range; returns the config."""
