@@ -112,8 +112,7 @@ class GameStore:
         return GameRecord(game_id, json.loads(row[0]), [a for a, _ in moves],
                           [None if x is None else json.loads(x) for _, x in moves], row[1], row[2], bool(row[3]))
 
-    def add_move(self, game_id: str, n: int, action: int, explain: dict[str, Any] | None = None,
-                 over: bool = False) -> None:
+    def add_move(self, game_id: str, n: int, action: int, explain: dict[str, Any] | None = None) -> None:
         """Append decision number ``n`` (the count of stored moves: a second writer of the same ``n``
         fails on the primary key instead of forking the history)."""
         with self._lock:
@@ -121,12 +120,21 @@ class GameStore:
             try:
                 self._db.execute("INSERT INTO moves (game_id, n, action, explain) VALUES (?, ?, ?, ?)",
                                  (game_id, n, int(action), None if explain is None else json.dumps(explain)))
-                self._db.execute("UPDATE games SET touched = ?, over = ? WHERE id = ?",
-                                 (time.time(), int(over), game_id))
+                self._db.execute("UPDATE games SET touched = ? WHERE id = ?", (time.time(), game_id))
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+
+    def touch(self, game_id: str) -> bool:
+        """Mark the game as used now (expiry counts from here); False when there is no such game."""
+        with self._lock:
+            return self._db.execute("UPDATE games SET touched = ? WHERE id = ?", (time.time(), game_id)).rowcount > 0
+
+    def mark_over(self, game_id: str) -> None:
+        """The game has ended: it no longer counts towards ``max_open``."""
+        with self._lock:
+            self._db.execute("UPDATE games SET over = 1 WHERE id = ?", (game_id,))
 
     def delete(self, game_id: str) -> bool:
         with self._lock:
