@@ -374,9 +374,12 @@ class Table:
         mine = viewer is not None and to_act == viewer and self.seat == viewer
         legal = []
         if mine:
+            calling = self.phase_name() == "call"  # call-your-partner: name any card not in hand
             for a in self.legal():
                 item = {"action": a, "name": L.action_name(a), "kind": L.action_kind(a)}
-                if item["kind"] == "card":
+                if item["kind"] == "card" and calling:
+                    item["kind"] = "call"  # a card's name, not a card seen: shown as a button
+                elif item["kind"] == "card":
                     item["card"] = card_json(L, a)
                 legal.append(item)
         return {
