@@ -10,6 +10,7 @@ import random
 import re
 import shutil
 import time
+import warnings
 from typing import Any
 
 import pytest
@@ -17,7 +18,9 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("httpx")
 
-from starlette.testclient import TestClient  # noqa: E402
+with warnings.catch_warnings():  # starlette >= 1.0 asks for httpx2 and warns while importing its test client
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient  # noqa: E402
 
 import rook_env  # noqa: E402
 from rook_env.serve.app import Settings, create_app  # noqa: E402
