@@ -40,13 +40,15 @@ def have_torch() -> bool:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The app on 127.0.0.1 (a free port), with a results folder holding one small match."""
-    from rook_env.evaluation import play_match
+    from rook_env.evaluation import play_match, round_robin
 
     root = tmp_path_factory.mktemp("showdown")
     results = root / "results"
     results.mkdir()
     res = play_match("heuristic", "random", deals=4, seed=1, block_size=2)
     (results / "heuristic-random.json").write_text(json.dumps(res.to_dict()))
+    rr = round_robin(["heuristic", "search", "random"], deals=2, seed=1, rating_boot=20)
+    (results / "round-robin.json").write_text(json.dumps(rr.to_dict()))
     app = create_app(Settings(data=str(root / "data"), results=str(results)))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -88,6 +90,7 @@ def page(browser: Any) -> Iterator[Any]:
 
 def shot(pg: Any, name: str, tmp_path: Any) -> None:
     folder = os.environ.get("ROOK_SHOWDOWN_SCREENSHOTS") or str(tmp_path)
+    pg.wait_for_function("() => [...document.images].every((i) => i.complete)")  # the drawn table is in
     pg.screenshot(path=os.path.join(folder, name), full_page=False)
 
 
@@ -113,7 +116,8 @@ def test_play_a_whole_hand_by_clicking(server, page, tmp_path):
     clicks = reloaded = 0
     refused = False
     for _ in range(400):  # bounded: a hand has well under 100 of your decisions and waits
-        pg.wait_for_function("() => document.body.dataset.yourTurn === 'true' || document.body.dataset.hand !== '1'")
+        pg.wait_for_function("() => { const d = document.body.dataset; "
+                             "return d.hand !== undefined && (d.yourTurn === 'true' || d.hand !== '1'); }")
         if data(pg, "hand") != "1":
             break
         moves = data(pg, "moves")
@@ -134,7 +138,7 @@ def test_play_a_whole_hand_by_clicking(server, page, tmp_path):
         target.click()
         pg.wait_for_function(f"() => document.body.dataset.moves !== '{moves}'")
         clicks += 1
-        if clicks == 12:
+        if clicks == 8:
             shot(pg, "showdown_play.png", tmp_path)
     assert data(pg, "hand") == "2", "the hand did not finish"
     assert reloaded and refused and clicks >= 9
@@ -173,6 +177,7 @@ def test_compare_leaderboard_and_replays(server, page, tmp_path):
     pg.goto(server + "/compare")
     pg.wait_for_selector("#matches tbody tr a.replays")
     assert "heuristic" in pg.inner_text("#matches")
+    assert pg.locator("table.ratings tbody tr").count() == 3  # the round robin's ratings
     shot(pg, "showdown_compare.png", tmp_path)
     pg.click("#matches a.replays")
     pg.wait_for_url("**/replays/match-*.html", timeout=60_000)  # played again, then the replay viewer

@@ -153,13 +153,14 @@ async function gamePage() {
         if (v.seat !== null) e.addEventListener("click", () => move(c.card));
         hand.append(e);
       }
-    } else hand.append(el("span", {class: "dim"}, v.viewer === null ? "Spectator: every hand is on the table above." : ""));
+    }
+    hand.hidden = !Array.isArray(mine);  // the spectator sees every hand on the drawn table
     // log of this hand (and the end of the last)
     const log = $("#log");
     log.replaceChildren();
     for (const e of v.log) {
       const li = el("li", {}, e.text);
-      if (e.redeal) li.append(" (redeal)");
+      if (e.redeal) li.append(" · the same dealer deals again");
       log.append(li);
       if (e.trick) log.append(el("li", {class: "trick"}, `Trick won by ${seatName(e.trick.winner)}: `,
         ...e.trick.cards.map(([s, c]) => cardEl(c, "mini"))));
