@@ -38,6 +38,7 @@ from importlib import resources
 from typing import Any, Awaitable, Callable
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -223,8 +224,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         except ValueError as exc:
             raise HTTPError(400, str(exc)) from None
         game_id = secrets.token_urlsafe(12)
-        try:
-            t = Table(game_id, spec, [], [], checkpoints())  # builds the agents: a bad one fails here
+        try:  # builds the agents (a checkpoint loads): a bad one fails here
+            t = await run_in_threadpool(Table, game_id, spec, [], [], checkpoints())
         except ValueError as exc:
             raise HTTPError(400, str(exc)) from None
         try:
@@ -237,59 +238,73 @@ def create_app(settings: Settings | None = None) -> Starlette:
         return JSONResponse({"id": game_id, "url": f"/{page}/{game_id}"}, status_code=201)
 
     async def game_view(request: Request) -> JSONResponse:
-        t = table_of(request.path_params["game_id"])
-        viewer = viewer_of(t, request)
-        with t.lock:
-            return JSONResponse(t.view(viewer))
+        def work() -> dict[str, Any]:
+            t = table_of(request.path_params["game_id"])
+            viewer = viewer_of(t, request)
+            with t.lock:
+                return t.view(viewer)
+
+        return JSONResponse(await run_in_threadpool(work))
 
     async def game_action(request: Request) -> JSONResponse:
-        t = table_of(request.path_params["game_id"])
+        t = await run_in_threadpool(table_of, request.path_params["game_id"])
         data = await body_json(request)
         unknown = sorted(set(data) - {"action", "moves"})
         if unknown:
             raise HTTPError(400, f"unknown field(s) {', '.join(unknown)}; allowed: action, moves")
         if "action" not in data:
             raise HTTPError(400, "missing field 'action' (an integer action id from the view's 'legal' list)")
-        with t.lock:
-            check_moves(t, data)
-            try:
-                action = t.check_person_move(data["action"])
-            except MoveError as exc:
-                raise HTTPError(exc.status, str(exc)) from None
-            commit(t, action, None)
-            return JSONResponse(t.view(t.seat))
+
+        def work() -> dict[str, Any]:
+            with t.lock:
+                check_moves(t, data)
+                try:
+                    action = t.check_person_move(data["action"])
+                except MoveError as exc:
+                    raise HTTPError(exc.status, str(exc)) from None
+                commit(t, action, None)
+                return t.view(t.seat)
+
+        return JSONResponse(await run_in_threadpool(work))
 
     async def game_advance(request: Request) -> JSONResponse:
-        t = table_of(request.path_params["game_id"])
+        t = await run_in_threadpool(table_of, request.path_params["game_id"])
         data = await body_json(request)
         unknown = sorted(set(data) - {"moves"})
         if unknown:
             raise HTTPError(400, f"unknown field(s) {', '.join(unknown)}; allowed: moves")
         viewer = viewer_of(t, request)
-        with t.lock:
-            check_moves(t, data)
-            try:
-                action, why = t.agent_move(explained=t.seat is None)
-            except MoveError as exc:
-                raise HTTPError(exc.status, str(exc)) from None
-            except AgentError as exc:
-                raise HTTPError(500, str(exc)) from None
-            commit(t, action, why)
-            return JSONResponse(t.view(viewer))
+
+        def work() -> dict[str, Any]:  # an agent thinks (search, a network): off the event loop
+            with t.lock:
+                check_moves(t, data)
+                try:
+                    action, why = t.agent_move(explained=t.seat is None)
+                except MoveError as exc:
+                    raise HTTPError(exc.status, str(exc)) from None
+                except AgentError as exc:
+                    raise HTTPError(500, str(exc)) from None
+                commit(t, action, why)
+                return t.view(viewer)
+
+        return JSONResponse(await run_in_threadpool(work))
 
     async def game_png(request: Request) -> Response:
-        t = table_of(request.path_params["game_id"])
-        viewer = viewer_of(t, request)
-        try:
+        def work() -> bytes:
+            t = table_of(request.path_params["game_id"])
+            viewer = viewer_of(t, request)
             with t.lock:
-                png = t.png(viewer)
+                return t.png(viewer)
+
+        try:
+            png = await run_in_threadpool(work)
         except ImportError as exc:
             raise HTTPError(404, f"the drawn table needs Pillow (pip install \"rook_env[render]\"): {exc}") from None
         return Response(png, media_type="image/png", headers={"Cache-Control": "no-store"})
 
     async def game_delete(request: Request) -> JSONResponse:
         game_id = request.path_params["game_id"]
-        table_of(game_id)  # 404 for an unknown id
+        await run_in_threadpool(table_of, game_id)  # 404 for an unknown id
         with live_lock:
             live.pop(game_id, None)
         store.delete(game_id)
@@ -306,7 +321,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         return HTMLResponse(_page(PAGES[request.url.path]))
 
     async def game_page(request: Request) -> HTMLResponse:
-        table_of(request.path_params["game_id"])  # 404 page for an unknown game
+        await run_in_threadpool(table_of, request.path_params["game_id"])  # 404 for an unknown game
         return HTMLResponse(_page("game.html"))
 
     async def static(request: Request) -> Response:
