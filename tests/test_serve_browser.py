@@ -144,7 +144,8 @@ def test_play_a_whole_hand_by_clicking(server, page, tmp_path):
     assert reloaded and refused and clicks >= 9
     sheet = pg.inner_text("#sheet")
     assert "made" in sheet or "set" in sheet  # the finished hand is on the score sheet
-    pg.wait_for_function("() => { const t = document.querySelector('#table'); return t.complete && t.naturalWidth > 0; }")
+    pg.wait_for_function("() => { const t = document.querySelector('#table'); "
+                         "return t.complete && t.naturalWidth > 0; }")  # the drawn table loaded
 
 
 @pytest.mark.skipif(not have_torch(), reason="the ppo agent needs torch")

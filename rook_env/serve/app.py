@@ -33,19 +33,18 @@ import re
 import secrets
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from rook_env.agents.registry import GAME_SPECS
-
-from .compare import ReplayJobs, leaderboard, list_results, match_of
+from .compare import ReplayJobs, leaderboard, match_of
 from .store import GameStore, StoreFullError
 from .tables import AgentError, MoveError, Table, agent_choices, check_spec
 
@@ -68,7 +67,6 @@ class Settings:
     expire_hours: float = 168.0  # a game untouched this long is deleted
     max_body: int = 16 * 1024  # bytes of a request body
     db: str | None = None  # the SQLite file; default <data>/showdown.sqlite (":memory:" for tests)
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def list_checkpoints(folder: str | None) -> dict[str, str]:
@@ -333,7 +331,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     async def replay_file(request: Request) -> Response:
         """A replay viewer page: an HTML file of the results folder or one written for Compare."""
         name = request.path_params["name"]
-        if cfg.results and name in [f for f in _html_files(cfg.results)]:
+        if name in _html_files(cfg.results):
             return FileResponse(os.path.join(cfg.results, name), media_type="text/html")
         if name in _html_files(replay_dir):
             return FileResponse(os.path.join(replay_dir, name), media_type="text/html")
@@ -390,8 +388,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/api/leaderboard", api_leaderboard),
         Route("/api/replays", replays_index),
     ]
-    from starlette.exceptions import HTTPException
-
     app = Starlette(routes=routes, exception_handlers={HTTPError: on_http_error, HTTPException: on_starlette_http})
     app.state.store = store
     app.state.settings = cfg

@@ -27,8 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000, help="port to listen on")
     p.add_argument("--data", default=d.data, help="folder of the game store and of the replays written for Compare")
     p.add_argument("--checkpoints", default=d.checkpoints,
-                   help="folder whose *.pt checkpoints (two levels deep) may be chosen as agents; no other file is loaded")
-    p.add_argument("--results", default=d.results, help="folder of rook-eval JSON results (and HTML replays) for Compare")
+                   help="folder whose *.pt checkpoints (two levels deep) may be chosen as agents; "
+                        "no other file is loaded")
+    p.add_argument("--results", default=d.results,
+                   help="folder of rook-eval JSON results (and HTML replays) for Compare")
     p.add_argument("--max-games", type=int, default=d.max_games, help="open games (not over) at once")
     p.add_argument("--expire-hours", type=float, default=d.expire_hours,
                    help="a game nobody touched for this long is deleted")

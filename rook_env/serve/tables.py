@@ -54,7 +54,7 @@ class AgentError(RuntimeError):
 def agent_choices(game: str, checkpoints: list[str]) -> list[str]:
     """The agent specs a client may pick for ``game``: the registry's, search on top of them
     (partnership), and ``checkpoint:<file>`` for each file of the configured folder."""
-    base = [s for s in GAME_SPECS[game]]
+    base = list(GAME_SPECS[game])
     out = list(base)
     if game == "partnership":
         out += [SEARCH + s for s in base if s not in ("search", "random")]
@@ -188,7 +188,7 @@ class Table:
                 raise ValueError(f"agent {a!r} cannot be built here: {exc}") from exc
         self.events: list[dict[str, Any]] = []
         for action, why in zip(actions, explains):
-            self._apply(int(action), why)
+            self.apply(int(action), why)
 
     # ---------------------------------------------------------------- state
     @property
@@ -269,8 +269,9 @@ class Table:
                 out = None
         return action, out
 
-    def _apply(self, action: int, why: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Step the environment and log the decision (public parts and who may see the rest)."""
+    def apply(self, action: int, why: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Step the environment with a checked ``action`` and log the decision (its public parts and who
+        may see the rest)."""
         st = self.state
         seat, phase = int(st.current), self.phase_name()
         hands, deals = st.hands_played, st.deals
@@ -288,9 +289,6 @@ class Table:
             ev["result"] = dict(st.hand_result)
         self.events.append(ev)
         return ev
-
-    def apply(self, action: int, why: dict[str, Any] | None = None) -> dict[str, Any]:
-        return self._apply(action, why)
 
     # ---------------------------------------------------------------- views
     def may_see(self, viewer: int | None, seat: int) -> bool:

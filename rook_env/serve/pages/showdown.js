@@ -139,8 +139,10 @@ async function gamePage() {
     $("#status").replaceChildren(v.over ? el("span", {class: "banner"}, status) : status);
     // choices: every legal action that is not a card (bids, pass, trump, rook, redeal, circus)
     const ch = $("#choices");
+    // a card to call (call-your-partner) is a button in that card's colour: its name, never where it lies
+    const tint = (a) => (a.kind !== "call" ? "" : a.name === "Rook" ? " call rook" : ` call c${"RYGB".indexOf(a.name[0])}`);
     ch.replaceChildren(...v.legal.filter((a) => a.kind !== "card").map((a) =>
-      el("button", {type: "button", class: "legal", "data-action": String(a.action), onclick: () => move(a.action)}, a.name)));
+      el("button", {type: "button", class: "legal" + tint(a), "data-action": String(a.action), onclick: () => move(a.action)}, a.name)));
     // the hand: every card shown; the legal ones raised and clickable (a click on another is refused by the server)
     const hand = $("#hand");
     const mine = v.viewer === null ? null : v.scene.hands[v.viewer];
