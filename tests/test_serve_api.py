@@ -99,9 +99,9 @@ def knowable(game: str, flags: dict[str, Any], seed: int, actions: list[int], se
 
 
 def play_whole_game(c: TestClient, game: str, flags: dict[str, Any], agents: list[Any], seat: int, seed: int,
-                    max_requests: int = 4000) -> int:
+                    max_requests: int = 4000) -> tuple[int, set[str]]:
     """Play a game to its end through the API with random legal moves for the person; check every
-    response against what the seat may know; return the number of hands."""
+    response against what the seat may know; return the number of hands and the phases seen."""
     gid = new_game(c, mode="play", game=game, flags=flags, agents=agents, seat=seat, seed=seed)
     store = c.app.state.store
     rng = random.Random(seed)
@@ -109,7 +109,9 @@ def play_whole_game(c: TestClient, game: str, flags: dict[str, Any], agents: lis
     L = env.unwrapped.layout
     names = {L.card_name(i): i for i in range(L.n_cards)}
     v = c.get(f"/api/games/{gid}").json()
+    phases: set[str] = set()
     for _ in range(max_requests):
+        phases.add(v["phase"])
         found: set[int] = set()
         if v["phase"] == "call" and v["your_turn"]:
             # calling a partner: the choices are every card not in the hand, by name (no card's place)
@@ -125,8 +127,10 @@ def play_whole_game(c: TestClient, game: str, flags: dict[str, Any], agents: lis
         assert not leaked, (f"response after {len(actions)} moves names cards seat {seat} may not know: "
                             f"{[L.card_name(x) for x in sorted(leaked)]}")
         assert "explain" not in json.dumps(v["log"]), "play mode must never show an agent's probabilities"
+        assert v["seed"] is None, "the seed decides every hand: play mode never sends it"
         if v["over"]:
-            return len(v["sheet"])
+            assert [g["spec"]["seed"] for g in c.get("/api/games").json()["games"]] == [None]
+            return len(v["sheet"]), phases
         if v["your_turn"]:
             action = rng.choice(v["legal"])["action"]
             r = c.post(f"/api/games/{gid}/action", json={"action": action, "moves": v["moves"]})
@@ -137,19 +141,23 @@ def play_whole_game(c: TestClient, game: str, flags: dict[str, Any], agents: lis
     raise AssertionError("the game did not end")
 
 
-def test_play_partnership_whole_game_shows_only_what_the_seat_may_know(tmp_path):
+@pytest.mark.parametrize("flags, agents, seat, seed, phase", [
+    ({"target_score": 200}, [None, "heuristic", "random", "heuristic"], 0, 5, "discard"),
+    # circus: each seat passes a card to its left, seen only by giver and receiver
+    ({"circus_rook": "on", "target_score": 150}, [None, "random", "heuristic", "random"], 0, 4, "circus"),
+])
+def test_play_partnership_whole_game_shows_only_what_the_seat_may_know(tmp_path, flags, agents, seat, seed, phase):
     c = client(tmp_path, db=":memory:")
-    hands = play_whole_game(c, "partnership", {"target_score": 200}, [None, "heuristic", "random", "heuristic"],
-                            seat=0, seed=5)
-    assert hands >= 1
+    hands, phases = play_whole_game(c, "partnership", flags, agents, seat=seat, seed=seed)
+    assert hands >= 1 and phase in phases
 
 
 def test_play_call_partner_whole_game_shows_only_what_the_seat_may_know(tmp_path):
     c = client(tmp_path, db=":memory:")
     agents = ["call_partner_heuristic"] * 5
     agents[2] = None
-    hands = play_whole_game(c, "call_partner", {"players": 5, "target_score": 150}, agents, seat=2, seed=11)
-    assert hands >= 1
+    hands, phases = play_whole_game(c, "call_partner", {"players": 5, "target_score": 150}, agents, seat=2, seed=11)
+    assert hands >= 1 and {"discard", "call", "play"} <= phases
 
 
 def test_the_leak_check_catches_a_leak(tmp_path):

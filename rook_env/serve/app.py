@@ -213,7 +213,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
         })
 
     async def games_list(request: Request) -> JSONResponse:
-        return JSONResponse({"games": store.list()})
+        games = store.list()
+        for g in games:  # a played game's seed would tell every hand of it: never sent back
+            if g["spec"].get("mode") == "play":
+                g["spec"]["seed"] = None
+        return JSONResponse({"games": games})
 
     async def games_create(request: Request) -> JSONResponse:
         data = await body_json(request)

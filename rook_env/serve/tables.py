@@ -386,7 +386,7 @@ class Table:
             "game": self.game_name,
             "players": self.n,
             "flags": self.spec["flags"],
-            "seed": self.spec["seed"],
+            "seed": self.spec["seed"] if self.seat is None else None,  # play: the seed would tell every hand
             "agents": self.labels,
             "seat": self.seat,
             "viewer": viewer,
