@@ -193,12 +193,14 @@ def test_bad_requests_get_4xx_and_change_nothing(tmp_path):
         ("post", f"/api/games/{gid}/action", {"json": {"action": True}}, 400, "must be an integer"),
         ("post", f"/api/games/{gid}/action", {"json": {}}, 400, "missing field 'action'"),
         ("post", f"/api/games/{gid}/action", {"json": {"action": min(legal), "cheat": 1}}, 400, "unknown field"),
-        ("post", f"/api/games/{gid}/action", {"content": b"{not json"}, 400, "not valid JSON"),
-        ("post", f"/api/games/{gid}/action", {"content": b"[1, 2]"}, 400, "must be a JSON object"),
+        ("post", f"/api/games/{gid}/action", {"content": b"{not json", "headers": {"Content-Type": "application/json"}}, 400, "not valid JSON"),
+        ("post", f"/api/games/{gid}/action", {"content": b"[1, 2]", "headers": {"Content-Type": "application/json"}}, 400, "must be a JSON object"),
         ("post", f"/api/games/{gid}/action", {"json": {"action": min(legal), "moves": v["moves"] - 1}}, 409,
          "moved on"),
-        ("post", f"/api/games/{gid}/action", {"content": b"{" + b" " * 4096 + b"}"}, 413, "over the limit"),
+        ("post", f"/api/games/{gid}/action", {"content": b"{" + b" " * 4096 + b"}", "headers": {"Content-Type": "application/json"}}, 413, "over the limit"),
         ("post", f"/api/games/{gid}/advance", {"json": {}}, 409, "your turn"),
+        ("post", f"/api/games/{gid}/action", {"content": json.dumps({"action": min(legal)}),
+                                              "headers": {"Content-Type": "text/plain"}}, 415, "as JSON"),
         ("get", f"/api/games/{gid}?view=spectator", {}, 403, "only that seat"),
         ("get", f"/api/games/{gid}?view=1", {}, 403, "only that seat"),
         ("get", f"/api/games/{gid}/table.png?view=spectator", {}, 403, "only that seat"),
@@ -214,6 +216,8 @@ def test_bad_requests_get_4xx_and_change_nothing(tmp_path):
         assert r.status_code == status, (url, kw, r.status_code, r.text)
         assert words in r.json()["error"], (url, r.json())
         assert store.load(gid, touch=False).actions == before
+    r = c.get(f"/api/games/{gid}", headers={"Host": "evil.example"})  # DNS rebinding
+    assert r.status_code == 400
     assert c.get(f"/api/games/{gid}").json() == v  # the game unchanged
 
 

@@ -154,8 +154,8 @@ def test_watch_two_agents_with_their_probabilities(server, page, tmp_path):
     game = post(server + "/api/games", {"mode": "watch", "agents": ["ppo", "heuristic", "ppo", "heuristic"],
                                         "seed": 3})
     pg.goto(server + game["url"] + "?view=spectator")
-    pg.wait_for_selector("#step")
-    for _ in range(12):
+    pg.wait_for_function("() => document.body.dataset.moves === '0'")  # rendered: the buttons are wired
+    for _ in range(13):  # the auction, the discard, trump, then P2 (ppo) leads: probabilities over its cards
         moves = data(pg, "moves")
         pg.click("#step")
         pg.wait_for_function(f"() => document.body.dataset.moves !== '{moves}'")

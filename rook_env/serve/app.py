@@ -21,8 +21,9 @@ API (JSON in and out; every error is ``{"error": message}`` with a 4xx status an
 ``moves`` (optional) is the number of decisions the client has seen: a request made on an older
 view is refused (409) instead of playing twice. Status codes: 400 a malformed request or an illegal
 move (the message names the legal ones), 403 a view play mode does not allow, 404 an unknown game,
-409 not your turn / the game is over / a stale view, 413 a request body over the limit, 429 too many
-open games.
+409 not your turn / the game is over / a stale view, 413 a request body over the limit, 415 a body
+that is not sent as JSON, 429 too many open games; a request naming another host than the server's
+(DNS rebinding) gets 400.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -67,6 +70,8 @@ class Settings:
     expire_hours: float = 168.0  # a game untouched this long is deleted
     max_body: int = 16 * 1024  # bytes of a request body
     db: str | None = None  # the SQLite file; default <data>/showdown.sqlite (":memory:" for tests)
+    # Host headers answered (a DNS-rebinding page cannot reach a loopback server); ("*",) for any
+    allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1", "testserver")
 
 
 def list_checkpoints(folder: str | None) -> dict[str, str]:
@@ -126,6 +131,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 raise HTTPError(413, f"the request body is over the limit of {cfg.max_body} bytes")
         if not raw.strip():
             return {}
+        if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+            # a cross-site form or text/plain post (no CORS preflight) cannot move a game
+            raise HTTPError(415, "send the request body as JSON with 'Content-Type: application/json'")
         try:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
@@ -392,7 +400,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/api/leaderboard", api_leaderboard),
         Route("/api/replays", replays_index),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPError: on_http_error, HTTPException: on_starlette_http})
+    app = Starlette(routes=routes, exception_handlers={HTTPError: on_http_error, HTTPException: on_starlette_http},
+                    middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(cfg.allowed_hosts))])
     app.state.store = store
     app.state.settings = cfg
     app.state.live = live

@@ -54,7 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
     app = create_app(Settings(data=args.data, checkpoints=args.checkpoints, results=args.results,
                               max_games=args.max_games, expire_hours=args.expire_hours,
-                              max_body=args.max_request_bytes))
+                              max_body=args.max_request_bytes,
+                              allowed_hosts=Settings.allowed_hosts if args.host in LOOPBACK else ("*",)))
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"rook-serve: http://{host}:{args.port}/  (Ctrl-C stops it)", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
