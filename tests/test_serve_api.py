@@ -23,7 +23,7 @@ with warnings.catch_warnings():  # starlette >= 1.0 asks for httpx2 and warns wh
     from starlette.testclient import TestClient  # noqa: E402
 
 import rook_env  # noqa: E402
-from rook_env.serve.app import Settings, create_app  # noqa: E402
+from rook_env.serve import Settings, create_app  # noqa: E402
 from rook_env.serve.store import GameStore, StoreFullError  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -386,3 +386,14 @@ def test_leaderboard_and_replays_of_the_biggest_swings(tmp_path):
     assert c.get("/compare/replays/nothere.json/0").status_code == 404
     assert c.get("/replays/..%2Fhr.json").status_code == 404
     assert c.get("/compare").status_code == 200
+
+
+def test_rook_serve_command_line(capsys):
+    from rook_env.serve.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0 and "127.0.0.1" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        main(["--port", "0"])
+    assert e.value.code == 2 and "--port must be" in capsys.readouterr().err

@@ -22,7 +22,7 @@ pytest.importorskip("starlette")
 uvicorn = pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from rook_env.serve.app import Settings, create_app  # noqa: E402
+from rook_env.serve import Settings, create_app  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs the chromium browser (apt-get install chromium)")

@@ -23,9 +23,13 @@ from __future__ import annotations
 __all__ = ["Settings", "create_app"]
 
 
-def __getattr__(name: str):  # the app needs Starlette (the [serve] extra): imported only when asked for
-    if name in __all__:
-        from . import app
+def __getattr__(name: str) -> object:  # the app needs Starlette (the [serve] extra): imported when asked for
+    if name == "Settings":
+        from .settings import Settings
 
-        return getattr(app, name)
-    raise AttributeError(name)
+        return Settings
+    if name == "create_app":
+        from .app import create_app
+
+        return create_app
+    raise AttributeError(f"module 'rook_env.serve' has no attribute {name!r}")

@@ -34,7 +34,6 @@ import re
 import secrets
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -48,6 +47,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Redire
 from starlette.routing import Route
 
 from .compare import ReplayJobs, leaderboard, match_of
+from .settings import Settings
 from .store import GameStore, StoreFullError
 from .tables import AgentError, MoveError, Table, agent_choices, check_spec
 
@@ -57,21 +57,6 @@ GAME_ID = re.compile(r"^[A-Za-z0-9_-]{8,32}$")
 STATIC = {"style.css": "text/css", "showdown.js": "text/javascript", "favicon.svg": "image/svg+xml"}
 PAGES = {"/": "index.html", "/compare": "compare.html"}
 LIVE_TABLES = 64  # tables kept in memory; others are rebuilt from the store on their next request
-
-
-@dataclass
-class Settings:
-    """What the operator configures (the command line of ``rook-serve``)."""
-
-    data: str = os.path.join("runs", "serve")  # the SQLite file and the replays written for Compare
-    checkpoints: str | None = None  # the only folder checkpoints are loaded from
-    results: str | None = os.path.join("runs", "eval")  # rook-eval JSON results for Compare
-    max_games: int = 100  # open games (not over) at once
-    expire_hours: float = 168.0  # a game untouched this long is deleted
-    max_body: int = 16 * 1024  # bytes of a request body
-    db: str | None = None  # the SQLite file; default <data>/showdown.sqlite (":memory:" for tests)
-    # Host headers answered (a DNS-rebinding page cannot reach a loopback server); ("*",) for any
-    allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1", "testserver")
 
 
 def list_checkpoints(folder: str | None) -> dict[str, str]:

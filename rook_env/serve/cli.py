@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from .app import Settings, create_app
+from .settings import Settings
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -47,8 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error("--max-games must be >= 1, --max-request-bytes >= 64 and --expire-hours > 0")
     try:
         import uvicorn
-    except ImportError:
-        p.error('rook-serve needs the [serve] extra: pip install -e ".[serve]"')
+
+        from .app import create_app
+    except ImportError as exc:
+        p.error(f'rook-serve needs the [serve] extra (pip install -e ".[serve]"): {exc}')
     if args.host not in LOOPBACK:
         print(f"warning: binding {args.host}: anyone who can reach this address can play and delete games",
               file=sys.stderr)
