@@ -397,3 +397,14 @@ def test_rook_serve_command_line(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--port", "0"])
     assert e.value.code == 2 and "--port must be" in capsys.readouterr().err
+
+
+def test_a_seat_view_shows_the_last_trick_of_the_hand(tmp_path):
+    c = client(tmp_path, db=":memory:")
+    gid = new_game(c, mode="watch", agents=["heuristic"] * 4, seed=2)
+    v = c.get(f"/api/games/{gid}?view=1").json()
+    assert v["scene"]["last_trick"] is None
+    while not any("trick" in e for e in v["log"]):
+        v = c.post(f"/api/games/{gid}/advance?view=1", json={}).json()
+    trick = next(e["trick"] for e in v["log"] if "trick" in e)
+    assert v["scene"]["last_trick"] == trick["cards"] and v["scene"]["last_winner"] == trick["winner"]

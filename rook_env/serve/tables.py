@@ -350,7 +350,15 @@ class Table:
             from rook_env.render_image import scene_from_observation
         else:
             from rook_env.call_partner.render import scene_from_observation
-        return scene_from_observation(vec, viewer, self.config, self.to_act())
+        scene = scene_from_observation(vec, viewer, self.config, self.to_act())
+        # the last trick of this hand, face up as every seat saw it (the observation keeps only who played what)
+        hand = st.hands_played + 1
+        last = next((e for e in reversed(self.events) if e["hand"] == hand and e["trick"]), None)
+        if last is not None and scene.last_trick is None:
+            t = last["trick"]
+            scene.last_trick = [((t["leader"] + i) % self.n, c) for i, c in enumerate(t["cards"])]
+            scene.last_winner = t["winner"]
+        return scene
 
     def png(self, viewer: int | None) -> bytes:
         """The table as drawn by ``render_mode="rgb_array"`` (PNG), for ``viewer`` (None: spectator)."""

@@ -247,7 +247,10 @@ async function gamePage() {
   function schedule() {
     clearTimeout(timer);
     if (!view || view.over) { running = false; $("#run").textContent = "Play"; return; }
-    if (!watch && !view.your_turn) timer = setTimeout(async () => { await advance(); schedule(); }, agentDelay);
+    // a finished trick (or hand) stays on screen a little longer before the agents go on
+    const last = view.log.length ? view.log[view.log.length - 1] : null;
+    const pause = last && (last.trick || last.result) ? agentDelay * 2.5 : agentDelay;
+    if (!watch && !view.your_turn) timer = setTimeout(async () => { await advance(); schedule(); }, pause);
     if (watch && running) timer = setTimeout(async () => { await advance(); schedule(); }, Number($("#speed").value));
   }
 
