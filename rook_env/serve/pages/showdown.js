@@ -174,7 +174,10 @@ async function gamePage() {
   }
 
   function phaseHint(v) {
-    return {bid: "bid, pass or call a redeal", discard: "lay a card down into the nest", trump: "name trump",
+    const size = Array.isArray(v.scene.nest) ? v.scene.nest.length : 0;  // the bidder sees the nest as dealt
+    const done = v.log.filter((e) => e.hand === v.hand && e.phase === "discard" && e.seat === v.viewer).length;
+    return {bid: "bid, pass or call a redeal", discard: `lay a card of your hand down into the nest (${done + 1} of ${size})`,
+            trump: "name trump",
             rook: "choose Rook high or low", call: "call a card: its holder becomes your partner",
             play: v.scene.trick.length ? "play a card" : "lead a card", circus: "pass a card to your left"}[v.phase] || v.phase;
   }
