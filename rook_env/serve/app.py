@@ -285,17 +285,18 @@ def create_app(settings: Settings | None = None) -> Starlette:
         return JSONResponse(await run_in_threadpool(work))
 
     async def game_png(request: Request) -> Response:
-        def work() -> bytes:
+        def work() -> tuple[bytes, bool]:
             t = table_of(request.path_params["game_id"])
             viewer = viewer_of(t, request)
-            with t.lock:
-                return t.png(viewer)
+            with t.lock:  # ?m=<decisions> names one state of the game: that picture never changes
+                return t.png(viewer), request.query_params.get("m") == str(t.moves)
 
         try:
-            png = await run_in_threadpool(work)
+            png, fixed = await run_in_threadpool(work)
         except ImportError as exc:
             raise HTTPError(404, f"the drawn table needs Pillow (pip install \"rook_env[render]\"): {exc}") from None
-        return Response(png, media_type="image/png", headers={"Cache-Control": "no-store"})
+        cache = "private, max-age=3600" if fixed else "no-store"
+        return Response(png, media_type="image/png", headers={"Cache-Control": cache})
 
     async def game_delete(request: Request) -> JSONResponse:
         game_id = request.path_params["game_id"]

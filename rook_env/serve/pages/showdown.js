@@ -130,7 +130,7 @@ async function gamePage() {
     body.moves = v.moves; body.over = v.over; body.yourTurn = v.your_turn; body.hand = v.hand; body.phase = v.phase;
     $("#title").textContent = `${v.game === "call_partner" ? "Call your partner, " + v.players + " players" : "Partnership"}` +
       ` · ${v.mode} · hand ${v.hand} · game to ${v.target_score}`;
-    $("#table").src = `/api/games/${id}/table.png${q()}${q() ? "&" : "?"}m=${v.moves}`;
+    drawTable(`/api/games/${id}/table.png${q()}${q() ? "&" : "?"}m=${v.moves}`);
     // status line
     let status;
     if (v.over) status = `Game over. ${winnerText(v)}`;
@@ -171,6 +171,14 @@ async function gamePage() {
     log.scrollTop = log.scrollHeight;
     renderSheet(v);
     renderExplain(v);
+  }
+
+  // The drawn table is swapped in once loaded (no blank flash); a picture older than the one shown is dropped.
+  let tableWanted = 0;
+  function drawTable(url) {
+    const n = ++tableWanted, img = new Image();
+    img.onload = () => { if (n === tableWanted) $("#table").src = url; };
+    img.src = url;
   }
 
   function phaseHint(v) {
