@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import io
 import threading
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -155,6 +155,16 @@ def scene_json(scene: Any) -> dict[str, Any]:
     d["called"] = _cards(L, scene.called)
     d["auction"] = [list(x) for x in scene.auction]
     return d
+
+
+def scene_builders(state: Any) -> tuple[Callable[[Any], Any], Callable[[Any, int, Any, int | None], Any]]:
+    """The game's public scene builders (the ``rgb_array`` look): ``(spectator(state),
+    seat(observation, seat, config, to_act))``. The one place that knows where they live."""
+    if isinstance(state, RookState):
+        from rook_env.render_image import scene_from_observation, scene_from_state
+    else:
+        from rook_env.call_partner.render import scene_from_observation, scene_from_state
+    return scene_from_state, scene_from_observation
 
 
 # ------------------------------------------------------------------------------------- table
@@ -339,18 +349,11 @@ class Table:
     def scene(self, viewer: int | None) -> Any:
         """The drawn scene: the spectator's, or ``viewer``'s from its observation alone."""
         st = self.state
+        spectator_scene, seat_scene = scene_builders(st)
         if viewer is None:
-            if isinstance(st, RookState):
-                from rook_env.render_image import scene_from_state
-            else:
-                from rook_env.call_partner.render import scene_from_state
-            return scene_from_state(st)
+            return spectator_scene(st)
         vec = self.env.observe(self.agent_names[viewer])["observation"]
-        if isinstance(st, RookState):
-            from rook_env.render_image import scene_from_observation
-        else:
-            from rook_env.call_partner.render import scene_from_observation
-        scene = scene_from_observation(vec, viewer, self.config, self.to_act())
+        scene = seat_scene(vec, viewer, self.config, self.to_act())
         # the last trick of this hand, face up as every seat saw it (the observation keeps only who played what)
         hand = st.hands_played + 1
         last = next((e for e in reversed(self.events) if e["hand"] == hand and e["trick"]), None)
