@@ -109,6 +109,11 @@ def test_play_a_whole_hand_by_clicking(server, page, tmp_path):
     pg.goto(server + "/")
     pg.wait_for_selector("#f-seats select.agent")
     pg.fill("#f-seed", "7")
+    pg.click("summary")  # the rule flags: a bad one is refused with the server's reason, no game made
+    pg.fill("#f-more", "majority_tricks_bonus=lots")
+    pg.click("#start")
+    pg.wait_for_function("() => document.querySelector('#form-error').textContent.includes('majority_tricks_bonus')")
+    pg.fill("#f-more", "majority_tricks_bonus=20")
     shot(pg, "showdown_new_game.png", tmp_path)
     pg.click("#start")
     pg.wait_for_url("**/play/*")

@@ -102,7 +102,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     def checkpoints() -> dict[str, str]:
         return list_checkpoints(cfg.checkpoints)
 
-    jobs = ReplayJobs(replay_dir, checkpoints())
+    jobs = ReplayJobs(replay_dir, checkpoints)
 
     # ------------------------------------------------------------------ helpers
     async def body_json(request: Request) -> dict[str, Any]:
@@ -194,12 +194,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
             "games": {
                 "partnership": {"players": [4], "agents": agent_choices("partnership", names),
                                 "choices": {k: v for k, v in CHOICES.items() if k not in hidden},
-                                "presets": sorted(PRESETS), "numbers": ["target_score", "majority_tricks_bonus",
-                                                                        "last_trick_bonus"]},
+                                "presets": sorted(PRESETS)},
                 "call_partner": {"players": sorted(CP_CHOICES["players"]),
                                  "agents": agent_choices("call_partner", names),
                                  "choices": {k: v for k, v in CP_CHOICES.items() if k not in hidden + ("players",)},
-                                 "presets": [], "numbers": ["target_score"]},
+                                 "presets": []},
             },
             "checkpoints": names,
             "limits": {"max_games": cfg.max_games, "expire_hours": cfg.expire_hours, "max_body": cfg.max_body},

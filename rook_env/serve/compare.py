@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 import threading
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from rook_env.agents.registry import GAME_SPECS
 
@@ -118,9 +118,9 @@ def replay_agent(spec: str, checkpoints: Mapping[str, str]) -> str:
 class ReplayJobs:
     """Replays of matches, written once into ``folder`` by background threads."""
 
-    def __init__(self, folder: str, checkpoints: Mapping[str, str]) -> None:
+    def __init__(self, folder: str, checkpoints: Callable[[], Mapping[str, str]]) -> None:
         self.folder = folder
-        self.checkpoints = checkpoints
+        self.checkpoints = checkpoints  # the configured folder's checkpoints, listed when a job starts
         self._lock = threading.Lock()
         self._running: dict[str, threading.Thread] = {}
         self.errors: dict[str, str] = {}
@@ -144,8 +144,9 @@ class ReplayJobs:
     def start(self, match: Mapping[str, Any]) -> None:
         """Start writing ``match``'s replays unless they exist or are being written; ValueError when its
         agents cannot be built here."""
-        a = replay_agent(match["team_a"], self.checkpoints)
-        b = replay_agent(match["team_b"], self.checkpoints)
+        known = self.checkpoints()
+        a = replay_agent(match["team_a"], known)
+        b = replay_agent(match["team_b"], known)
         name = self.file_name(match)
         with self._lock:
             if name in self._running and self._running[name].is_alive():

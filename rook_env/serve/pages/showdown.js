@@ -90,6 +90,11 @@ async function indexPage() {
     if ($("#f-preset").value) flags.preset = $("#f-preset").value;
     if ($("#f-target").value) flags.target_score = Number($("#f-target").value);
     document.querySelectorAll("#f-flags select").forEach((s) => { if (s.value) flags[s.dataset.flag] = s.value; });
+    for (const item of $("#f-more").value.split(",").map((x) => x.trim()).filter(Boolean)) {
+      const [name, ...rest] = item.split("=");  // the server checks every flag and says which is wrong
+      const value = rest.join("=").trim();
+      flags[name.trim()] = value !== "" && !Number.isNaN(Number(value)) ? Number(value) : value;
+    }
     const seatInput = document.querySelector("input[name=seat]:checked");
     const seat = mode === "play" ? Number(seatInput ? seatInput.value : 0) : null;
     const agents = [...document.querySelectorAll("#f-seats select.agent")].map((s, i) => i === seat ? null : s.value);
