@@ -408,3 +408,24 @@ def test_a_seat_view_shows_the_last_trick_of_the_hand(tmp_path):
         v = c.post(f"/api/games/{gid}/advance?view=1", json={}).json()
     trick = next(e["trick"] for e in v["log"] if "trick" in e)
     assert v["scene"]["last_trick"] == trick["cards"] and v["scene"]["last_winner"] == trick["winner"]
+
+
+def test_the_drawn_table_is_the_rgb_array_picture(tmp_path):
+    """The spectator's PNG is, pixel for pixel, what render_mode="rgb_array" draws for the same table."""
+    import io
+
+    import numpy as np
+
+    Image = pytest.importorskip("PIL.Image")
+    from rook_env.render_image import draw_table
+
+    c = client(tmp_path, db=":memory:")
+    gid = new_game(c, mode="watch", agents=["heuristic", "random", "heuristic", "random"], seed=5)
+    for _ in range(20):
+        c.post(f"/api/games/{gid}/advance", json={})
+    png = c.get(f"/api/games/{gid}/table.png?view=spectator").content
+    env = rook_env.env(episode="game")
+    env.reset(seed=5)
+    for a in c.app.state.store.load(gid).actions:
+        env.step(a)
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(png)).convert("RGB")), draw_table(env.unwrapped.game))
