@@ -429,3 +429,15 @@ def test_the_drawn_table_is_the_rgb_array_picture(tmp_path):
     for a in c.app.state.store.load(gid).actions:
         env.step(a)
     assert np.array_equal(np.asarray(Image.open(io.BytesIO(png)).convert("RGB")), draw_table(env.unwrapped.game))
+
+
+def test_simultaneous_requests_on_one_view_move_once(tmp_path):
+    """Requests made on the same view (a double click, two tabs) play one decision; the rest get 409."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    c = client(tmp_path, db=":memory:")
+    gid = new_game(c, mode="watch", agents=["heuristic"] * 4, seed=1)
+    with ThreadPoolExecutor(4) as pool:
+        codes = list(pool.map(lambda _: c.post(f"/api/games/{gid}/advance", json={"moves": 0}).status_code, range(4)))
+    assert sorted(codes) == [200, 409, 409, 409]
+    assert len(c.app.state.store.load(gid).actions) == 1
