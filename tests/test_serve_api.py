@@ -241,6 +241,12 @@ def test_bad_requests_get_4xx_and_change_nothing(tmp_path):
     ({"mode": "fight", "agents": HEUR4}, "mode must be"),
     ({"mode": "watch", "agents": ["heuristic"] * 4, "seat": 1}, "seat is for play mode"),
     ({"mode": "watch", "agents": ["heuristic"] * 4, "seed": -1}, "seed must be"),
+    ({"mode": "watch", "agents": ["heuristic"] * 4, "seed": 2**40}, "seed must be"),
+    ({"mode": "watch", "game": {"name": "partnership"}, "agents": ["heuristic"] * 4}, "game must be"),
+    ({"mode": ["watch"], "agents": ["heuristic"] * 4}, "mode must be"),
+    ({"mode": "watch", "agents": [["heuristic"]] * 4}, "agent spec must be"),
+    ({"mode": "watch", "agents": ["heuristic"] * 4, "flags": {"target_score": [300]}}, "target_score"),
+    ({"mode": "watch", "agents": ["heuristic"] * 4, "flags": ["deck"]}, "flags must be"),
     ({"mode": "watch", "agents": ["heuristic"] * 4, "colour": "red"}, "unknown field"),
 ])
 def test_a_bad_new_game_is_refused_with_a_clear_message(tmp_path, body, words):
@@ -441,3 +447,30 @@ def test_simultaneous_requests_on_one_view_move_once(tmp_path):
         codes = list(pool.map(lambda _: c.post(f"/api/games/{gid}/advance", json={"moves": 0}).status_code, range(4)))
     assert sorted(codes) == [200, 409, 409, 409]
     assert len(c.app.state.store.load(gid).actions) == 1
+
+
+def test_no_json_body_breaks_the_server(tmp_path):
+    """Any JSON at all, sent to the endpoints that take a body, is a 2xx or a 4xx with a message, never a 500,
+    and a refused request leaves the game as it was."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    c = client(tmp_path, db=":memory:", max_games=1000)
+    gid = new_game(c, mode="play", agents=HEUR4, seat=0, seed=2)
+    scalars = st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False) | st.text(max_size=12)
+    values = st.recursive(scalars, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids,
+                                                                                             max_size=4), max_leaves=8)
+    keys = st.sampled_from(["action", "moves", "mode", "game", "flags", "seed", "agents", "seat", "x"])
+    bodies = st.dictionaries(keys, values, max_size=4) | values
+
+    @hypothesis.settings(max_examples=80, deadline=None, database=None)
+    @hypothesis.given(body=bodies, url=st.sampled_from(["/api/games", "/action", "/advance"]))
+    def check(body: Any, url: str) -> None:
+        before = c.app.state.store.load(gid, touch=False).actions
+        target = url if url.startswith("/api") else f"/api/games/{gid}{url}"
+        r = c.post(target, json=body)
+        assert r.status_code < 500, (body, r.text)
+        if r.status_code >= 400:
+            assert r.json()["error"]
+            assert c.app.state.store.load(gid, touch=False).actions == before
+
+    check()

@@ -367,6 +367,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
         detail = getattr(exc, "detail", "error")
         return JSONResponse({"error": f"{detail}: {request.method} {request.url.path}"}, status_code=status)
 
+    async def on_bug(request: Request, exc: Exception) -> Response:  # a bug of the server: say so, as JSON
+        return JSONResponse({"error": f"internal error ({type(exc).__name__}: {exc})"}, status_code=500)
+
     gid = "{game_id:str}"
     routes = [
         Route("/", page), Route("/compare", page),
@@ -385,7 +388,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/api/leaderboard", api_leaderboard),
         Route("/api/replays", replays_index),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPError: on_http_error, HTTPException: on_starlette_http},
+    app = Starlette(routes=routes, exception_handlers={HTTPError: on_http_error, HTTPException: on_starlette_http,
+                                                     Exception: on_bug},
                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(cfg.allowed_hosts))])
     app.state.store = store
     app.state.settings = cfg

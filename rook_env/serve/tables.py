@@ -95,10 +95,10 @@ def check_spec(spec: Mapping[str, Any], checkpoints: Mapping[str, str]) -> dict[
     if unknown:
         raise ValueError(f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(known))}")
     mode = spec.get("mode", "play")
-    if mode not in MODES:
+    if not isinstance(mode, str) or mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     game = spec.get("game", "partnership")
-    if game not in GAME_SPECS:
+    if not isinstance(game, str) or game not in GAME_SPECS:
         raise ValueError(f"game must be one of {', '.join(GAME_SPECS)}, got {game!r}")
     flags = spec.get("flags", {})
     if not isinstance(flags, dict):
@@ -109,9 +109,9 @@ def check_spec(spec: Mapping[str, Any], checkpoints: Mapping[str, str]) -> dict[
     n = config.players if game == "call_partner" else 4
     seed = spec.get("seed")
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (2**31))
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise ValueError(f"seed must be a non-negative integer or null, got {seed!r}")
+        seed = int(np.random.SeedSequence().entropy % 2**32)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be an integer 0..{2**32 - 1} or null, got {seed!r}")
     agents = spec.get("agents")
     if not isinstance(agents, list) or len(agents) != n:
         raise ValueError(f"agents must be a list of {n} agent specs, one per seat (null for your seat in play mode), "
