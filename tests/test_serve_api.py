@@ -58,7 +58,8 @@ def card_ids(x: Any, names: dict[str, int], found: set[int]) -> None:
         for k, v in x.items():
             if k == "card" and isinstance(v, int):
                 found.add(v)
-            card_ids(v, names, found)
+            if k != "id":  # the game's random id may read like a card ("..._G9...")
+                card_ids(v, names, found)
     elif isinstance(x, list):
         for v in x:
             card_ids(v, names, found)
@@ -186,6 +187,8 @@ def test_bad_requests_get_4xx_and_change_nothing(tmp_path):
         v = c.post(f"/api/games/{gid}/advance", json={"moves": v["moves"]}).json()
     legal = {a["action"] for a in v["legal"]}
     illegal = next(a for a in range(58) if a not in legal)
+    act = f"/api/games/{gid}/action"
+    as_json = {"Content-Type": "application/json"}
     cases = [
         ("post", f"/api/games/{gid}/action", {"json": {"action": illegal}}, 400, "not legal now"),
         ("post", f"/api/games/{gid}/action", {"json": {"action": 999}}, 400, "not legal now"),
@@ -193,11 +196,12 @@ def test_bad_requests_get_4xx_and_change_nothing(tmp_path):
         ("post", f"/api/games/{gid}/action", {"json": {"action": True}}, 400, "must be an integer"),
         ("post", f"/api/games/{gid}/action", {"json": {}}, 400, "missing field 'action'"),
         ("post", f"/api/games/{gid}/action", {"json": {"action": min(legal), "cheat": 1}}, 400, "unknown field"),
-        ("post", f"/api/games/{gid}/action", {"content": b"{not json", "headers": {"Content-Type": "application/json"}}, 400, "not valid JSON"),
-        ("post", f"/api/games/{gid}/action", {"content": b"[1, 2]", "headers": {"Content-Type": "application/json"}}, 400, "must be a JSON object"),
+        ("post", act, {"content": b"{not json", "headers": as_json}, 400, "not valid JSON"),
+        ("post", act, {"content": b'{"action": NaN}', "headers": as_json}, 400, "NaN is not a JSON value"),
+        ("post", act, {"content": b"[1, 2]", "headers": as_json}, 400, "must be a JSON object"),
         ("post", f"/api/games/{gid}/action", {"json": {"action": min(legal), "moves": v["moves"] - 1}}, 409,
          "moved on"),
-        ("post", f"/api/games/{gid}/action", {"content": b"{" + b" " * 4096 + b"}", "headers": {"Content-Type": "application/json"}}, 413, "over the limit"),
+        ("post", act, {"content": b"{" + b" " * 4096 + b"}", "headers": as_json}, 413, "over the limit"),
         ("post", f"/api/games/{gid}/advance", {"json": {}}, 409, "your turn"),
         ("post", f"/api/games/{gid}/action", {"content": json.dumps({"action": min(legal)}),
                                               "headers": {"Content-Type": "text/plain"}}, 415, "as JSON"),
@@ -456,13 +460,14 @@ def test_no_json_body_breaks_the_server(tmp_path):
     st = hypothesis.strategies
     c = client(tmp_path, db=":memory:", max_games=1000)
     gid = new_game(c, mode="play", agents=HEUR4, seat=0, seed=2)
-    scalars = st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False) | st.text(max_size=12)
+    scalars = (st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False, allow_infinity=False)
+               | st.text(max_size=12))
     values = st.recursive(scalars, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids,
                                                                                              max_size=4), max_leaves=8)
     keys = st.sampled_from(["action", "moves", "mode", "game", "flags", "seed", "agents", "seat", "x"])
     bodies = st.dictionaries(keys, values, max_size=4) | values
 
-    @hypothesis.settings(max_examples=80, deadline=None, database=None)
+    @hypothesis.settings(max_examples=80, deadline=None, database=None, derandomize=True)
     @hypothesis.given(body=bodies, url=st.sampled_from(["/api/games", "/action", "/advance"]))
     def check(body: Any, url: str) -> None:
         before = c.app.state.store.load(gid, touch=False).actions

@@ -120,7 +120,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             # a cross-site form or text/plain post (no CORS preflight) cannot move a game
             raise HTTPError(415, "send the request body as JSON with 'Content-Type: application/json'")
         try:
-            data = json.loads(raw)
+            data = json.loads(raw, parse_constant=_no_constant)
         except (ValueError, UnicodeDecodeError) as exc:
             raise HTTPError(400, f"the request body is not valid JSON: {exc}") from None
         if not isinstance(data, dict):
@@ -395,6 +395,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app.state.settings = cfg
     app.state.live = live
     return app
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON (Python's parser takes them): refused like any other bad JSON."""
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def _html_files(folder: str | None) -> list[str]:
