@@ -22,7 +22,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Sequence
 
-from .cards import N_COLOURS, N_SEATS, Layout, bits, contract_low, contract_trump, layout_for
+from .cards import N_COLOURS, N_SEATS, bits, contract_low, contract_trump, layout_for
 from .config import RookConfig
 from .core.rules import TrickState
 
