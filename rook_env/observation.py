@@ -62,7 +62,7 @@ import numpy as np
 
 from .cards import N_SEATS, Layout, bits, contract_trump, layout_for
 from .config import RookConfig
-from .core.observation import relative_seats, unpack_mask
+from .core.observation import encode_common, relative_seats, unpack_mask
 from .rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
 
 # The score entries hold clip(score / target_score, -SCORE_CLIP, SCORE_CLIP): finite Box bounds that
@@ -304,46 +304,17 @@ def encode(state: RookState, me: int, out: np.ndarray | None = None, ol: ObsLayo
     else:
         out[:] = 0.0
     L: Layout = state.L
-    n, nb = L.n_cards, L.n_bids
-    rel = REL[me]
-    out[ol.PHASE + state.phase] = 1.0
-    for c in bits(state.hands[me]):
-        out[ol.HAND + c] = 1.0
-    high = -1
-    for seat, a in state.bid_history:
-        if a == L.PASS:
-            out[ol.PASSES + rel[seat] * (nb + 1) + high + 1] = 1.0
-        elif a != L.REDEAL:
-            high = a - L.BID0
-            out[ol.BIDS + rel[seat] * nb + high] = 1.0
-    if state.bidder >= 0:
-        out[ol.BIDDER + rel[state.bidder]] = 1.0
-        out[ol.CONTRACT + state.high_bid] = 1.0
+    encode_common(state, me, out, ol, REL[me])
     if state.call >= 0:
         out[ol.TRUMP + state.call] = 1.0
-    if state.leader >= 0:
-        out[ol.LEADER + rel[state.leader]] = 1.0
-    for i, c in enumerate(state.trick):
-        out[ol.TRICK + rel[(state.leader + i) % N_SEATS] * n + c] = 1.0
-    for c in bits(state.played):
-        out[ol.PLAYED + rel[state.played_by[c]] * n + c] = 1.0
-    if me == state.bidder and state.phase != BID:
-        for c in bits(state.nest):
-            out[ol.NEST + c] = 1.0
-        for c in bits(state.discards):
-            out[ol.DISCARDS + c] = 1.0
-    if state.nest_has_counters:
-        out[ol.NEST_COUNTERS] = 1.0
     t = me & 1
     out[ol.COUNTERS] = state.points[t] / L.total_points
     out[ol.COUNTERS + 1] = state.points[1 - t] / L.total_points
     out[ol.TRICKS_WON] = state.tricks_won[t] / L.n_tricks
     out[ol.TRICKS_WON + 1] = state.tricks_won[1 - t] / L.n_tricks
-    out[ol.TRICKS_LEFT] = (L.n_tricks - len(state.tricks)) / L.n_tricks
     scaled = scaled_scores(state.scores, state.config.target_score)
     out[ol.SCORES] = scaled[t]
     out[ol.SCORES + 1] = scaled[1 - t]
-    out[ol.DEALER + rel[state.dealer]] = 1.0
     if state.circus:
         out[ol.CIRCUS] = 1.0
         passing = state.passing
