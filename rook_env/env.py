@@ -69,6 +69,7 @@ from .core.aec import (
     IllegalActionWarning,
     NotResetError,
     TrickTakingEnv,
+    env_metadata,
 )
 from .observation import SCORE_CLIP, ObservationEncoder, obs_layout
 from .rules import OVER, RookState
@@ -94,12 +95,7 @@ class raw_env(TrickTakingEnv):
     obs_layout_for = staticmethod(obs_layout)
     _NOT_COPIED = TrickTakingEnv._NOT_COPIED + ("_enc",)
 
-    metadata = {
-        "render_modes": RENDER_MODES,
-        "name": ENV_ID.split("/")[1],
-        "is_parallelizable": False,
-        "render_fps": 1,
-    }
+    metadata = env_metadata(ENV_ID.split("/")[1])
 
     def __init__(self, render_mode: str | None = None, max_hands: int | None = None, game: Any = None,
                  **flags: Any) -> None:

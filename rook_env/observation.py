@@ -62,7 +62,7 @@ import numpy as np
 
 from .cards import N_SEATS, Layout, bits, contract_trump, layout_for
 from .config import RookConfig
-from .core.observation import encode_common, relative_seats, unpack_mask
+from .core.observation import SectionLayout, encode_common, relative_seats, unpack_mask
 from .rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
 
 # The score entries hold clip(score / target_score, -SCORE_CLIP, SCORE_CLIP): finite Box bounds that
@@ -70,7 +70,7 @@ from .rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookSta
 SCORE_CLIP = 4.0
 
 
-class ObsLayout:
+class ObsLayout(SectionLayout):
     """Offsets of every observation section for one configuration (or its action :class:`Layout`)."""
 
     def __init__(self, config: RookConfig | Layout) -> None:
@@ -100,25 +100,7 @@ class ObsLayout:
         ]
         if circus:
             sizes += [("circus", 1), ("passed", n), ("received", n)]
-        self.sections: list[tuple[str, int, int]] = []
-        start = 0
-        for name, size in sizes:
-            self.sections.append((name, start, start + size))
-            setattr(self, name.upper(), start)
-            start += size
-        self.size = start
-        self.slices = {name: slice(a, z) for name, a, z in self.sections}
-        # Section starts in layout order, for decode_masks' bisection of the non-zero entries.
-        self.bounds = tuple(a for _, a, _ in self.sections)
-        # Box bounds: [0, 1] everywhere but the scores, [-SCORE_CLIP, SCORE_CLIP].
-        self.low = np.zeros(self.size, np.float32)
-        self.high = np.ones(self.size, np.float32)
-        self.low[self.slices["scores"]] = -SCORE_CLIP
-        self.high[self.slices["scores"]] = SCORE_CLIP
-
-    def table(self) -> list[tuple[str, int, int, int]]:
-        """(name, start, stop, size) for every section."""
-        return [(name, a, z, z - a) for name, a, z in self.sections]
+        self._build_sections(sizes, SCORE_CLIP)  # the scores: clip(score / target_score, -4, 4)
 
 
 def obs_layout(config: RookConfig) -> ObsLayout:

@@ -299,11 +299,5 @@ class RookState(TrickState):
             "call": self.call,
             "circus": self.circus,
             "passing": list(self.passing),
-            "leader": self.leader,
-            "trick": list(self.trick),
-            "tricks": [(lead, list(cards)) for lead, cards in self.tricks],
-            "points": list(self.points),
-            "tricks_won": list(self.tricks_won),
-            "scores": list(self.scores),
-            "winner": self.winner,
+            **self._play_dict(),
         }

@@ -57,7 +57,7 @@ from typing import Any, Sequence
 import numpy as np
 from pettingzoo import AECEnv
 
-from ..core.aec import OPTION_KEYS, RENDER_MODES, CheckedMixin, TrickTakingEnv
+from ..core.aec import OPTION_KEYS, CheckedMixin, TrickTakingEnv, env_metadata
 from .config import CallPartnerConfig
 from .layout import layout_for
 from .observation import CallPartnerView, decode, encode, obs_layout
@@ -96,12 +96,7 @@ class raw_env(TrickTakingEnv):
     obs_layout_for = staticmethod(obs_layout)
     _NOT_COPIED = TrickTakingEnv._NOT_COPIED + ("_obs",)
 
-    metadata = {
-        "render_modes": RENDER_MODES,
-        "name": "rook_call_partner_v0",
-        "is_parallelizable": False,
-        "render_fps": 1,
-    }
+    metadata = env_metadata("rook_call_partner_v0")
 
     # Observations are encoded on demand, once per step and seat (the state has no encoder).
     def _obs_reset(self, game: CallPartnerState) -> None:

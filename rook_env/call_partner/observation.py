@@ -47,7 +47,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..core.observation import encode_common
+from ..core.observation import SectionLayout, encode_common
 from .config import CallPartnerConfig
 from .layout import ROOK_CHOICES, CallPartnerLayout, layout_for
 from .rules import BID, N_PHASES, PHASE_NAMES, CallPartnerState
@@ -55,7 +55,7 @@ from .rules import BID, N_PHASES, PHASE_NAMES, CallPartnerState
 N_COLOURS = 4
 
 
-class CallPartnerObsLayout:
+class CallPartnerObsLayout(SectionLayout):
     """Offsets of every observation section for one configuration."""
 
     def __init__(self, config: CallPartnerConfig) -> None:
@@ -70,23 +70,7 @@ class CallPartnerObsLayout:
             ("nest_counters", 1), ("leader", n), ("trick", n * N), ("played", n * N), ("nest", N),
             ("discards", N), ("points", n), ("tricks_won", n), ("tricks_left", 1), ("scores", n), ("dealer", n),
         ]
-        self.sections: list[tuple[str, int, int]] = []
-        start = 0
-        for name, size in sizes:
-            self.sections.append((name, start, start + size))
-            setattr(self, name.upper(), start)
-            start += size
-        self.size = start
-        self.slices = {name: slice(a, z) for name, a, z in self.sections}
-        # Box bounds: [0, 1] everywhere but the scores, which are unbounded.
-        self.low = np.zeros(self.size, np.float32)
-        self.high = np.ones(self.size, np.float32)
-        self.low[self.slices["scores"]] = -np.inf
-        self.high[self.slices["scores"]] = np.inf
-
-    def table(self) -> list[tuple[str, int, int, int]]:
-        """(name, start, stop, size) for every section."""
-        return [(name, a, z, z - a) for name, a, z in self.sections]
+        self._build_sections(sizes, np.inf)  # the scores: score / target_score, unbounded
 
 
 @lru_cache(maxsize=None)

@@ -27,11 +27,12 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from ..games import get_game, load_ref, resolve_game
+from .deck import bits
 from .flags import as_float, as_int
 from .observation import unpack_mask
-from .rules import bits
 
-__all__ = ["OPTION_KEYS", "RENDER_MODES", "CheckedMixin", "IllegalActionWarning", "NotResetError", "TrickTakingEnv"]
+__all__ = ["OPTION_KEYS", "RENDER_MODES", "CheckedMixin", "IllegalActionWarning", "NotResetError", "TrickTakingEnv",
+           "env_metadata"]
 
 OPTION_KEYS = ("hands", "nest", "dealer", "scores")  # the reset options every game takes
 
@@ -51,6 +52,11 @@ class NotResetError(RuntimeError, AttributeError):
 
 class IllegalActionWarning(UserWarning):
     """A checked environment was stepped with an illegal action: the episode ended with ``illegal_reward``."""
+
+
+def env_metadata(name: str) -> dict[str, Any]:
+    """PettingZoo metadata of a game's environment class (``name``: the id's name-version part)."""
+    return {"render_modes": RENDER_MODES, "name": name, "is_parallelizable": False, "render_fps": 1}
 
 
 class TrickTakingEnv(AECEnv, EzPickle):
@@ -260,14 +266,20 @@ class TrickTakingEnv(AECEnv, EzPickle):
             raise self._done_error(action) from None
         return False
 
-    def step(self, action: Any) -> None:
-        game = self._game
-        if game is None:
+    def _begin_step(self, action: Any) -> int | None:
+        """The checks every step starts with: reset first, PettingZoo's dead step (None returned),
+        an integer action inside the action space (returned)."""
+        if self._game is None:
             raise NotResetError("step() called before reset(); call reset() first")
         if self._dead_step(action):
+            return None
+        return action if type(action) is int and 0 <= action < self.layout.n_actions else self._as_action(action)
+
+    def step(self, action: Any) -> None:
+        a = self._begin_step(action)
+        if a is None:
             return
-        agent = self.agent_selection
-        a = action if type(action) is int and 0 <= action < self.layout.n_actions else self._as_action(action)
+        game, agent = self._game, self.agent_selection
         seat, phase, high_bid, deals, hands_played = (
             game.current, game.phase, game.high_bid, game.deals, game.hands_played
         )
@@ -443,13 +455,10 @@ class CheckedMixin:
         self.illegal_reward = illegal_reward
 
     def step(self, action: Any) -> None:
-        game = self._game
-        if game is None:
-            raise NotResetError("step() called before reset(); call reset() first")
-        if self._dead_step(action):
+        a = self._begin_step(action)  # type: ignore[attr-defined]
+        if a is None:
             return
-        agent = self.agent_selection
-        a = action if type(action) is int and 0 <= action < self.layout.n_actions else self._as_action(action)
+        game, agent = self._game, self.agent_selection  # type: ignore[attr-defined]
         if self._mask is None:
             self._mask = game.legal_mask()
         if not (self._mask >> a) & 1:

@@ -13,7 +13,33 @@ import numpy as np
 
 from .deck import bits
 
-__all__ = ["encode_common", "relative_seats", "unpack_mask"]
+__all__ = ["SectionLayout", "encode_common", "relative_seats", "unpack_mask"]
+
+
+class SectionLayout:
+    """Offsets of an observation's sections, in order: ``ol.HAND`` is where section ``hand`` starts
+    (the size of the whole vector is the sum of the sections' sizes, ``ol.size``)."""
+
+    def _build_sections(self, sizes: Sequence[tuple[str, int]], score_bound: float) -> None:
+        self.sections: list[tuple[str, int, int]] = []
+        start = 0
+        for name, size in sizes:
+            self.sections.append((name, start, start + size))
+            setattr(self, name.upper(), start)
+            start += size
+        self.size = start
+        self.slices = {name: slice(a, z) for name, a, z in self.sections}
+        # Section starts in layout order (for a bisection of the non-zero entries).
+        self.bounds = tuple(a for _, a, _ in self.sections)
+        # Box bounds: [0, 1] everywhere but the scores, [-score_bound, score_bound].
+        self.low = np.zeros(self.size, np.float32)
+        self.high = np.ones(self.size, np.float32)
+        self.low[self.slices["scores"]] = -score_bound
+        self.high[self.slices["scores"]] = score_bound
+
+    def table(self) -> list[tuple[str, int, int, int]]:
+        """(name, start, stop, size) for every section."""
+        return [(name, a, z, z - a) for name, a, z in self.sections]
 
 
 def unpack_mask(mask: int, n: int) -> np.ndarray:
