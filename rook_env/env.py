@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 from pettingzoo import AECEnv
 
-from .cards import N_SEATS, layout_for
+from .cards import N_SEATS
 from .core.aec import (
     OPTION_KEYS,
     RENDER_MODES,
@@ -71,7 +71,7 @@ from .core.aec import (
     TrickTakingEnv,
     env_metadata,
 )
-from .observation import SCORE_CLIP, ObservationEncoder, obs_layout
+from .observation import SCORE_CLIP, ObservationEncoder
 from .rules import OVER, RookState
 
 __all__ = ["AGENTS", "ENV_ID", "OPTION_KEYS", "RENDER_MODES", "CheckedRookEnv", "IllegalActionWarning",
@@ -90,9 +90,6 @@ class raw_env(TrickTakingEnv):
 
     GAME = "partnership"
     RENDER_TEXT = "rook_env.render:render_text"
-    state_class = RookState
-    layout_for = staticmethod(layout_for)
-    obs_layout_for = staticmethod(obs_layout)
     _NOT_COPIED = TrickTakingEnv._NOT_COPIED + ("_enc",)
 
     metadata = env_metadata(ENV_ID.split("/")[1])

@@ -1,7 +1,8 @@
 """The PettingZoo AEC wrapper every game shares: :class:`TrickTakingEnv` and its checked form.
 
-A game's environment subclasses :class:`TrickTakingEnv` and names its parts (``GAME``, its rules
-state, layout and observation functions, its text renderer as a ``"module:attribute"`` string);
+A game's environment subclasses :class:`TrickTakingEnv` and names its game (``GAME``: the registry
+gives its rules state, layout and observation layout) and its text renderer (``RENDER_TEXT``, a
+``"module:attribute"`` string, imported when first drawn);
 it overrides only what differs: how its observations are kept (``_obs_*``), the rewards of a
 finished hand (``_hand_rewards``), what ends or cuts an episode (``_end_of_hand``), and what the
 global state adds after the hidden cards (``_extra_state``). :func:`checked` builds the class with
@@ -66,9 +67,6 @@ class TrickTakingEnv(AECEnv, EzPickle):
     CHECKED = False  # True for the classic-checks form (checked_env of the registry)
     RENDER_TEXT = ""  # "module:attribute" of render_text(state) -> str
     RENDER_IMAGE = "rook_env.render_image:draw_table"  # the spectator's table, drawn with Pillow
-    state_class: Callable[[Any], Any]
-    layout_for: Callable[[Any], Any]
-    obs_layout_for: Callable[[Any], Any]
     _NOT_COPIED: tuple[str, ...] = ("_game", "layout", "obs_layout")  # rebuilt or shared when copying
 
     def __new__(cls, *args: Any, game: Any = None, **kwargs: Any):
@@ -96,8 +94,7 @@ class TrickTakingEnv(AECEnv, EzPickle):
             if max_hands <= 0:
                 raise ValueError(f"max_hands={max_hands} must be a positive integer or None")
         self.max_hands = max_hands  # game episodes are truncated after this many hands
-        self.layout = type(self).layout_for(self.config)
-        self.obs_layout = type(self).obs_layout_for(self.config)
+        self._parts()
         self.n = len(self._seat_names())
         self.possible_agents = self._seat_names()
         self.agent_seat = {a: i for i, a in enumerate(self.possible_agents)}
@@ -127,6 +124,13 @@ class TrickTakingEnv(AECEnv, EzPickle):
         self.agent_selection = None
         self.rewards, self._cumulative_rewards, self.infos = {}, {}, {}
         self.terminations, self.truncations = {}, {}
+
+    def _parts(self) -> None:
+        """The game's rules state class and the layouts of this config, from the registry."""
+        spec = get_game(self.GAME)
+        self._state_class: Callable[[Any], Any] = spec.load("state")
+        self.layout = spec.load("layout")(self.config)
+        self.obs_layout = spec.load("obs_layout")(self.config)
 
     def _seat_names(self) -> list[str]:
         return [f"player_{i}" for i in range(self._players())]
@@ -177,7 +181,7 @@ class TrickTakingEnv(AECEnv, EzPickle):
             options = {}
         elif not isinstance(options, Mapping):
             raise ValueError(f"options must be a dict with keys {', '.join(OPTION_KEYS)} (or None), got {options!r}")
-        game = type(self).state_class(self.config)
+        game = self._state_class(self.config)
         scores = options.get("scores")
         if scores is not None:
             scores = self._check_scores(game, scores)
@@ -433,8 +437,7 @@ class TrickTakingEnv(AECEnv, EzPickle):
         state = dict(state)
         obs = state.pop("_obs")
         self.__dict__.update(state)
-        self.layout = type(self).layout_for(self.config)
-        self.obs_layout = type(self).obs_layout_for(self.config)
+        self._parts()
         if self._game is not None:
             self._obs_reset(self._game)
             self._obs_restore(obs)
