@@ -71,6 +71,7 @@ from .core.aec import (
     TrickTakingEnv,
     env_metadata,
 )
+from .games import get_game
 from .observation import SCORE_CLIP, ObservationEncoder
 from .rules import OVER, RookState
 
@@ -78,7 +79,7 @@ __all__ = ["AGENTS", "ENV_ID", "OPTION_KEYS", "RENDER_MODES", "CheckedRookEnv", 
            "NotResetError", "env", "raw_env"]
 
 # The registered id (namespace/name-version); metadata["name"] is its name-version part.
-ENV_ID = "rook_env/Rook-v1"
+ENV_ID = get_game("partnership").env_id  # "rook_env/Rook-v1"
 
 AGENTS = tuple(f"player_{i}" for i in range(N_SEATS))
 AGENT_SEAT = {a: i for i, a in enumerate(AGENTS)}
