@@ -137,7 +137,7 @@ class SingleAgentRookEnv(gymnasium.Env):
         if self._done():
             raise RuntimeError("step() after the episode ended; call reset()")
         if self.illegal_action == "terminate":
-            a = self.aec._as_action(action)  # out of the action space / not an integer: raises
+            a = self.aec.as_action(action)  # out of the action space / not an integer: raises
             if not self._mask[a]:
                 seat = self.aec.game.current
                 warnings.warn(f"[rook_env] {self.aec.game.illegal_message(a)}; the episode ends and "

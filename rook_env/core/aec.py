@@ -277,7 +277,7 @@ class TrickTakingEnv(AECEnv, EzPickle):
             raise NotResetError("step() called before reset(); call reset() first")
         if self._dead_step(action):
             return None
-        return action if type(action) is int and 0 <= action < self.layout.n_actions else self._as_action(action)
+        return action if type(action) is int and 0 <= action < self.layout.n_actions else self.as_action(action)
 
     def step(self, action: Any) -> None:
         a = self._begin_step(action)
@@ -303,7 +303,9 @@ class TrickTakingEnv(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
-    def _as_action(self, action: Any) -> int:
+    def as_action(self, action: Any) -> int:
+        """``action`` as an action id of this environment, else ``ValueError`` saying why (None, not
+        an integer, outside the action space)."""
         if action is None:
             raise ValueError(f"action None given for {self.agent_selection}, which is not done; pass an action id")
         try:
