@@ -98,3 +98,31 @@ def test_call_partner_id_is_registered():
     env = pettingzoo.make("aec", "rook_env/RookCallPartner-v0", players=5)
     env.reset(seed=0)
     assert len(env.agents) == 5
+
+
+@pytest.mark.parametrize("game,flags", [("partnership", {}), ("call_partner", {"players": 6})])
+def test_copies_and_pickles_continue_mid_hand_in_both_games(game, flags):
+    """One wrapper for both games: deepcopy and pickle carry the whole state (the RNG included)."""
+    import copy
+    import pickle
+    import random
+
+    def play(e, rng, steps):
+        seen = []
+        for _ in range(steps):
+            a = e.agent_selection
+            if not e.agents or e.terminations[a] or e.truncations[a]:
+                break
+            obs = e.observe(a)
+            e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+            seen.append(e.observe(e.agent_selection)["observation"].tobytes() if e.agents else b"")
+        return seen
+
+    e = rook_env.raw_env(game=game, episode="game", **flags)
+    e.reset(seed=11)
+    play(e, random.Random(1), 30)
+    copies = [copy.deepcopy(e), pickle.loads(pickle.dumps(e))]
+    want = play(e, random.Random(2), 400)
+    for c in copies:
+        assert type(c) is type(e)
+        assert play(c, random.Random(2), 400) == want
