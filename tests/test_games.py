@@ -91,6 +91,13 @@ def test_single_agent_env_takes_game_and_players(players):
     assert sum(e.aec.infos["player_0"]["hand"]["hand_scores"]) != 0 or total == 0
     with pytest.raises(ValueError, match="players=5 .*game='call_partner'"):
         SingleAgentRookEnv(players=5)
+    with pytest.raises(ValueError, match="no fixed partnerships, so the learner plays one seat"):
+        SingleAgentRookEnv(game="call_partner", players=players, learner_seats=(0, 2), opponents="random")
+    # by default the other seats play the game's heuristic (the registry's spec), the 2s flags included
+    d = SingleAgentRookEnv(game="call_partner", players=players, black_two_trump="on")
+    assert sorted(d.others) == list(range(1, players)) and d.learner_seats == (0,)
+    assert {type(a).__name__ for a in d.others.values()} == {"CallPartnerHeuristic"}
+    assert SingleAgentRookEnv().learner_seats == (0, 2)
 
 
 @pytest.mark.skipif(getattr(pettingzoo, "aec_registry", None) is None, reason="PettingZoo < 1.27 has no registry")
