@@ -88,13 +88,25 @@ def trace(game: str, backend: str, kwargs: dict[str, Any],
         if kwargs.get("illegal_action") == "terminate" and t % 37 == 36:
             actions[0] = int(np.flatnonzero(mask[0] == 0)[0])
         obs, rewards, term, trunc, info = env.step(actions)
-        parts: list[Any] = [obs, rewards, term, trunc, info]
+        parts: list[Any] = [obs, rewards, term, trunc, _recorded_keys(game, info)]
         if t % 10 == 9:
             n_seats = rewards.shape[1]
             parts += [env.observe(s) for s in range(n_seats)] + [env.state_for(s) for s in range(n_seats)]
             parts.append(env.observe(np.arange(NUM_ENVS) % n_seats))
         out.append(_digest(*parts))
     return out
+
+
+def _recorded_keys(game: str, info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` as recorded: call-your-partner's engine gained ``info["illegal"]`` with the shared step
+    loop (issue 22); the recording predates it, so it is checked here (all False under
+    ``illegal_action="raise"``) and left out of the digest."""
+    if game != "call_partner" or "illegal" not in info:
+        return info
+    rest = dict(info)
+    illegal = rest.pop("illegal")
+    assert illegal.shape == rest["hand_over"].shape and not illegal.any()
+    return rest
 
 
 def backends(game: str) -> tuple[str, ...]:
