@@ -5,8 +5,8 @@ placeholder docstring, rewritten below
 
 from __future__ import annotations
 
-from .base import (BACKENDS, ENGINES, ILLEGAL_MODES, OPTION_KEYS, RookVectorEnv, check_actions, engine_class,
+from .base import (BACKENDS, ILLEGAL_MODES, OPTION_KEYS, RookVectorEnv, check_actions, engine_class,
                    pick_legal, sample_legal, unpack_bits)
 
-__all__ = ["BACKENDS", "ENGINES", "ILLEGAL_MODES", "OPTION_KEYS", "RookVectorEnv", "check_actions", "engine_class",
+__all__ = ["BACKENDS", "ILLEGAL_MODES", "OPTION_KEYS", "RookVectorEnv", "check_actions", "engine_class",
            "pick_legal", "sample_legal", "unpack_bits"]

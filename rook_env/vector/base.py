@@ -13,14 +13,15 @@ phases, its observation writes); what is the same for every game lives here once
 - the numpy helpers of both engines and of the trainers: :func:`check_actions`,
   :func:`sample_legal` / :func:`pick_legal`, :func:`unpack_bits`.
 
-``RookVectorEnv(num_envs, game="call_partner", ...)`` returns the engine of that game (an instance
-of its subclass, so ``isinstance(env, RookVectorEnv)`` holds for every game). A game's engine
+``RookVectorEnv(num_envs, game="call_partner", ...)`` returns the engine of that game, the class its
+:class:`~rook_env.games.GameSpec` names as ``vector`` (an instance of a subclass, so
+``isinstance(env, RookVectorEnv)`` holds for every game); the game's flags and ``players`` are
+checked by :func:`rook_env.games.resolve_game`, with the errors of ``rook_env.env``. A game's engine
 implements these hooks (see :mod:`rook_env.vector.partnership` and
 :mod:`rook_env.vector.call_partner`)::
 
-    GAME = "my_game"                      # its name in the game registry
+    GAME = "my_game"                      # its name in the game registry (rook_env.games)
     COMPILED = False                      # True: it has numba kernels (backend "numba")
-    def _make_config(self, players, flags) -> config
     def _setup(self) -> None              # layout, spaces, state arrays; sets n_seats, obs_dim,
                                           # n_actions, state_dim, current, the spaces
     def _new_episodes(self, fixed) -> None        # reset: one entry per table (None or an option dict)
@@ -36,25 +37,19 @@ implements these hooks (see :mod:`rook_env.vector.partnership` and
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Callable, Sequence
 
 import numpy as np
 from gymnasium import spaces
 
 from .. import kernels
+from ..games import DEFAULT_GAME, get_game, resolve_game
 
 ILLEGAL_MODES = ("raise", "terminate")
 BACKENDS = ("auto", "numpy", "numba")  # "auto": numba where installed and the game has kernels
 # reset(options=[...]) and deal_source entries: raw_env.reset(options=...)'s keys, the same for every game
 OPTION_KEYS = ("hands", "nest", "dealer", "scores")
 U64 = np.dtype("<u8")  # card sets; little-endian so that a view as bytes unpacks bit i to element i
-DEFAULT_GAME = "partnership"
-# Each game's engine as "module:attr", imported on first use (a game's rules load only when it is played).
-ENGINES = {
-    "partnership": "rook_env.vector.partnership:PartnershipVectorEnv",
-    "call_partner": "rook_env.vector.call_partner:CallPartnerVectorEnv",
-}
 DealSource = Callable[[np.ndarray, np.ndarray], Sequence[Any]]
 
 
@@ -107,24 +102,21 @@ def check_actions(actions: Any, num_envs: int, n_actions: int) -> np.ndarray:
     return a
 
 
-def engine_class(game: str) -> type[RookVectorEnv]:
-    """The engine class of ``game`` (ValueError naming the games for an unknown one)."""
-    spec = ENGINES.get(game) if isinstance(game, str) else None
-    if spec is None:
-        raise ValueError(f"game={game!r} is not a game; games: {', '.join(ENGINES)}")
-    module, attr = spec.split(":")
-    return getattr(importlib.import_module(module), attr)
+def engine_class(game: str | None = None) -> type[RookVectorEnv]:
+    """The batched engine class of ``game`` (None: the default game), from the game registry's ``vector``
+    part (imported on first use: a game's rules load only when it is played)."""
+    return get_game(game).load("vector")
 
 
 class RookVectorEnv:
     """``num_envs`` tables of one game stepped together; see :mod:`rook_env.vector` for the API."""
 
-    GAME = ""  # the game of a subclass (a key of ENGINES)
+    GAME = ""  # the game of a subclass (its name in rook_env.games)
     COMPILED = False  # the game's engine has numba kernels
 
     def __new__(cls, *args: Any, game: str | None = None, **kwargs: Any) -> RookVectorEnv:
         if cls is RookVectorEnv:  # the front door: the engine of the game asked for
-            cls = engine_class(DEFAULT_GAME if game is None else game)
+            cls = engine_class(game)
         return super().__new__(cls)
 
     def __init__(
@@ -158,7 +150,8 @@ class RookVectorEnv:
         self.illegal_reward = float(illegal_reward)
         self.deal_source = deal_source
         self.backend = self._resolve_backend(backend)
-        self.config = self._make_config(players, flags)
+        # the registry checks the flags and players with errors naming the game (and the game that has a flag)
+        self.config = resolve_game(self.GAME, **flags, **({} if players is None else {"players": players}))[1]
         self._ar = np.arange(self.num_envs)
         self._rng: np.random.Generator | None = None
         self._mask: np.ndarray | None = None  # returned to the caller; None until reset()
@@ -184,9 +177,6 @@ class RookVectorEnv:
         self.single_action_space = spaces.Discrete(n_actions)
 
     # ------------------------------------------------------------------ hooks (each game's engine)
-    def _make_config(self, players: int | None, flags: dict[str, Any]) -> Any:
-        raise NotImplementedError
-
     def _setup(self) -> None:
         raise NotImplementedError
 

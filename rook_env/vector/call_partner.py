@@ -53,7 +53,6 @@ from typing import Any
 
 import numpy as np
 
-from ..call_partner.config import make_config
 from ..call_partner.env import hand_rewards
 from ..call_partner.layout import layout_for
 from ..call_partner.observation import encode, obs_layout
@@ -67,9 +66,6 @@ class CallPartnerVectorEnv(RookVectorEnv):
     """``num_envs`` call-your-partner tables with a batched interface; see the module docstring."""
 
     GAME = "call_partner"
-
-    def _make_config(self, players: int | None, flags: dict[str, Any]) -> Any:
-        return make_config(**flags) if players is None else make_config(players=players, **flags)
 
     def _setup(self) -> None:
         if self.deal_source is not None:

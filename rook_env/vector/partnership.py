@@ -88,7 +88,6 @@ import numpy as np
 
 from .. import kernels
 from ..cards import N_COLOURS, N_SEATS, layout_for
-from ..config import make_config
 from ..observation import REL, REL_ONE_HOT, SCORE_CLIP, obs_layout
 from ..rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState, contract_tables
 from .base import U64, RookVectorEnv, unpack_bits
@@ -121,12 +120,6 @@ class PartnershipVectorEnv(RookVectorEnv):
 
     GAME = "partnership"
     COMPILED = True  # rook_env.kernels
-
-    def _make_config(self, players: int | None, flags: dict[str, Any]) -> Any:
-        if players is not None and players != N_SEATS:
-            raise ValueError(f"players={players!r}: game 'partnership' is played by {N_SEATS}; call-your-partner "
-                             "(game='call_partner') takes 4, 5 or 6 players")
-        return make_config(**flags)
 
     def _setup(self) -> None:
         cfg = self.config
