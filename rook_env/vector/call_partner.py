@@ -1,49 +1,29 @@
-"""Batched call-your-partner Rook: ``num_envs`` tables behind :class:`rook_env.vector.RookVectorEnv`'s API.
+"""Call-your-partner's batched engine: one pure rules state per table, stepped in a Python loop.
 
-The same game as :class:`rook_env.call_partner.raw_env` (every rule flag, ``episode="hand"``
-and ``"game"``, ``max_hands``), with observations, masks and rewards bit for bit those of
-``raw_env``; ``tests/test_call_partner_vector.py`` plays both in lock-step for 4, 5 and 6
-players. Unlike ``RookVectorEnv`` this engine is **not vectorised**: it keeps one pure
-:class:`~rook_env.call_partner.rules.CallPartnerState` per table and steps them in a Python
-loop (apply, ``legal_mask``, ``encode``), without the PettingZoo bookkeeping of ``raw_env``.
-It gives trainers the batched interface (one forward pass for every table); the cost per
-decision is that of the rules and the encoder.
+``RookVectorEnv(N, game="call_partner", players=5, **flags)`` returns it; the API is
+:mod:`rook_env.vector`'s (its shared step loop, auto-reset and ``illegal_action`` modes
+included). The same game as :class:`rook_env.call_partner.raw_env` (every rule flag,
+``episode="hand"`` and ``"game"``, ``max_hands``), with observations, masks and rewards bit for
+bit those of ``raw_env``; ``tests/test_call_partner_vector.py`` plays both in lock-step for 4, 5
+and 6 players. Unlike the partnership engine this one is **not vectorised**: it keeps one
+:class:`~rook_env.call_partner.rules.CallPartnerState` per table and steps them in a loop
+(apply, ``legal_mask``, ``encode``), without the PettingZoo bookkeeping of ``raw_env``. It
+gives trainers the batched interface (one forward pass for every table); the cost per decision
+is that of the rules and the encoder. No compiled kernels (``backend="numba"`` is refused) and
+no ``deal_source`` (each table deals from its own stream).
 
-API (``N = num_envs``, ``n = players``, ``D = obs_dim``, ``A = n_actions``)::
-
-    env = CallPartnerVectorEnv(N, max_hands=None, **flags)   # flags: rook_env.call_partner's
-    obs, info = env.reset(seed=None, options=None)
-    obs, rewards, terminated, truncated, info = env.step(actions)
-
-- ``obs``: ``(N, D)`` float32, the observation of the seat to act at every table.
-- ``info["seat"]``: ``(N,)`` int64, that seat (absolute, 0..n-1).
-- ``info["action_mask"]``: ``(N, A)`` int8, its legal actions.
-- ``actions``: ``(N,)`` integers, one action per table for its seat to act.
-- ``rewards``: ``(N, n)`` float32 for the absolute seats; non-zero only on the step that ends
-  a hand, with the flag ``reward``'s meaning exactly as in ``raw_env``.
-- ``terminated`` / ``truncated``: ``(N,)`` bool; the episode (a hand, or a game with
-  ``episode="game"``) ended / was cut by ``max_hands``.
-- ``info["hand_over"]``: ``(N,)`` bool, a hand was finished on this step (in game episodes
-  also hands that do not end the game); ``info["hand"]``: a list of ``N`` entries, the
-  finished hand's result (``raw_env``'s ``infos[agent]["hand"]`` dict) or ``None``.
-
-Auto-reset (``RookVectorEnv``'s convention): a table whose episode ends on a step is reset in
-that same step: its ``rewards`` and ``info["hand"]`` describe the hand that just ended, while
-``obs``, ``info["seat"]`` and ``info["action_mask"]`` are already the first decision of the
-next episode (a new deal from the table's own stream, a new random first dealer, scores 0).
+What differs from the partnership engine: ``rewards`` is ``(N, players)``; ``info["hand"]`` is
+a list of ``N`` entries, the finished hand's result (``raw_env``'s ``infos[agent]["hand"]``
+dict) or ``None``; ``state_for(seat)`` is ``raw_env.state_for``'s layout (the observation, the
+other hands, the nest as dealt, the discards, the partner seats), read from the rules states.
 
 Deals: ``reset(seed)`` draws one integer seed per table (``table_seeds``) from
 ``numpy.random.default_rng(seed)``; table ``i`` deals from ``random.Random(table_seeds[i])``
 exactly as ``raw_env.reset(seed=table_seeds[i])`` does, and later episodes continue that
-stream as ``raw_env.reset()`` without a seed does. ``reset(options=[...])`` fixes per-table
-deals with ``raw_env``'s keys ``hands``, ``nest``, ``dealer``, ``scores`` (``None``: random).
+stream as ``raw_env.reset()`` without a seed does.
 
-Illegal actions raise ``ValueError`` naming every offending table, its action, seat, phase and
-legal actions; nothing is applied at any table for that call. Other members: ``observe(seat)``
-and ``state_for(seat)`` (``raw_env.state_for``'s layout), ``current_player``, ``states`` (the
-rules states; read them, do not change them), ``table_seeds``, ``single_observation_space``,
-``single_action_space``, ``config``, ``layout``, ``obs_layout``, ``players``, ``obs_dim``,
-``n_actions``, ``state_dim``.
+Further members: ``states`` (the rules states; read them, do not change them), ``table_seeds``,
+``players``.
 """
 
 from __future__ import annotations

@@ -1,53 +1,26 @@
-"""Batched Rook: ``num_envs`` tables stepped together with numpy (structure of arrays).
+"""The partnership game's batched engine: tables as rows of arrays (structure of arrays), numpy.
 
+``RookVectorEnv(N, **flags)`` (the default game) returns it; the API is :mod:`rook_env.vector`'s.
 The same game as :class:`rook_env.raw_env` (every rule flag, Circus Rook included,
 ``episode="hand"`` and ``"game"``, ``max_hands``), with the observations bit for bit those
-of ``raw_env``;
-``tests/test_vector.py`` plays both in lock-step to check it. Card sets are ``uint64``
-bitmasks (bit ``id``; the full deck's 57 cards fit), every table's state is one row of a
-few arrays, and legality, trick resolution, scoring and the incremental update of all four
-seats' observations are masked array operations per phase: no Python loop over tables
-in :meth:`RookVectorEnv.step`. numpy only (no torch). With ``backend="numba"`` (what
-``"auto"`` takes where numba is installed) card play, legality with the observation gather
-and :func:`sample_legal` run as the compiled loops of :mod:`rook_env.kernels` instead, on
-the same state arrays; ``backend="numpy"`` is the reference the kernels mirror.
+of ``raw_env``; ``tests/test_vector.py`` plays both in lock-step to check it. Card sets are
+``uint64`` bitmasks (bit ``id``; the full deck's 57 cards fit), every table's state is one row
+of a few arrays, and legality, trick resolution, scoring and the incremental update of all four
+seats' observations are masked array operations per phase: no Python loop over tables in a
+step. With ``backend="numba"`` (what ``"auto"`` takes where numba is installed) card play,
+legality with the observation gather and :func:`~rook_env.vector.sample_legal` run as the
+compiled loops of :mod:`rook_env.kernels` instead, on the same state arrays;
+``backend="numpy"`` is the reference the kernels mirror.
 
-API (in the style of gymnasium's vector environments and Pgx; ``N = num_envs``,
-``D = obs_dim``, ``A = n_actions``)::
-
-    env = RookVectorEnv(N, max_hands=None, illegal_action="raise", illegal_reward=-1.0,
-                        deal_source=None, backend="auto", **flags)
-    obs, info = env.reset(seed=None, options=None)
-    obs, rewards, terminated, truncated, info = env.step(actions)
-
-- ``obs``: ``(N, D)`` float32, the observation of the seat to act at every table.
-- ``info["seat"]``: ``(N,)`` int64, that seat (absolute, 0..3; teams {0, 2} and {1, 3}).
-- ``info["action_mask"]``: ``(N, A)`` int8, its legal actions.
-- ``actions``: ``(N,)`` integers, one action per table for its seat to act.
-- ``rewards``: ``(N, 4)`` float32 for the four absolute seats; non-zero only on the step
-  that ends a hand (or on an illegal action in ``"terminate"`` mode), with the flag
-  ``reward``'s meaning exactly as in ``raw_env``.
-- ``terminated`` / ``truncated``: ``(N,)`` bool; the episode (a hand, or a game with
-  ``episode="game"``) ended / was cut by ``max_hands``.
-- ``info["hand_over"]``: ``(N,)`` bool, a hand was finished on this step (in game
-  episodes also hands that do not end the game); ``info["hand"]``: the finished hands'
-  facts as arrays with ``raw_env``'s ``infos[agent]["hand"]`` keys: ``bidder``, ``bid``,
-  ``trump``, ``made`` ``(N,)``; ``counters``, ``bonus``, ``hand_scores``, ``scores``,
-  ``tricks_won`` ``(N, 2)`` per team; ``last_trick_team``, ``game_winner`` ``(N,)``; with
-  ``circus_rook="on"`` also ``circus`` ``(N,)`` bool (circus was called in that hand); with
-  ``trump_calls="extended"`` also ``call`` ``(N,)``, the contract as an index into
-  ``env.layout.contract_names`` (``raw_env`` gives the name, e.g. ``"green low"``).
-  Rows without a finished hand hold -1 (0 for per-team entries, False for ``made``/``circus``).
-  (The integer entries are column views of one array.)
-- ``info["illegal"]``: ``(N,)`` bool, the table's action was illegal (``"terminate"`` mode).
-
-Auto-reset: a table whose episode ends on a step (``terminated | truncated``) is reset in
-that same step: its ``rewards`` and ``info["hand"]`` describe the hand that just ended,
-while ``obs``, ``info["seat"]`` and ``info["action_mask"]`` are already the first
-decision of the next episode (a new deal, a new random first dealer, scores 0). Inside a
-game episode the next hand is dealt exactly as in ``raw_env`` (dealer rotated, scores
-kept), and a redeal deals again within the same step. The final observation of an ended
-episode is not returned (nothing follows a terminal decision).
+``info["hand"]`` holds the finished hands' facts as arrays with ``raw_env``'s
+``infos[agent]["hand"]`` keys: ``bidder``, ``bid``, ``trump``, ``made`` ``(N,)``; ``counters``,
+``bonus``, ``hand_scores``, ``scores``, ``tricks_won`` ``(N, 2)`` per team (teams {0, 2} and
+{1, 3}); ``last_trick_team``, ``game_winner`` ``(N,)``; with ``circus_rook="on"`` also
+``circus`` ``(N,)`` bool (circus was called in that hand); with ``trump_calls="extended"``
+also ``call`` ``(N,)``, the contract as an index into ``env.layout.contract_names``
+(``raw_env`` gives the name, e.g. ``"green low"``). Rows without a finished hand hold -1 (0 for
+per-team entries, False for ``made``/``circus``). (The integer entries are column views of one
+array.)
 
 Circus Rook (``circus_rook="on"``, RULES.md F20): the bidder's ``TRUMP`` decision may be the
 ``circus`` action; then the seat on its left names the contract and the table enters phase
@@ -55,29 +28,10 @@ Circus Rook (``circus_rook="on"``, RULES.md F20): the bidder's ``TRUMP`` decisio
 each pass one card (a card action), delivered together after the fourth; the namer leads.
 Its state and observation writes run only with the flag on.
 
-Other members: ``observe(seat)`` ``(N, D)`` (an int seat, or one seat per table),
-``state_for(seat)`` ``(N, D + 5 * n_cards)`` (``raw_env.state_for``'s layout),
-``current_player`` / ``action_mask`` / ``observation`` (the latest ones), ``scores``,
-``dealer``, ``phase``, ``hands_played`` (copies), ``single_observation_space``,
-``single_action_space``, ``config``, ``layout``, ``obs_layout``.
-
-Illegal actions: ``illegal_action="raise"`` (default) raises ``ValueError`` naming every
-offending table, its action, seat, phase and legal actions, and applies nothing on any
-table for that call. ``illegal_action="terminate"`` follows ``rook_env.env()``
-(PettingZoo's ``TerminateIllegalWrapper``): the offending table's episode ends
-(``terminated``), its offender receives ``illegal_reward`` and the other seats 0,
-``info["illegal"]`` marks it, and it is reset; the other tables step normally. Actions
-that are not integers or lie outside ``0..A-1`` always raise.
-
-Deals: drawn from a ``numpy.random.Generator`` seeded by ``reset(seed)``; the same seed,
-``N`` and actions give the same deals (not the same deals as ``raw_env``'s stream).
-``reset(options=[...])`` fixes per-table deals with ``raw_env``'s keys ``hands``,
-``nest``, ``dealer`` and ``scores`` (``None`` entries: random), validated with the same
-errors. ``deal_source(tables, new_game)`` (optional; tests and duplicate evaluation) is
-called whenever tables need a deal after ``reset``: ``tables`` are their indices,
-``new_game`` marks a new episode (else a redeal or the next hand of a game); it returns
-one entry per table, ``None`` (draw) or a dict of the same keys (``dealer``/``scores``
-only for a new game).
+Deals are drawn from the engine's ``numpy.random.Generator`` (not the same deals as
+``raw_env``'s stream). ``state_for(seat)`` is ``(N, D + 5 * n_cards)``: the seat's observation,
+the hands of its left, partner and right, the nest as dealt and the discards. Further members:
+``scores`` ``(N, 2)``, ``dealer``, ``hands_played`` (copies).
 """
 
 from __future__ import annotations
