@@ -197,8 +197,9 @@ class raw_env(AECEnv, EzPickle):
         elif not isinstance(options, Mapping):
             raise ValueError(f"options must be a dict with keys {', '.join(OPTION_KEYS)} (or None), got {options!r}")
         scores = options.get("scores")
+        game = RookState(self.config)
         if scores is not None:
-            scores = RookState.check_scores(scores)
+            scores = game.check_scores(scores)
             limit = int(SCORE_CLIP * self.config.target_score)
             if max(abs(scores[0]), abs(scores[1])) > limit:
                 raise ValueError(
@@ -207,7 +208,6 @@ class raw_env(AECEnv, EzPickle):
                     "the scores the observation encodes exactly"
                 )
         rng = self._rng if seed is None and self._rng is not None else random.Random(seed)
-        game = RookState(self.config)
         game.rng = rng
         game.hand_limit = self.max_hands
         game.new_game(  # checks dealer, hands and nest before drawing from rng
