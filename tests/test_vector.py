@@ -434,6 +434,21 @@ def test_the_front_door_returns_the_games_engine():
         PartnershipVectorEnv(2, game="call_partner")
 
 
+def test_every_registered_game_has_its_engine():
+    """The registry's ``vector`` part of every game is a RookVectorEnv subclass playing that game, and the
+    front door returns it with the game's default table size."""
+    from rook_env.games import game_names, get_game
+
+    for name in game_names():
+        spec = get_game(name)
+        engine = spec.load("vector")
+        assert issubclass(engine, RookVectorEnv) and engine.GAME == name
+        env = RookVectorEnv(2, game=name)
+        assert type(env) is engine and env.n_seats == spec.default_players
+        obs, info = env.reset(seed=0)
+        assert obs.shape == (2, env.obs_dim) and info["action_mask"].shape == (2, env.n_actions)
+
+
 def test_numba_is_imported_by_the_first_numba_engine_only():
     """The kernels compile lazily: importing the engine, or making a numpy or call-your-partner engine,
     does not import numba."""

@@ -2,7 +2,8 @@
 ``sample_legal``, one digest per step of everything a step returns.
 
 ``python tests/vector_trace.py`` (from the repository root) records ``tests/data/vector_golden.json``
-from the code as it stands; the test replays the runs and compares every digest. Record only when a
+from the code as it stands (the recording was made on main before issue 22's single engine, whose
+two classes were built directly, ``RookVectorEnv(N, backend=...)`` and ``CallPartnerVectorEnv(N)``); the test replays the runs and compares every digest. Record only when a
 change of behaviour is intended, and say so in the commit.
 """
 
@@ -54,31 +55,15 @@ def _digest(*parts: Any) -> str:
     return h.hexdigest()[:16]
 
 
-def make_engine(game: str, backend: str, num_envs: int, kwargs: dict[str, Any]) -> Any:
-    """The engine of a run, built through the public API as it stands."""
-    from rook_env.vector import RookVectorEnv
-
-    try:
-        return RookVectorEnv(num_envs, game=game, backend=backend, **kwargs)
-    except ValueError as e:  # the engine before issue 22: one class per game, no game=
-        if "game" not in str(e):
-            raise
-        if game == "partnership":
-            return RookVectorEnv(num_envs, backend=backend, **kwargs)
-        from rook_env.call_partner.vector import CallPartnerVectorEnv
-
-        return CallPartnerVectorEnv(num_envs, **kwargs)
-
-
 def trace(game: str, backend: str, kwargs: dict[str, Any],
           pick: Callable[[np.ndarray, np.random.Generator], np.ndarray] | None = None) -> list[str]:
     """Digests of a seeded run: reset, then ``STEPS`` steps; every 10th step also every seat's
     ``observe`` and ``state_for``. With ``illegal_action="terminate"`` every 37th step plays an illegal
     action at table 0."""
-    from rook_env.vector import sample_legal
+    from rook_env.vector import RookVectorEnv, sample_legal
 
     pick = pick or sample_legal
-    env = make_engine(game, backend, NUM_ENVS, kwargs)
+    env = RookVectorEnv(NUM_ENVS, game=game, backend=backend, **kwargs)
     rng = np.random.default_rng(2026)
     obs, info = env.reset(seed=17)
     out = [_digest(obs, info)]
