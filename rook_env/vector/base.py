@@ -132,7 +132,7 @@ class RookVectorEnv:
         backend: str = "auto",
         **flags: Any,
     ) -> None:
-        if game is not None and game != self.GAME:
+        if game is not None and getattr(game, "name", game) != self.GAME:  # a name or a GameSpec
             raise ValueError(f"{type(self).__name__} plays game {self.GAME!r}, not game={game!r}; "
                              f"use RookVectorEnv(num_envs, game={game!r}, ...)")
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs <= 0:
