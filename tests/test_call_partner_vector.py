@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rook_env.call_partner import env as checked_env
 from rook_env.call_partner import raw_env
 from rook_env.vector import RookVectorEnv, sample_legal
 
@@ -21,16 +22,24 @@ def CallPartnerVectorEnv(num_envs: int, **kwargs) -> RookVectorEnv:
     return RookVectorEnv(num_envs, game="call_partner", **kwargs)
 
 
-def lockstep(flags: dict, num_envs: int, steps: int, seed: int, max_hands: int | None = None) -> dict:
-    """Random legal play on both; asserts equality at every step. Returns counts of what was seen."""
-    venv = CallPartnerVectorEnv(num_envs, max_hands=max_hands, **flags)
+def lockstep(flags: dict, num_envs: int, steps: int, seed: int, max_hands: int | None = None,
+             illegal_p: float = 0.0) -> dict:
+    """Random legal play on both; asserts equality at every step. Returns counts of what was seen.
+
+    ``illegal_p`` > 0: the engine runs with ``illegal_action="terminate"`` beside ``env()`` (PettingZoo's
+    TerminateIllegalWrapper semantics), and each table plays an illegal action with that probability."""
+    terminate = illegal_p > 0
+    venv = CallPartnerVectorEnv(num_envs, max_hands=max_hands, illegal_action="terminate" if terminate else "raise",
+                                illegal_reward=-2.5, **flags)
     obs, info = venv.reset(seed=seed)
-    envs = [raw_env(max_hands=max_hands, **flags) for _ in range(num_envs)]
+    make = (lambda: checked_env(max_hands=max_hands, illegal_reward=-2.5, **flags)) if terminate else \
+        (lambda: raw_env(max_hands=max_hands, **flags))
+    envs = [make() for _ in range(num_envs)]
     for e, s in zip(envs, venv.table_seeds):
         e.reset(seed=s)
     n = venv.players
     rng = np.random.default_rng(seed)
-    seen = {"hands": 0, "episodes": 0, "truncated": 0}
+    seen = {"hands": 0, "episodes": 0, "truncated": 0, "illegal": 0}
     for t in range(steps):
         for i, e in enumerate(envs):
             agent = e.agent_selection
@@ -46,15 +55,27 @@ def lockstep(flags: dict, num_envs: int, steps: int, seed: int, max_hands: int |
                 np.testing.assert_array_equal(st[i], e.state_for(f"player_{seat[i]}"))
                 np.testing.assert_array_equal(ob[i], e.observe(f"player_{seat[i]}")["observation"])
         actions = sample_legal(info["action_mask"], rng)
+        wrong = rng.random(num_envs) < illegal_p
+        for i in np.flatnonzero(wrong):
+            actions[i] = rng.choice(np.flatnonzero(info["action_mask"][i] == 0))
+        mask_before = info["action_mask"]
         obs, rewards, term, trunc, info = venv.step(actions)
         assert rewards.shape == (num_envs, n) and rewards.dtype == np.float32
+        assert info["illegal"].tolist() == wrong.tolist()
         for i, e in enumerate(envs):
             played = e.game.hands_played
-            e.step(int(actions[i]))
+            if wrong[i]:
+                with pytest.warns(UserWarning, match="the episode ends"):
+                    e.step(int(actions[i]))
+            else:
+                assert mask_before[i, actions[i]]
+                e.step(int(actions[i]))
             expected = np.array([e.rewards[a] for a in e.possible_agents], np.float32)
             np.testing.assert_allclose(rewards[i], expected, rtol=0, atol=1e-5, err_msg=f"step {t} table {i}")
             assert term[i] == all(e.terminations.values()), (t, i)
-            assert trunc[i] == all(e.truncations.values()), (t, i)
+            # env() ends an illegal episode as terminated and truncated; the engine reports it terminated
+            assert trunc[i] == (all(e.truncations.values()) and not wrong[i]), (t, i)
+            seen["illegal"] += int(wrong[i])
             hand = e.infos["player_0"]["hand"] if e.game.hands_played != played else None
             assert info["hand_over"][i] == (hand is not None)
             assert info["hand"][i] == hand
@@ -81,6 +102,14 @@ def test_lockstep_with_raw_env(players):
 ])
 def test_lockstep_other_flags(flags):
     assert lockstep(flags, num_envs=3, steps=300, seed=7)["episodes"] >= 2
+
+
+@pytest.mark.parametrize("flags", [{"players": 5}, {"players": 6, "episode": "game", "target_score": 300}])
+def test_lockstep_terminate_mode_matches_env(flags):
+    """illegal_action="terminate" against env(): the offender gets illegal_reward, the episode ends, the
+    table's next episode continues its stream exactly as env().reset() does."""
+    seen = lockstep(flags, num_envs=4, steps=300, seed=9, illegal_p=0.02)
+    assert seen["illegal"] >= 5 and seen["episodes"] >= seen["illegal"]
 
 
 def test_lockstep_game_episodes_and_max_hands():
