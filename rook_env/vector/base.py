@@ -22,8 +22,8 @@ implements these hooks (see :mod:`rook_env.vector.partnership` and
 
     GAME = "my_game"                      # its name in the game registry (rook_env.games)
     COMPILED = False                      # True: it has numba kernels (backend "numba")
-    def _setup(self) -> None              # layout, spaces, state arrays; sets n_seats, obs_dim,
-                                          # n_actions, state_dim, current, the spaces
+    def _setup(self) -> None              # layout, spaces, state arrays; sets n_seats, layout,
+                                          # obs_dim, n_actions, state_dim, current, the spaces
     def _new_episodes(self, fixed) -> None        # reset: one entry per table (None or an option dict)
     def _legal_ok(self, actions) -> bool array    # the actions are legal
     def _illegal_line(self, table, action) -> str # why, for the error message
@@ -32,7 +32,10 @@ implements these hooks (see :mod:`rook_env.vector.partnership` and
     def _deal(self, again, new) -> None           # deal again within an episode / start new ones
     def _refresh(self) -> None                    # _mask, _obs_now and current from the state
     def _hand_info(self, facts) -> info["hand"]
-    def _observe(self, seats) / _state_for(self, seats) -> (N, ...) float32
+    def _observe(self, seats) -> (N, D) float32     # the seats' observations
+    def _hidden_sets(self, seats) -> (N, n + 1) uint64  # the other hands (relative 1 .. n - 1), the
+                                                     # nest as dealt, the discards: state_for's cards
+    def _extra_state(self, out, seats) -> None       # optional: what state_for adds after them
 """
 
 from __future__ import annotations
@@ -274,9 +277,24 @@ class RookVectorEnv:
 
     def state_for(self, seat: Any) -> np.ndarray:
         """``(N, state_dim)`` float32, ``raw_env.state_for`` of absolute ``seat`` (an int, or one per table):
-        the seat's observation, then what is hidden from it (the game's layout)."""
+        the seat's observation, the hands of the seats after it (relative 1 .. n - 1), the nest as dealt,
+        the discards, then what the game adds (``_extra_state``)."""
         self._require_reset("state_for()")
-        return self._state_for(self._seats(seat))
+        seats = self._seats(seat)
+        N, D, nc = self.num_envs, self.obs_dim, self.layout.n_cards
+        hidden = D + (self.n_seats + 1) * nc
+        out = np.zeros((N, self.state_dim), np.float32)
+        out[:, :D] = self._observe(seats)
+        out[:, D:hidden] = unpack_bits(self._hidden_sets(seats), nc).reshape(N, -1)
+        self._extra_state(out[:, hidden:], seats)
+        return out
+
+    def _state_dim(self, extra: int = 0) -> int:
+        """``state_for``'s size: the observation, n + 1 card sets, ``extra`` entries of the game."""
+        return self.obs_dim + (self.n_seats + 1) * self.layout.n_cards + extra
+
+    def _extra_state(self, out: np.ndarray, seats: np.ndarray) -> None:
+        """Write what the game's ``state_for`` adds after the discards (none by default)."""
 
     def _seats(self, seat: Any) -> np.ndarray:
         s = np.asarray(seat)

@@ -37,7 +37,7 @@ from ..call_partner.env import hand_rewards
 from ..call_partner.layout import layout_for
 from ..call_partner.observation import encode, obs_layout
 from ..call_partner.rules import OVER, CallPartnerState
-from .base import U64, RookVectorEnv, unpack_bits
+from .base import U64, RookVectorEnv
 
 __all__ = ["CallPartnerVectorEnv"]
 
@@ -56,8 +56,7 @@ class CallPartnerVectorEnv(RookVectorEnv):
         self.layout = L = layout_for(self.config)
         self.obs_layout = ol = obs_layout(self.config)
         self._set_spaces(ol.low, ol.high, L.n_actions)
-        # state_for: the observation, the other n - 1 hands, the nest, the discards, the partners (relative)
-        self.state_dim = ol.size + (n + 1) * L.n_cards + n
+        self.state_dim = self._state_dim(extra=n)  # state_for adds the partner seats (relative)
         self._mask_bytes = (L.n_actions + 7) // 8
         self.states: list[CallPartnerState] = []
         self.table_seeds: list[int] = []
@@ -142,18 +141,13 @@ class CallPartnerVectorEnv(RookVectorEnv):
             encode(self.states[i], s, out=out[i], ol=self.obs_layout)
         return out
 
-    def _state_for(self, seats: np.ndarray) -> np.ndarray:
-        """``raw_env.state_for``'s layout, read from the rules states: the seat's observation, the hands of
-        the seats after it (relative 1 .. n - 1), the nest as dealt, the discards, then the partner seats
-        (relative, one-hot)."""
-        n, nc, D = self.players, self.layout.n_cards, self.obs_dim
-        out = np.zeros((self.num_envs, self.state_dim), np.float32)
-        sets = np.empty((self.num_envs, n + 1), U64)  # the hidden card sets as uint64 masks
-        partners = out[:, D + (n + 1) * nc:]
-        for i, s in enumerate(seats.tolist()):
-            st = self.states[i]
-            encode(st, s, out=out[i, :D], ol=self.obs_layout)
-            sets[i] = [st.hands[(s + k) % n] for k in range(1, n)] + [st.nest, st.discards]
-            partners[i, [(p - s) % n for p in st.partners]] = 1.0
-        out[:, D:D + (n + 1) * nc] = unpack_bits(sets, nc).reshape(self.num_envs, -1)
-        return out
+    def _hidden_sets(self, seats: np.ndarray) -> np.ndarray:
+        n = self.players
+        return np.array([[st.hands[(s + k) % n] for k in range(1, n)] + [st.nest, st.discards]
+                         for st, s in zip(self.states, seats.tolist())], U64)
+
+    def _extra_state(self, out: np.ndarray, seats: np.ndarray) -> None:
+        """The partner seats, relative to the seat (one-hot), as ``raw_env.state_for``."""
+        n = self.players
+        for i, (st, s) in enumerate(zip(self.states, seats.tolist())):
+            out[i, [(p - s) % n for p in st.partners]] = 1.0

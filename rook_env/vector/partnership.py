@@ -81,7 +81,7 @@ class PartnershipVectorEnv(RookVectorEnv):
         self.layout = L = layout_for(cfg)
         self.obs_layout = ol = obs_layout(cfg)
         self._set_spaces(ol.low, ol.high, L.n_actions)
-        self.state_dim = self.obs_dim + 5 * L.n_cards
+        self.state_dim = self._state_dim()
         self._scratch = RookState(cfg)  # validates fixed deals with raw_env's errors
         self._german = cfg.nest_discard == "no_counters_unless_forced"
         self._circus_on = cfg.circus_rook == "on"
@@ -788,13 +788,6 @@ class PartnershipVectorEnv(RookVectorEnv):
     def _observe(self, seats: np.ndarray) -> np.ndarray:
         return self._gather(self._row_of + seats)
 
-    def _state_for(self, seats: np.ndarray) -> np.ndarray:
-        """``(N, D + 5 * n_cards)``: the seat's observation, then the hands of its left, partner and
-        right, the nest as dealt and the discards."""
-        n, D = self.layout.n_cards, self.obs_dim
-        out = np.empty((self.num_envs, self.state_dim), np.float32)
-        out[:, :D] = self._gather(self._row_of + seats)
+    def _hidden_sets(self, seats: np.ndarray) -> np.ndarray:
         others = self.hands[self._ar[:, None], (seats[:, None] + np.arange(1, N_SEATS)) & 3]  # (N, 3)
-        sets = np.concatenate([others, self.nest[:, None], self.discards[:, None]], axis=1)
-        out[:, D:] = unpack_bits(sets, n).reshape(self.num_envs, 5 * n)
-        return out
+        return np.concatenate([others, self.nest[:, None], self.discards[:, None]], axis=1)
