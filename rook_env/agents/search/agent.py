@@ -7,7 +7,9 @@ rule flags). Each card-play decision:
    (the heuristic's memory: who failed to follow suit, hence voids);
 2. samples ``samples`` *worlds*: deals of the unseen cards drawn uniformly among those
    consistent with what the seat knows (hand sizes, voids, cards played, the nest and discards
-   for the bidder, the announced nest counters; :mod:`.worlds`);
+   for the bidder, the announced nest counters; :mod:`.worlds`); with ``worlds="learned"`` (or a
+   path to a holder model ``.npz``) they are drawn, within the same constraints, in proportion to a
+   learned model of where each unseen card lies (:mod:`.inference`);
 3. for every legal card, plays the hand out in every world with the rollout policy
    (:mod:`.rollout`) and scores the hand as the environment does: the hand score of the
    seat's team minus the other team's (contract made or set, bonuses, nest included);
@@ -47,11 +49,13 @@ from ..heuristic.agent import MEMORY_LIMIT, HeuristicAgent
 from ..heuristic.play import Memory, known_voids
 from ..heuristic.tables import card_tables, seat_reader
 from .rollout import GreedyRollout, HeuristicRollout, hand_score_diff, play_out
+from .inference import HolderModel, learned_sampler, load_model
 from .worlds import WorldSampler, fork, holders_for, make_world, world_template
 
 __all__ = ["ROLLOUTS", "SearchAgent"]
 
 ROLLOUTS = ("greedy", "heuristic")
+WORLDS = ("uniform", "learned")
 MAX_SAMPLES = 10_000
 
 
@@ -63,7 +67,7 @@ class SearchAgent:
 
     def __init__(self, seed: int | None = None, samples: int = 24,
                  rollout: str | Callable[[RookState, int], int] = "greedy", base: Any = None,
-                 **flags: Any) -> None:
+                 worlds: str = "uniform", **flags: Any) -> None:
         self.config = make_config(**flags)
         if base is not None and not callable(getattr(base, "act", None)):
             raise ValueError(f"base must be an agent with an act(observation, info) method or None, got {base!r}")
@@ -91,6 +95,8 @@ class SearchAgent:
             raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)} or a callable "
                              f"policy(state, legal) -> card, got {rollout!r}")
         self.rollout = rollout
+        self.worlds = worlds
+        self._world_model = _world_model(worlds, self.reader.size)
         self.seed = int(seed) if seed is not None else random.SystemRandom().getrandbits(63)
         self._fallbacks = 0
         self._memory: dict[int, Memory] = {}
@@ -156,7 +162,10 @@ class SearchAgent:
     def _search(self, view: Any, vec: np.ndarray, packed: int, cards: int, voids: list[int]) -> int:
         tab = self.tables
         unseen, holders = holders_for(tab, view, voids)
-        sampler = WorldSampler(unseen, holders, tab.counter_mask)
+        if self._world_model is None:
+            sampler = WorldSampler(unseen, holders, tab.counter_mask)
+        else:
+            sampler = learned_sampler(self._world_model, vec, voids, unseen, holders, tab.counter_mask)
         ol = self.reader.ol
         total = tab.total_points
         counters = (round(float(vec[ol.COUNTERS]) * total), round(float(vec[ol.COUNTERS + 1]) * total))
@@ -205,3 +214,19 @@ class SearchAgent:
             if last >= 0:
                 out.append(last)
         return out
+
+
+def _world_model(worlds: str, obs_size: int) -> HolderModel | None:
+    """The holder model of ``worlds``: None for ``"uniform"``, the shipped one for ``"learned"``, else a
+    path to a model ``.npz`` (:mod:`.inference`)."""
+    if not isinstance(worlds, str):
+        raise ValueError(f"worlds must be one of {', '.join(WORLDS)} or a path to a holder model .npz, got {worlds!r}")
+    if worlds == "uniform":
+        return None
+    if worlds != "learned" and not worlds.endswith(".npz"):
+        raise ValueError(f"worlds must be one of {', '.join(WORLDS)} or a path to a holder model .npz, got {worlds!r}")
+    model = load_model(None if worlds == "learned" else worlds)
+    if model.obs_size != obs_size:
+        raise ValueError(f"holder model {worlds!r} reads observations of size {model.obs_size}, but these rule "
+                         f"flags give {obs_size}")
+    return model
