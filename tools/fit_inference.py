@@ -1,0 +1,199 @@
+"""Fit the search's model of the hidden cards (:mod:`rook_env.agents.search.inference`) on logged self-play.
+
+Plays partnership hands (the heuristic and the shipped ``ppo`` agent, alternating by hand), and at
+every card-play decision of every seat logs the model's input (the seat's observation vector and the
+voids it remembers, read exactly as the search agent reads them) with the true holder of each unseen
+card as the label. Trains a small MLP (torch) by cross-entropy over the unseen cards, the holders the
+hard constraints rule out masked, and reports on held-out hands (other deal seeds) the exact mean
+log-likelihood per decision of the true deal under the learned worlds against uniform worlds (both
+within the same constraints). Writes the model as ``.npz`` + ``.json`` (NumPy at play time)::
+
+    PYTHONPATH=$PWD python tools/fit_inference.py --hands 3000 --eval-hands 300 \\
+        --out rook_env/agents/checkpoints/inference_default.npz
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from rook_env.agents.heuristic import HeuristicAgent
+from rook_env.agents.heuristic.play import Memory, known_voids
+from rook_env.agents.heuristic.tables import card_tables, seat_reader
+from rook_env.agents.search.inference import N_COLS, HolderModel, WeightedWorldSampler, features, holder_column
+from rook_env.agents.search.worlds import NEST, holders_for
+from rook_env.cards import bits
+from rook_env.config import make_config
+from rook_env.observation import encode
+from rook_env.rules import PLAY, RookState
+
+TRAIN_SEED, EVAL_SEED = 1_000_000, 2_000_000  # deal seeds: hand h of the training set is RookState(seed=TRAIN_SEED + h)
+
+
+@dataclass
+class FitConfig:
+    hands: int = 3000  # training hands (each gives 4 seats x 9 card-play decisions)
+    eval_hands: int = 300  # held-out hands for the log-likelihood
+    policies: str = "heuristic,ppo"  # who plays the logged hands, alternating by hand
+    hidden: int = 256
+    layers: int = 2
+    epochs: int = 12
+    batch: int = 256
+    lr: float = 1e-3
+    weight_decay: float = 1e-5
+    seed: int = 0
+    out: str = "rook_env/agents/checkpoints/inference_default.npz"
+
+
+def _policies(names: str) -> list:
+    out = []
+    for name in names.split(","):
+        if name == "heuristic":
+            out.append([HeuristicAgent(seed=s) for s in range(4)])
+        elif name == "ppo":
+            from rook_env.agents.learned import PPOAgent
+            out.append([PPOAgent.load(seed=s) for s in range(4)])
+        else:
+            raise ValueError(f"policy must be heuristic or ppo, got {name!r}")
+    return out
+
+
+def collect(n_hands: int, seed0: int, policies: list, keep_constraints: bool = False):
+    """Log ``n_hands`` hands (deal seeds ``seed0 + h``): inputs, labels (holder column per card, -1 if the
+    card is not unseen), allowed-column masks, and (``keep_constraints``) each decision's
+    ``(unseen, holders, truth)`` for the exact log-likelihood."""
+    cfg = make_config()
+    tab, reader = card_tables(cfg), seat_reader(cfg)
+    n_cards, n_actions = tab.layout.n_cards, tab.layout.n_actions
+    xs, ys, allowed, cons = [], [], [], []
+    for h in range(n_hands):
+        agents = policies[h % len(policies)]
+        for a in agents:
+            a.reset()
+        st = RookState(cfg, seed=seed0 + h)
+        st.new_game()
+        memories: dict[int, Memory] = {}
+        while not st.is_over:
+            me = st.current
+            vec = encode(st, me)
+            legal = st.legal_mask()
+            obs = {"observation": vec, "action_mask": np.array([legal >> i & 1 for i in range(n_actions)], np.int8)}
+            if st.phase == PLAY:
+                view = reader.read(vec)
+                voids = known_voids(tab, view, view.trump, memories.get(me))
+                unseen, holders = holders_for(tab, view, voids)
+                truth = [st.discards if hd.who == NEST else st.hands[(me + hd.who) % 4] for hd in holders]
+                y = np.full(n_cards, -1, np.int8)
+                ok = np.zeros((n_cards, N_COLS), bool)
+                for hd, mask in zip(holders, truth):
+                    col = holder_column(hd.who)
+                    for c in bits(mask):
+                        y[c] = col
+                    for c in bits(unseen & ~hd.forbidden):
+                        ok[c, col] = True
+                if unseen:
+                    xs.append(features(vec, voids).astype(np.float16))
+                    ys.append(y)
+                    allowed.append(ok)
+                    if keep_constraints:
+                        cons.append((unseen, holders, truth, h))
+            a = agents[me].act(obs)
+            if st.phase == PLAY:
+                lead = view.trick[0][1] if view.trick else -1
+                memories[me] = Memory(view.hand & ~(1 << a), tuple(view.played), lead, tuple(voids))
+            st.apply(a)
+    return np.stack(xs), np.stack(ys), np.stack(allowed), cons
+
+
+def train(cfg: FitConfig, x: np.ndarray, y: np.ndarray, ok: np.ndarray, n_cards: int) -> HolderModel:
+    import torch
+    from torch import nn
+
+    torch.manual_seed(cfg.seed)
+    dims = [x.shape[1]] + [cfg.hidden] * cfg.layers + [n_cards * N_COLS]
+    mods: list[nn.Module] = []
+    for i in range(len(dims) - 1):
+        mods.append(nn.Linear(dims[i], dims[i + 1]))
+        if i < len(dims) - 2:
+            mods.append(nn.ReLU())
+    net = nn.Sequential(*mods)
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    xt, yt, okt = torch.from_numpy(x.astype(np.float32)), torch.from_numpy(y.astype(np.int64)), torch.from_numpy(ok)
+    n = len(xt)
+    g = torch.Generator().manual_seed(cfg.seed)
+    for epoch in range(cfg.epochs):
+        perm = torch.randperm(n, generator=g)
+        tot, cnt = 0.0, 0
+        for i in range(0, n, cfg.batch):
+            idx = perm[i:i + cfg.batch]
+            logits = net(xt[idx]).view(-1, n_cards, N_COLS).masked_fill(~okt[idx], -1e9)
+            lab = yt[idx]
+            m = lab >= 0
+            loss = nn.functional.cross_entropy(logits[m], lab[m])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            tot += float(loss.detach()) * int(m.sum())
+            cnt += int(m.sum())
+        print(f"epoch {epoch + 1}: train cross-entropy per unseen card {tot / cnt:.4f} nats", flush=True)
+    lin = [m for m in net if isinstance(m, nn.Linear)]
+    return HolderModel([m.weight.detach().numpy().T.copy() for m in lin], [m.bias.detach().numpy().copy() for m in lin],
+                       n_cards, x.shape[1] - 12)
+
+
+def log_likelihoods(model: HolderModel, x: np.ndarray, cons: list, counter_mask: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exact log-probability of each held-out decision's true deal: learned worlds, uniform worlds."""
+    probs = model.probs(x.astype(np.float32))
+    learned, uniform = [], []
+    for p, (unseen, holders, truth, _) in zip(probs, cons):
+        learned.append(WeightedWorldSampler(unseen, holders, counter_mask, p).log_prob(truth))
+        uniform.append(WeightedWorldSampler(unseen, holders, counter_mask).log_prob(truth))
+    return np.array(learned), np.array(uniform)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    for f, v in asdict(FitConfig()).items():
+        p.add_argument("--" + f.replace("_", "-"), type=type(v), default=v)
+    cfg = FitConfig(**vars(p.parse_args()))
+    rules = make_config()
+    tab = card_tables(rules)
+    t0 = time.perf_counter()
+    pols = _policies(cfg.policies)
+    x, y, ok, _ = collect(cfg.hands, TRAIN_SEED, pols)
+    xe, _, _, cons = collect(cfg.eval_hands, EVAL_SEED, pols, keep_constraints=True)
+    print(f"logged {len(x)} training and {len(xe)} held-out decisions in {time.perf_counter() - t0:.0f}s", flush=True)
+    t1 = time.perf_counter()
+    model = train(cfg, x, y, ok, tab.layout.n_cards)
+    print(f"trained in {time.perf_counter() - t1:.0f}s", flush=True)
+    report = {}
+    for mix in (0.0, 0.05, 0.2):
+        model.mix = mix
+        ll, lu = log_likelihoods(model, xe, cons, tab.counter_mask)
+        d = ll - lu
+        # decisions of one hand are correlated: the interval is over hands (each hand's mean gain)
+        hand = np.array([c[3] for c in cons])
+        per_hand = np.array([d[hand == h].mean() for h in np.unique(hand)])
+        half = 1.96 * per_hand.std(ddof=1) / math.sqrt(len(per_hand))
+        report[mix] = {"learned": float(ll.mean()), "uniform": float(lu.mean()), "gain": float(d.mean()),
+                       "gain_ci_hands": [float(per_hand.mean() - half), float(per_hand.mean() + half)],
+                       "decisions": len(d), "hands": len(per_hand)}
+        print(f"mix {mix}: mean log-likelihood of the true deal per decision: learned {ll.mean():.3f}, "
+              f"uniform {lu.mean():.3f} nats; gain {d.mean():.3f} (per hand {per_hand.mean():.3f} "
+              f"[{per_hand.mean() - half:.3f}, {per_hand.mean() + half:.3f}]) over {len(d)} decisions of "
+              f"{len(per_hand)} held-out hands", flush=True)
+    model.mix = 0.0 if not report else max(report, key=lambda m: report[m]["gain"])
+    model.save(cfg.out, {"how": asdict(cfg), "train_decisions": int(len(x)), "eval": {str(k): v for k, v in report.items()},
+                         "train_deal_seeds": [TRAIN_SEED, TRAIN_SEED + cfg.hands - 1],
+                         "eval_deal_seeds": [EVAL_SEED, EVAL_SEED + cfg.eval_hands - 1]})
+    print(f"wrote {cfg.out} (mix {model.mix})")
+
+
+if __name__ == "__main__":
+    main()
