@@ -49,6 +49,7 @@ class FitConfig:
     weight_decay: float = 1e-5
     seed: int = 0
     out: str = "rook_env/agents/checkpoints/inference_default.npz"
+    workers: int = 1  # collection processes
 
 
 def _policies(names: str) -> list:
@@ -64,15 +65,32 @@ def _policies(names: str) -> list:
     return out
 
 
-def collect(n_hands: int, seed0: int, policies: list, keep_constraints: bool = False):
-    """Log ``n_hands`` hands (deal seeds ``seed0 + h``): inputs, labels (holder column per card, -1 if the
-    card is not unseen), allowed-column masks, and (``keep_constraints``) each decision's
-    ``(unseen, holders, truth)`` for the exact log-likelihood."""
+CHUNK = 50  # hands per collection task (agents are rebuilt per task, so results do not depend on --workers)
+
+
+def collect(n_hands: int, seed0: int, policies: str, keep_constraints: bool = False, workers: int = 1):
+    """Log ``n_hands`` hands (deal seeds ``seed0 + h``) in tasks of :data:`CHUNK` hands: inputs, labels
+    (holder column per card, -1 if the card is not unseen), allowed-column masks, and
+    (``keep_constraints``) each decision's ``(unseen, holders, truth, hand)`` for the exact log-likelihood."""
+    tasks = [(h0, min(h0 + CHUNK, n_hands), seed0, policies, keep_constraints) for h0 in range(0, n_hands, CHUNK)]
+    if workers > 1:
+        import multiprocessing as mp
+        with mp.get_context("spawn").Pool(workers) as pool:
+            parts = pool.map(_collect_chunk, tasks)
+    else:
+        parts = [_collect_chunk(t) for t in tasks]
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]), [c for p in parts for c in p[3]])
+
+
+def _collect_chunk(task: tuple):
+    h0, h1, seed0, names, keep_constraints = task
+    policies = _policies(names)
     cfg = make_config()
     tab, reader = card_tables(cfg), seat_reader(cfg)
     n_cards, n_actions = tab.layout.n_cards, tab.layout.n_actions
     xs, ys, allowed, cons = [], [], [], []
-    for h in range(n_hands):
+    for h in range(h0, h1):
         agents = policies[h % len(policies)]
         for a in agents:
             a.reset()
@@ -147,14 +165,12 @@ def train(cfg: FitConfig, x: np.ndarray, y: np.ndarray, ok: np.ndarray, n_cards:
                        n_cards, x.shape[1] - 12)
 
 
-def log_likelihoods(model: HolderModel, x: np.ndarray, cons: list, counter_mask: int) -> tuple[np.ndarray, np.ndarray]:
-    """Exact log-probability of each held-out decision's true deal: learned worlds, uniform worlds."""
-    probs = model.probs(x.astype(np.float32))
-    learned, uniform = [], []
-    for p, (unseen, holders, truth, _) in zip(probs, cons):
-        learned.append(WeightedWorldSampler(unseen, holders, counter_mask, p).log_prob(truth))
-        uniform.append(WeightedWorldSampler(unseen, holders, counter_mask).log_prob(truth))
-    return np.array(learned), np.array(uniform)
+def log_likelihoods(model: HolderModel | None, x: np.ndarray, cons: list, counter_mask: int) -> np.ndarray:
+    """Exact log-probability of each held-out decision's true deal under learned worlds (``model``) or
+    uniform worlds (None), both within the decision's hard constraints."""
+    probs = model.probs(x.astype(np.float32)) if model is not None else [None] * len(cons)
+    return np.array([WeightedWorldSampler(unseen, holders, counter_mask, p).log_prob(truth)
+                     for p, (unseen, holders, truth, _) in zip(probs, cons)])
 
 
 def main() -> None:
@@ -165,17 +181,17 @@ def main() -> None:
     rules = make_config()
     tab = card_tables(rules)
     t0 = time.perf_counter()
-    pols = _policies(cfg.policies)
-    x, y, ok, _ = collect(cfg.hands, TRAIN_SEED, pols)
-    xe, _, _, cons = collect(cfg.eval_hands, EVAL_SEED, pols, keep_constraints=True)
+    x, y, ok, _ = collect(cfg.hands, TRAIN_SEED, cfg.policies, workers=cfg.workers)
+    xe, _, _, cons = collect(cfg.eval_hands, EVAL_SEED, cfg.policies, keep_constraints=True, workers=cfg.workers)
     print(f"logged {len(x)} training and {len(xe)} held-out decisions in {time.perf_counter() - t0:.0f}s", flush=True)
     t1 = time.perf_counter()
     model = train(cfg, x, y, ok, tab.layout.n_cards)
     print(f"trained in {time.perf_counter() - t1:.0f}s", flush=True)
     report = {}
-    for mix in (0.0, 0.05, 0.2):
+    lu = log_likelihoods(None, xe, cons, tab.counter_mask)
+    for mix in (0.0, 0.1):
         model.mix = mix
-        ll, lu = log_likelihoods(model, xe, cons, tab.counter_mask)
+        ll = log_likelihoods(model, xe, cons, tab.counter_mask)
         d = ll - lu
         # decisions of one hand are correlated: the interval is over hands (each hand's mean gain)
         hand = np.array([c[3] for c in cons])
