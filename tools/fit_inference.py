@@ -41,15 +41,17 @@ class FitConfig:
     hands: int = 3000  # training hands (each gives 4 seats x 9 card-play decisions)
     eval_hands: int = 300  # held-out hands for the log-likelihood
     policies: str = "heuristic,ppo"  # who plays the logged hands, alternating by hand
-    hidden: int = 256
+    hidden: int = 128
     layers: int = 2
-    epochs: int = 12
+    epochs: int = 6  # at most; the epoch with the best validation loss is kept
     batch: int = 256
     lr: float = 1e-3
-    weight_decay: float = 1e-5
+    weight_decay: float = 1e-4
+    val_share: float = 0.15  # the last training hands, for early stopping and the choice of mix
     seed: int = 0
     out: str = "rook_env/agents/checkpoints/inference_default.npz"
     workers: int = 1  # collection processes
+    cache: str = ""  # .npz of the logged decisions: read if it exists, else written
 
 
 def _policies(names: str) -> list:
@@ -129,7 +131,11 @@ def _collect_chunk(task: tuple):
     return np.stack(xs), np.stack(ys), np.stack(allowed), cons
 
 
-def train(cfg: FitConfig, x: np.ndarray, y: np.ndarray, ok: np.ndarray, n_cards: int) -> HolderModel:
+def train(cfg: FitConfig, x: np.ndarray, y: np.ndarray, ok: np.ndarray, n_cards: int,
+          val: tuple[np.ndarray, np.ndarray, np.ndarray]) -> HolderModel:
+    """Fit the MLP; keep the epoch with the lowest cross-entropy on ``val`` (x, y, allowed)."""
+    import copy
+
     import torch
     from torch import nn
 
@@ -145,6 +151,9 @@ def train(cfg: FitConfig, x: np.ndarray, y: np.ndarray, ok: np.ndarray, n_cards:
     xt, yt, okt = torch.from_numpy(x.astype(np.float32)), torch.from_numpy(y.astype(np.int64)), torch.from_numpy(ok)
     n = len(xt)
     g = torch.Generator().manual_seed(cfg.seed)
+    xv, yv, okv = torch.from_numpy(val[0].astype(np.float32)), torch.from_numpy(val[1].astype(np.int64)), \
+        torch.from_numpy(val[2])
+    best, best_state = math.inf, None
     for epoch in range(cfg.epochs):
         perm = torch.randperm(n, generator=g)
         tot, cnt = 0.0, 0
@@ -159,10 +168,37 @@ def train(cfg: FitConfig, x: np.ndarray, y: np.ndarray, ok: np.ndarray, n_cards:
             opt.step()
             tot += float(loss.detach()) * int(m.sum())
             cnt += int(m.sum())
-        print(f"epoch {epoch + 1}: train cross-entropy per unseen card {tot / cnt:.4f} nats", flush=True)
+        with torch.no_grad():
+            lv = net(xv).view(-1, n_cards, N_COLS).masked_fill(~okv, -1e9)
+            mv = yv >= 0
+            vloss = float(nn.functional.cross_entropy(lv[mv], yv[mv]))
+        print(f"epoch {epoch + 1}: cross-entropy per unseen card: train {tot / cnt:.4f}, validation {vloss:.4f} nats",
+              flush=True)
+        if best_state is None or vloss < best:
+            best, best_state = vloss, copy.deepcopy(net.state_dict())
+        else:
+            break  # validation loss went up: stop early
+    net.load_state_dict(best_state)
     lin = [m for m in net if isinstance(m, nn.Linear)]
     return HolderModel([m.weight.detach().numpy().T.copy() for m in lin], [m.bias.detach().numpy().copy() for m in lin],
                        n_cards, x.shape[1] - 12)
+
+
+def choose_mix(model: HolderModel, val: tuple[np.ndarray, np.ndarray, np.ndarray]) -> float:
+    """The uniform share (of 0, 0.05, 0.1, 0.2, 0.3) with the lowest validation cross-entropy per unseen card,
+    each card's probabilities renormalised over the holders its constraints allow."""
+    xv, yv, okv = val
+    best, best_mix = math.inf, 0.0
+    for mix in (0.0, 0.05, 0.1, 0.2, 0.3):
+        model.mix = mix
+        p = model.probs(xv.astype(np.float32)) * okv
+        p /= np.maximum(p.sum(-1, keepdims=True), 1e-30)
+        m = yv >= 0
+        ce = -np.log(np.maximum(np.take_along_axis(p, np.maximum(yv, 0)[..., None].astype(np.int64), -1)[..., 0][m], 1e-30)).mean()
+        print(f"mix {mix}: validation cross-entropy {ce:.4f}", flush=True)
+        if ce < best:
+            best, best_mix = ce, mix
+    return best_mix
 
 
 def log_likelihoods(model: HolderModel | None, x: np.ndarray, cons: list, counter_mask: int) -> np.ndarray:
@@ -181,15 +217,28 @@ def main() -> None:
     rules = make_config()
     tab = card_tables(rules)
     t0 = time.perf_counter()
-    x, y, ok, _ = collect(cfg.hands, TRAIN_SEED, cfg.policies, workers=cfg.workers)
-    xe, _, _, cons = collect(cfg.eval_hands, EVAL_SEED, cfg.policies, keep_constraints=True, workers=cfg.workers)
+    import pickle
+    from pathlib import Path
+    if cfg.cache and Path(cfg.cache).is_file():
+        x, y, ok, xe, cons, hand_of = pickle.loads(Path(cfg.cache).read_bytes())  # our own file
+    else:
+        x, y, ok, hands = collect(cfg.hands, TRAIN_SEED, cfg.policies, workers=cfg.workers, keep_constraints=True)
+        hand_of = np.array([c[3] for c in hands])
+        xe, _, _, cons = collect(cfg.eval_hands, EVAL_SEED, cfg.policies, keep_constraints=True, workers=cfg.workers)
+        if cfg.cache:
+            Path(cfg.cache).write_bytes(pickle.dumps((x, y, ok, xe, cons, hand_of)))
+    is_val = hand_of >= round(cfg.hands * (1 - cfg.val_share))
+    val = (x[is_val], y[is_val], ok[is_val])
+    x, y, ok = x[~is_val], y[~is_val], ok[~is_val]
     print(f"logged {len(x)} training and {len(xe)} held-out decisions in {time.perf_counter() - t0:.0f}s", flush=True)
     t1 = time.perf_counter()
-    model = train(cfg, x, y, ok, tab.layout.n_cards)
+    model = train(cfg, x, y, ok, tab.layout.n_cards, val)
+    model.mix = choose_mix(model, val)
     print(f"trained in {time.perf_counter() - t1:.0f}s", flush=True)
     report = {}
     lu = log_likelihoods(None, xe, cons, tab.counter_mask)
-    for mix in (0.0, 0.1):
+    chosen = model.mix
+    for mix in sorted({0.0, chosen}):
         model.mix = mix
         ll = log_likelihoods(model, xe, cons, tab.counter_mask)
         d = ll - lu
@@ -204,8 +253,8 @@ def main() -> None:
               f"uniform {lu.mean():.3f} nats; gain {d.mean():.3f} (per hand {per_hand.mean():.3f} "
               f"[{per_hand.mean() - half:.3f}, {per_hand.mean() + half:.3f}]) over {len(d)} decisions of "
               f"{len(per_hand)} held-out hands", flush=True)
-    model.mix = 0.0 if not report else max(report, key=lambda m: report[m]["gain"])
-    model.save(cfg.out, {"how": asdict(cfg), "train_decisions": int(len(x)), "eval": {str(k): v for k, v in report.items()},
+    model.mix = chosen
+    model.save(cfg.out, {"how": asdict(cfg), "train_decisions": int(len(x)), "validation_decisions": int(len(val[0])), "eval": {str(k): v for k, v in report.items()},
                          "train_deal_seeds": [TRAIN_SEED, TRAIN_SEED + cfg.hands - 1],
                          "eval_deal_seeds": [EVAL_SEED, EVAL_SEED + cfg.eval_hands - 1]})
     print(f"wrote {cfg.out} (mix {model.mix})")
