@@ -8,7 +8,7 @@ hard constraints rule out masked, and reports on held-out hands (other deal seed
 log-likelihood per decision of the true deal under the learned worlds against uniform worlds (both
 within the same constraints). Writes the model as ``.npz`` + ``.json`` (NumPy at play time)::
 
-    PYTHONPATH=$PWD python tools/fit_inference.py --hands 3000 --eval-hands 300 \\
+    PYTHONPATH=$PWD python tools/fit_inference.py --hands 1000 --eval-hands 150 --workers 2 \\
         --out rook_env/agents/checkpoints/inference_default.npz
 """
 
