@@ -136,8 +136,12 @@ def train(cfg: FitConfig, x: np.ndarray, y: np.ndarray, ok: np.ndarray, n_cards:
     """Fit the MLP; keep the epoch with the lowest cross-entropy on ``val`` (x, y, allowed)."""
     import copy
 
-    import torch
-    from torch import nn
+    try:
+        import torch
+        from torch import nn
+    except ModuleNotFoundError as exc:
+        raise SystemExit("fitting the holder model needs torch: pip install -e \".[train]\" "
+                         "(playing with it does not)") from exc
 
     torch.manual_seed(cfg.seed)
     dims = [x.shape[1]] + [cfg.hidden] * cfg.layers + [n_cards * N_COLS]
