@@ -41,7 +41,7 @@ from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 from ray.tune.registry import register_env
 
-from .env import AGENTS, env as make_checked_env, raw_env
+from ..env import AGENTS, env as make_checked_env, raw_env
 
 ENV_NAME = "rook_env"          # the name register() gives the environment in Ray's registry
 SHARED = "shared"              # the module id of the shared learning policy
@@ -140,7 +140,7 @@ class AgentRLModule(RLModule):
     ``policies_to_train``)."""
 
     def setup(self) -> None:
-        from .agents import make_agent
+        from ..agents import make_agent
 
         cfg = dict(self.model_config or {})
         self.spec = cfg.get("spec", "heuristic")
@@ -259,9 +259,9 @@ class RLlibAgent:
              module_id: str = SHARED, **flags: Any) -> "RLlibAgent":
         """Load module ``module_id`` from an Algorithm checkpoint (``algo.save()`` / train_rllib.py) or an
         RLModule folder. ``flags``: the table's rule flags; the sizes must match the checkpoint's."""
-        from .cards import layout_for
-        from .config import make_config
-        from .observation import obs_layout
+        from ..cards import layout_for
+        from ..config import make_config
+        from ..observation import obs_layout
 
         module = RLModule.from_checkpoint(str(module_path(path, module_id)))
         config = make_config(**flags)
@@ -279,7 +279,7 @@ class RLlibAgent:
 
     @torch.no_grad()
     def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int:
-        from .agents import legal_from
+        from ..agents import legal_from
 
         legal = legal_from(observation)
         if legal.size == 1:
