@@ -118,12 +118,7 @@ class Tables:
         self.p = np.clip(self.p, 0.0, 1.0) / np.clip(self.p, 0.0, 1.0).sum()
         self.heuristic = None
         if self.p[1] > 0:
-            agent_flags = {**flags, "game": spec.name}
-            agent = make_agent(spec.heuristic, **agent_flags)
-            if not hasattr(agent, "act_batch"):
-                from rook_env.training.games import RowByRow  # the memoryless call-your-partner heuristic
-                agent = RowByRow(agent)
-            self.heuristic = agent
+            self.heuristic = make_agent(spec.heuristic, **{**flags, "game": spec.name})
         N = tables
         self.kind = np.zeros(N, np.int64)    # 0 self-play, 1 heuristic, 2 random (OPPONENT_KINDS + 1)
         self.team = np.zeros(N, np.int64)    # learning group (seat % groups == team); -1 in self-play
@@ -141,6 +136,14 @@ class Tables:
         self._hands += m
         self.count[rows] = 0
         self.active[rows] = True
+
+    def _heuristic_acts(self, obs: np.ndarray, mask: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """The heuristic's actions: in arrays (``act_batch``, its card memory keyed by table and seat) where it
+        has them; the call-your-partner heuristic decides from the observation alone, one row at a time."""
+        agent = self.heuristic
+        if hasattr(agent, "act_batch"):
+            return agent.act_batch(obs, mask, keys=keys)
+        return np.array([agent.act({OBS_KEY: o, MASK_KEY: m}) for o, m in zip(obs, mask)], np.int64)
 
     def play(self, policy, decisions: int, hands: int | None = None) -> dict[str, np.ndarray]:
         """Hands until at least ``decisions`` learner decisions (or ``hands`` learner episodes) are taken,
@@ -164,7 +167,7 @@ class Tables:
             by_heuristic = self.active & ~learner & (self.kind == 1)
             heur = np.flatnonzero(by_heuristic)
             if heur.size:
-                actions[heur] = self.heuristic.act_batch(obs[heur], mask[heur], keys=heur * S + seat[heur])
+                actions[heur] = self._heuristic_acts(obs[heur], mask[heur], keys=heur * S + seat[heur])
             rand = np.flatnonzero(~learner & ~by_heuristic)  # random opponents, and the idle tables' moves
             if rand.size:
                 actions[rand] = _sample_legal(mask[rand], self.rng)

@@ -117,3 +117,92 @@ def test_train_rllib_smoke_with_a_remote_env_runner_and_heuristic_opponent(tmp_p
     assert (tmp_path / "summary.json").is_file()
     with pytest.raises(SystemExit, match="unknown config field"):
         train_rllib.RLlibRunConfig.load(None, ["num_runners=2"])
+
+
+# ------------------------------------------------------------------------------- the vector env runner
+def _logged_tables(game, flags, opponents, tables=12, seed=3):
+    """rook_env.rllib.vector.Tables whose engine steps are logged (obs, seat, mask, actions, rewards, done)."""
+    from rook_env.rllib.vector import Tables
+
+    tab = Tables(game, flags, tables, opponents, seed=seed)
+    log = []
+    step, reset = tab.env.step, tab.env.reset
+
+    def logged_reset(**kw):
+        obs, info = reset(**kw)
+        log.append(["reset", obs.copy(), info["seat"].copy(), info["action_mask"].copy()])
+        return obs, info
+
+    def logged_step(actions):
+        log[-1].append(np.array(actions).copy())
+        obs, rew, term, trunc, info = step(actions)
+        log[-1].extend([rew.copy(), term | trunc])
+        log.append(["step", obs.copy(), info["seat"].copy(), info["action_mask"].copy()])
+        return obs, rew, term, trunc, info
+
+    tab.env.reset, tab.env.step = logged_reset, logged_step
+    return tab, log
+
+
+@pytest.mark.parametrize("game,flags,opponents", [
+    ("partnership", {}, {"heuristic": 0.4, "random": 0.2}),
+    ("call_partner", {"players": 5}, {"heuristic": 0.5}),
+])
+def test_vector_tables_play_legal_actions_and_their_episodes_are_the_engines(game, flags, opponents):
+    tab, log = _logged_tables(game, flags, opponents)
+    rng = np.random.default_rng(0)
+
+    def policy(obs, mask):  # a random legal policy that also hands back an extra per row
+        from rook_env.vector import sample_legal
+
+        a = sample_legal(mask, rng)
+        return a, {"echo": a * 10}
+
+    data = tab.play(policy, decisions=300)
+    S, N = tab.seats, tab.env.num_envs
+    # every recorded action is legal for its observation (the engine raises on an illegal one, too)
+    assert np.all(data["mask"][np.arange(len(data["act"])), data["act"]] == 1)
+    assert np.array_equal(data["echo"], data["act"] * 10)
+    # Rebuild each learner seat's hand from the engine's own log, independently of Tables: a table's hand
+    # number advances when its hand ends (the collected ones are numbered as Tables numbers them: the
+    # first N hands 0..N-1, then new ones in order of finishing).
+    hand_of = np.arange(N)
+    next_hand = N
+    collected = np.ones(N, bool)
+    expected: dict[int, list] = {}
+    rewards: dict[int, float] = {}
+    learner_rows = 0
+    collected_hands = set(data["traj"].tolist())
+    for _, obs, seat, mask, actions, rew, done in log[:-1]:
+        for t in range(N):
+            if not collected[t]:
+                continue
+            traj = int(hand_of[t] * S + seat[t])
+            expected.setdefault(traj, []).append((obs[t], actions[t]))
+        for t in np.flatnonzero(done & collected):
+            for s in range(S):
+                rewards[int(hand_of[t] * S + s)] = float(rew[t, s])
+        # whether the tables that ended go on is Tables' decision (all of them or none): read it from the
+        # hands it returned; new hands are numbered in table order
+        for t in np.flatnonzero(done & collected):
+            if any(next_hand * S + s in collected_hands for s in range(S)):
+                hand_of[t] = next_hand
+                next_hand += 1
+            else:
+                collected[t] = False
+    traj_ids = data["traj"].tolist()
+    assert traj_ids == sorted(traj_ids) and len(traj_ids) == len(set(traj_ids))
+    for e, traj in enumerate(traj_ids):
+        a, b = data["start"][e], data["start"][e + 1]
+        rows = expected[traj]
+        # the learner's rows of that seat and hand are a subset of the seat's decisions (opponent seats are
+        # left out): when a seat is the learner's, all its decisions are there, in order
+        assert b - a == len(rows), (traj, b - a, len(rows))
+        for k, (o, act) in enumerate(rows):
+            assert np.array_equal(data["obs"][a + k], o) and data["act"][a + k] == act
+        assert data["reward"][e] == rewards[traj]
+        learner_rows += b - a
+    assert learner_rows == len(data["act"]) >= 300
+    # opponents' seats are not learner episodes: a hand against an opponent has fewer learner seats
+    per_hand = np.bincount(data["traj"] // S)
+    assert per_hand.max() == S and (per_hand < S).any()
