@@ -206,3 +206,70 @@ def test_vector_tables_play_legal_actions_and_their_episodes_are_the_engines(gam
     # opponents' seats are not learner episodes: a hand against an opponent has fewer learner seats
     per_hand = np.bincount(data["traj"] // S)
     assert per_hand.max() == S and (per_hand < S).any()
+
+
+def test_vector_env_runner_episodes_feed_ppo_and_a_training_iteration_runs():
+    import ray
+    from ray.rllib.core.columns import Columns
+
+    from rook_env.rllib import rook_vector_ppo_config
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        config = rook_vector_ppo_config(num_env_runners=0, tables=16, hidden=[32], seed=0,
+                                        opponents={"heuristic": 0.5})
+        config.training(train_batch_size_per_learner=600, minibatch_size=200, num_epochs=1)
+        algo = config.build_algo()
+        runner = algo.env_runner
+        episodes = runner.sample(num_timesteps=300)
+        assert sum(len(e) for e in episodes) >= 300
+        for e in episodes:
+            obs, act = e.get_observations(), e.get_actions()
+            mask = obs["action_mask"][:-1]
+            assert e.is_terminated and np.all(mask[np.arange(len(act)), act] == 1)  # legal actions only
+            logits = e.get_extra_model_outputs(Columns.ACTION_DIST_INPUTS)
+            logp = torch.log_softmax(torch.as_tensor(logits), -1)[np.arange(len(act)), act].numpy()
+            assert np.allclose(e.get_extra_model_outputs(Columns.ACTION_LOGP), logp, atol=1e-5)
+            rewards = e.get_rewards()
+            assert np.all(rewards[:-1] == 0)  # the hand's reward on the seat's last decision only
+        before = {k: v.clone() for k, v in runner.module.state_dict().items()}
+        result = algo.train()
+        assert result["learners"]["default_policy"]["num_module_steps_trained"] > 0
+        assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 600
+        after = runner.module.state_dict()  # the new weights reached the runner
+        assert any(not torch.equal(before[k], after[k]) for k in before)
+        algo.stop()
+    finally:
+        ray.shutdown()
+
+
+def test_vector_config_errors_name_what_is_wrong():
+    from rook_env.rllib.vector import check_env_config
+
+    with pytest.raises(ValueError, match="unknown env_config"):
+        check_env_config({"tabels": 4})
+    with pytest.raises(ValueError, match="tables must be a positive integer"):
+        check_env_config({"tables": 0})
+    with pytest.raises(ValueError, match=r"opponents \['ppo'\]"):
+        check_env_config({"opponents": {"ppo": 0.5}})
+    with pytest.raises(ValueError, match="opponent probabilities"):
+        check_env_config({"opponents": {"heuristic": 0.7, "random": 0.6}})
+
+
+def test_train_rllib_vector_runner_smoke_loads_as_an_agent(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    sys.path.insert(0, str(ROOT))
+    import train_rllib
+
+    ckpt = tmp_path / "ckpt"
+    summary = train_rllib.main(["--config", "configs/rllib_vector_smoke.yaml", "--set", f"checkpoint_dir={ckpt}"])
+    assert summary["env_steps"] >= 1600
+    assert summary["vs_heuristic"]["illegal"] == {"A": 0, "B": 0}
+    agent = RLlibAgent.load(ckpt)  # the vector runner's module is "default_policy"
+    for seed in range(2):
+        play_hand(agent, seed)
+    with pytest.raises(SystemExit, match="vector runner plays heuristic and random"):
+        train_rllib.RLlibRunConfig.load(None, ["opponents={old: [ppo, 0.5]}"])
+    with pytest.raises(SystemExit, match="runner="):
+        train_rllib.RLlibRunConfig.load(None, ["runner=fast"])
