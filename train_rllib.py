@@ -129,6 +129,10 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"Ray: {'cluster at ' + address if address else 'local'}; resources {ray.cluster_resources()}")
     try:
         algo = build_algo(cfg)
+        if cfg.num_env_runners:  # where the env runners landed (on a cluster: spread over its nodes)
+            nodes = algo.env_runner_group.foreach_env_runner(lambda r: ray.get_runtime_context().get_node_id(),
+                                                             local_env_runner=False)
+            print(f"{len(nodes)} env runner(s) ({cfg.runner}) on {len(set(nodes))} node(s)", flush=True)
         t0 = time.time()
         for it in range(1, cfg.iterations + 1):
             res = algo.train()
