@@ -243,6 +243,16 @@ def test_vector_env_runner_episodes_feed_ppo_and_a_training_iteration_runs():
         ray.shutdown()
 
 
+def test_vector_recipe_trains_and_loads_as_an_agent(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ns = run_recipe("rllib-vector")
+    results = ns["results"]
+    assert len(results) == 2 and results[-1]["env_runners"]["num_env_steps_sampled_lifetime"] >= 1600
+    assert results[-1]["learners"]["default_policy"]["num_module_steps_trained"] > 0
+    for seed in range(2):
+        play_hand(ns["agent"], seed)  # raw_env raises on an illegal action
+
+
 def test_vector_config_errors_name_what_is_wrong():
     from rook_env.rllib.vector import check_env_config
 
