@@ -84,7 +84,8 @@ class RLlibRunConfig:
                 raise SystemExit(f"opponents {bad}: the vector runner plays heuristic and random opponents; "
                                  f"use runner: multi_agent for others")
         elif cfg.game != "partnership":
-            raise SystemExit(f"game={cfg.game!r} needs runner: vector (the multi_agent path plays the partnership game)")
+            raise SystemExit(f"game={cfg.game!r} needs runner: vector "
+                             f"(the multi_agent path plays the partnership game)")
         if cfg.iterations < 1 or cfg.num_env_runners < 0 or cfg.train_batch_size < cfg.minibatch_size:
             raise SystemExit("need iterations >= 1, num_env_runners >= 0 and train_batch_size >= minibatch_size")
         return cfg

@@ -301,4 +301,4 @@ class RLlibAgent:
         return int(torch.multinomial(torch.softmax(logits, -1), 1, generator=self.generator))
 
 
-from .vector import RookVectorEnvRunner, rook_vector_ppo_config  # noqa: E402  (imports this module's names)
+from .vector import RookVectorEnvRunner, rook_vector_ppo_config  # noqa: E402, F401  (re-exported)

@@ -40,6 +40,8 @@ from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.tune.registry import register_env
 
+from rook_env.vector import sample_legal
+
 from . import MASK_KEY, OBS_KEY, RookMaskedPPOModule
 
 VECTOR_ENV_NAME = "rook_env_vector"          # the spaces-only env the runner's RLlib parts are built from
@@ -53,7 +55,8 @@ def check_env_config(config: Mapping[str, Any]) -> dict[str, Any]:
     config = dict(config or {})
     unknown = sorted(set(config) - set(ENV_CONFIG_KEYS))
     if unknown:
-        raise ValueError(f"unknown env_config key(s) {unknown} for the vector env runner; known: {list(ENV_CONFIG_KEYS)}")
+        raise ValueError(f"unknown env_config key(s) {unknown} for the vector env runner; "
+                         f"known: {list(ENV_CONFIG_KEYS)}")
     out = {"game": config.get("game") or "partnership", "flags": dict(config.get("flags") or {}),
            "tables": config.get("tables", 128), "opponents": dict(config.get("opponents") or {}),
            "reward_scale": float(config.get("reward_scale", 0.01))}
@@ -170,7 +173,7 @@ class Tables:
                 actions[heur] = self._heuristic_acts(obs[heur], mask[heur], keys=heur * S + seat[heur])
             rand = np.flatnonzero(~learner & ~by_heuristic)  # random opponents, and the idle tables' moves
             if rand.size:
-                actions[rand] = _sample_legal(mask[rand], self.rng)
+                actions[rand] = sample_legal(mask[rand], self.rng)
             learn = np.flatnonzero(learner)
             if learn.size:
                 o, m = obs[learn], mask[learn]
@@ -199,16 +202,10 @@ class Tables:
                 else:
                     self._new_hands(done)
         self.steps = steps
-        return _group(rows_obs, rows_mask, rows_act, rows_traj, rows_extra, rewards_of, S, self)
+        return _group(rows_obs, rows_mask, rows_act, rows_traj, rows_extra, rewards_of, S)
 
 
-def _sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    from rook_env.vector import sample_legal
-
-    return sample_legal(mask, rng)
-
-
-def _group(rows_obs, rows_mask, rows_act, rows_traj, rows_extra, rewards_of, S, tables) -> dict[str, np.ndarray]:
+def _group(rows_obs, rows_mask, rows_act, rows_traj, rows_extra, rewards_of, S) -> dict[str, np.ndarray]:
     """The recorded decisions, grouped by trajectory (stable: in the order taken within each)."""
     if not rows_obs:
         raise RuntimeError("no learner decision was recorded")
@@ -268,7 +265,8 @@ class RookVectorEnvRunner(SingleAgentEnvRunner):
             raise NotImplementedError("RookVectorEnvRunner samples from its module (random_actions=False)")
         explore = self.config.explore if explore is None else explore
         if num_timesteps is None and num_episodes is None:
-            num_timesteps = self.config.get_rollout_fragment_length(self.worker_index) * self.config.num_envs_per_env_runner
+            # this runner's share of the train batch (num_envs_per_env_runner is 1: the tables are the runner's)
+            num_timesteps = self.config.get_rollout_fragment_length(self.worker_index)
         t0 = time.perf_counter()
         data = self.tables.play(lambda o, m: self._policy(o, m, explore), decisions=num_timesteps or 0,
                                 hands=num_episodes)
@@ -287,7 +285,8 @@ class RookVectorEnvRunner(SingleAgentEnvRunner):
             n = b - a
             # the terminal observation is never acted on (terminated: its value is not used); the last
             # decision's observation stands in for it
-            o = {OBS_KEY: np.concatenate([obs[a:b], obs[b - 1:b]]), MASK_KEY: np.concatenate([mask[a:b], mask[b - 1:b]])}
+            o = {OBS_KEY: np.concatenate([obs[a:b], obs[b - 1:b]]),
+                 MASK_KEY: np.concatenate([mask[a:b], mask[b - 1:b]])}
             rewards = np.zeros(n, np.float32)
             rewards[-1] = data["reward"][e] * self.reward_scale
             ep = SingleAgentEpisode(
