@@ -153,7 +153,8 @@ class Tables:
         the hands in progress finished. ``policy(obs, mask) -> (actions, extras)`` acts for the learner
         rows (extras: per-row arrays kept with each decision). Returns the decisions grouped by episode (one
         per learner seat and hand, in order): ``obs``, ``mask``, ``act``, the extras, ``start`` (each
-        episode's first row, plus the end), ``reward`` (per episode, raw engine reward), ``seat``, ``kind``."""
+        episode's first row, plus the end), ``traj`` (hand * seats + seat), ``seat``, ``reward`` (per episode,
+        the engine's raw reward for that seat)."""
         env, S, G, N = self.env, self.seats, self.groups, self.env.num_envs
         obs, info = env.reset(seed=int(self.rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))
         if self.heuristic is not None:
