@@ -376,7 +376,7 @@ class raw_env(AECEnv, EzPickle):
         if self._game is None:
             raise NotResetError("render() called before reset(); call reset() first")
         if self.render_mode == "rgb_array":
-            from .render_image import draw_table
+            from .render import draw_table
 
             return draw_table(self._game)
         text = render_text(self._game)

@@ -1,21 +1,50 @@
-"""Text rendering of a table: hands, auction, trump, trick, counters, scores.
+"""What a table shows, as text and as a scene to draw, for every game; the partnership game's parts.
 
 ``render_text(state)`` is the omniscient table view (every hand and the nest), for
 spectators and debugging. ``render_text(state, seat=s)`` shows only what seat ``s``
 may know (its own hand, the nest only if it is the bidder), for human play and logs.
+
+One text view and one pair of drawn scenes serve every game; a game supplies only what differs
+(a :class:`TableParts`: its header line, how a seat is named, its contract lines, its totals, and
+the extra fields of its scenes). The partnership game's parts are here (:data:`PARTNERSHIP`);
+call-your-partner's are in :mod:`rook_env.call_partner.render`. The game registry
+(:mod:`rook_env.games`) names each game's parts, so a caller holding any state or environment
+finds them with :func:`table_parts`.
+
+- :func:`table_text` -- the text view of a state, whole or for one seat;
+- :func:`spectator_scene` -- the drawn spectator view (every card face up) as a
+  :class:`~rook_env.render_image.Scene`;
+- :func:`seat_scene` -- what one seat may know, built from its observation vector alone (through
+  the game's ``decode``), so it cannot show a hidden card.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
 from .cards import COLOUR_LETTERS, N_SEATS, ROOK_NAME, Layout, bits, rank_power
-from .rules import BID, CIRCUS, PHASE_NAMES, PLAY, RookState
+from .render_image import Scene, draw_scene
+from .rules import CIRCUS, PHASE_NAMES, RookState
+
+__all__ = [
+    "PARTNERSHIP", "TableParts", "auction_text", "bid_word", "draw_seat_view", "draw_table", "hand_text",
+    "render_text", "seat_scene",
+    "sorted_cards", "sorted_hand", "spectator_scene", "table_parts", "table_text",
+]
 
 
+# ------------------------------------------------------------------------------------ cards
 def sorted_hand(L: Layout, mask: int) -> list[int]:
     """Cards of a hand sorted by colour, then rank (high first); the Rook Bird last."""
     # call-your-partner's layout has no rank_order: its 1s are always high
     order = getattr(L, "rank_order", None) or [rank_power(r) for r in L.card_rank]
     return sorted(bits(mask), key=lambda c: (L.card_colour[c] if c != L.rook else 9, -order[c]))
+
+
+def sorted_cards(L: Layout, cards: Sequence[int]) -> list[int]:
+    """A list of card ids sorted as :func:`sorted_hand` sorts a hand."""
+    return sorted_hand(L, sum(1 << c for c in cards))
 
 
 def hand_text(L: Layout, mask: int) -> str:
@@ -32,26 +61,228 @@ def hand_text(L: Layout, mask: int) -> str:
     return " | ".join(k if k == rook_name else f"{k}: {' '.join(v)}" for k, v in groups.items()) or "-"
 
 
-def auction_text(state: RookState) -> str:
+def auction_text(state: Any) -> str:
+    """The auction in order: ``P1 bid 70, P2 pass, ...`` (``-`` before the first call)."""
     L = state.L
     return ", ".join(f"P{s} {L.action_name(a)}" for s, a in state.bid_history) or "-"
 
 
-def render_text(state: RookState, seat: int | None = None) -> str:
-    L = state.L
-    lines = [
-        f"phase: {PHASE_NAMES[state.phase]}   dealer: P{state.dealer}   to act: "
-        + (f"P{state.current}" if PHASE_NAMES[state.phase] != "over" else "-")
-    ]
-    for s in range(N_SEATS):
+def bid_word(L: Layout, action: int) -> str:
+    """An auction action as one word: the bid's value (``"85"``), ``"pass"`` or ``"redeal"``."""
+    kind = L.action_kind(action)
+    return str(L.bids[action - L.BID0]) if kind == "bid" else kind
+
+
+# -------------------------------------------------------------------------- a game's parts
+@dataclass(frozen=True)
+class TableParts:
+    """What one game shows differently; the rest of the text and the scenes is common.
+
+    ``phase_names``: the game's phase names by id. ``header(state)``: the first text line.
+    ``seat_label(s)``: a seat in the text (``"P0 (team 0)"``). ``contract_lines(state, seat)``:
+    the lines between the nest and the tricks (announcements, trump, partners), for the
+    spectator (``seat`` None) or one seat. ``totals(state)``: the closing lines (counters,
+    scores). ``spectator_extra(state)`` / ``seat_extra(view, seat, config)``: the game's own
+    fields of the spectator's and a seat's :class:`Scene`. ``decode(vec, config)``: the game's
+    observation decoder (a view with ``layout``, ``phase``, ``hand``, ``bids``, ``passes``, ...);
+    ``default_config()``: the config used when none is given. ``nest_label(view, seat, bidder)``:
+    how a seat that did not win the auction sees the nest after the auction.
+    """
+
+    phase_names: Sequence[str]
+    header: Callable[[Any], str]
+    seat_label: Callable[[int], str]
+    contract_lines: Callable[[Any, int | None], list[str]]
+    totals: Callable[[Any], list[str]]
+    spectator_extra: Callable[[Any], dict[str, Any]]
+    seat_extra: Callable[[Any, int, Any], dict[str, Any]]
+    decode: Callable[[Any, Any], Any]
+    default_config: Callable[[], Any]
+    nest_label: Callable[[Any, Any, int | None], str]
+
+    # The same three views for every game, through the game's parts.
+    def text(self, state: Any, seat: int | None = None) -> str:
+        return table_text(state, self, seat)
+
+    def spectator(self, state: Any) -> Scene:
+        return spectator_scene(state, self)
+
+    def seat_view(self, observation: Any, seat: int, config: Any = None, to_act: int | None = None) -> Scene:
+        return seat_scene(observation, seat, self, config, to_act)
+
+
+def table_parts(game: Any = None) -> TableParts:
+    """The :class:`TableParts` of a game, found in the game registry (:mod:`rook_env.games`): its
+    name (``"call_partner"``; None: the default game), or a rules state or an environment of it."""
+    from .games import game_names, get_game
+
+    if game is None or isinstance(game, str):
+        return get_game(game).load("render_scene")
+    state = getattr(getattr(game, "unwrapped", game), "game", game)  # an environment's state
+    for name in game_names():
+        spec = get_game(name)
+        if isinstance(state, spec.load("state")):
+            return spec.load("render_scene")
+    raise TypeError(f"{type(game).__name__} is no registered game's state or environment "
+                    f"(games: {', '.join(game_names())})")
+
+
+# ------------------------------------------------------------------------------------ text
+def table_text(state: Any, parts: TableParts, seat: int | None = None) -> str:
+    """The table as text (module docstring): every seat's view, or only what ``seat`` may know."""
+    L, n = state.L, len(state.hands)
+    phase = parts.phase_names[state.phase]
+    lines = [parts.header(state)]
+    for s in range(n):
         if seat is None or s == seat:
-            lines.append(f"P{s} (team {s & 1}) hand: {hand_text(L, state.hands[s])}")
+            lines.append(f"{parts.seat_label(s)} hand: {hand_text(L, state.hands[s])}")
     lines.append(f"auction: {auction_text(state)}")
     if state.bidder >= 0:
-        bid = L.bids[state.high_bid]
-        lines.append(f"{'high bid' if state.phase == BID else 'contract'}: P{state.bidder} {bid}")
-    if state.phase != BID and L.nest_size and (seat is None or seat == state.bidder):
+        lines.append(f"{'high bid' if phase == 'bid' else 'contract'}: P{state.bidder} {L.bids[state.high_bid]}")
+    if phase != "bid" and L.nest_size and (seat is None or seat == state.bidder):
         lines.append(f"nest (as dealt): {hand_text(L, state.nest)}   discards: {hand_text(L, state.discards)}")
+    lines += parts.contract_lines(state, seat)
+    if state.tricks:
+        lead, cards = state.tricks[-1]
+        shown = " ".join(f"P{(lead + i) % n}:{L.card_name(c)}" for i, c in enumerate(cards))
+        won = (lead + state.trick_winner_index(cards)) % n
+        lines.append(f"last trick ({len(state.tricks)}/{L.n_tricks}): {shown}  -> won by P{won}")
+    if state.leader >= 0 and phase == "play":
+        trick = " ".join(f"P{(state.leader + i) % n}:{L.card_name(c)}" for i, c in enumerate(state.trick))
+        lines.append(f"trick {len(state.tricks) + 1} led by P{state.leader}: {trick or '-'}")
+    lines += parts.totals(state)
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------- scenes
+def spectator_scene(state: Any, parts: TableParts) -> Scene:
+    """The spectator's scene: every hand, the nest as dealt and the discards face up, plus the
+    game's own fields (``parts.spectator_extra``)."""
+    L, n = state.L, len(state.hands)
+    phase = parts.phase_names[state.phase]
+    last = last_winner = None
+    if state.tricks:
+        lead, cards = state.tricks[-1]
+        last = [((lead + i) % n, c) for i, c in enumerate(cards)]
+        last_winner = (lead + state.trick_winner_index(cards)) % n
+    return Scene(
+        layout=L,
+        n_seats=n,
+        bottom=0,
+        title="spectator view",
+        phase=phase,
+        to_act=None if phase == "over" else state.current,
+        dealer=state.dealer,
+        hands=[sorted_hand(L, h) for h in state.hands],
+        auction=[(s, bid_word(L, a)) for s, a in state.bid_history],
+        bidder=state.bidder if state.bidder >= 0 else None,
+        contract=L.bids[state.high_bid] if state.high_bid >= 0 else None,
+        trump=state.trump if state.trump >= 0 else None,
+        trick=[((state.leader + i) % n, c) for i, c in enumerate(state.trick)] if phase == "play" else [],
+        last_trick=last,
+        last_winner=last_winner,
+        nest=sorted_hand(L, state.nest),
+        nest_label="nest (as dealt)" if phase != "bid" else "nest",
+        discards=sorted_hand(L, state.discards) if phase != "bid" else None,
+        nest_has_counters=state.nest_has_counters,
+        counters=list(state.points),
+        tricks_won=list(state.tricks_won),
+        scores=list(state.scores),
+        tricks_left=L.n_tricks - len(state.tricks),
+        **parts.spectator_extra(state),
+    )
+
+
+def seat_scene(observation: Any, seat: int, parts: TableParts, config: Any = None,
+               to_act: int | None = None) -> Scene:
+    """Seat ``seat``'s scene, from its observation vector (or the PettingZoo dict) alone, so it
+    cannot show what the seat may not know: its own hand face up, the others as backs, the nest
+    and discards only for the bidder. ``to_act``: the seat to act (public at a table; the
+    observation does not hold it)."""
+    vec = observation["observation"] if isinstance(observation, dict) else observation
+    config = config if config is not None else parts.default_config()
+    view = parts.decode(vec, config)
+    L = view.layout
+    n = getattr(view, "players", N_SEATS)
+
+    def ab(rel: int) -> int:
+        return (seat + rel) % n
+
+    # Other hands: the cards dealt minus the cards each seat was seen to play. The bidder's count
+    # while it holds the nest is not in the observation (its discards are hidden), so it shows the
+    # hand size and the nest as "with the bidder" until the discard is done.
+    played_by = [0] * n
+    for rel in view.played.values():
+        played_by[rel] += 1
+    hands: list[list[int] | int] = [
+        sorted_cards(L, view.hand) if (s - seat) % n == 0 else L.hand_size - played_by[(s - seat) % n]
+        for s in range(n)
+    ]
+    bidder = None if view.bidder is None else ab(view.bidder)
+    # The auction in order is not in the observation; per seat we know each bid and each pass.
+    auction = [(ab(rel), str(value)) for rel, value in view.bids]
+    auction += [(ab(rel), "pass") for rel, _high in view.passes]
+    nest: list[int] | int | None
+    if view.phase == "bid":
+        nest, discards, label = L.nest_size, None, "nest"
+    elif bidder == seat:
+        nest, discards, label = sorted_cards(L, view.nest), sorted_cards(L, view.discards), "nest (as dealt)"
+    else:
+        nest, discards, label = L.nest_size, None, parts.nest_label(view, config, bidder)
+    return Scene(
+        layout=L,
+        n_seats=n,
+        bottom=seat,
+        title=f"P{seat}'s view",
+        phase=view.phase,
+        to_act=to_act,
+        dealer=ab(view.dealer),
+        hands=hands,
+        auction=auction,
+        bidder=bidder,
+        contract=view.contract,
+        trump=view.trump,
+        trick=[(ab(rel), c) for rel, c in view.trick],
+        last_trick=None,
+        last_winner=None,
+        nest=nest,
+        nest_label=label,
+        discards=discards,
+        nest_has_counters=view.nest_has_counters,
+        tricks_left=view.tricks_left,
+        **parts.seat_extra(view, seat, config),
+    )
+
+
+def draw_table(state: Any) -> Any:
+    """The spectator view of ``state`` (a state of any registered game) as an (H, W, 3) ``uint8``
+    array: what ``env.render()`` returns with ``render_mode="rgb_array"``."""
+    return draw_scene(table_parts(state).spectator(state))
+
+
+def draw_seat_view(env: Any, agent: str) -> Any:
+    """What ``agent`` (e.g. ``"player_2"``) may know at ``env``'s table, as an (H, W, 3) ``uint8`` array.
+
+    Drawn from the seat's observation only (plus who is to act, which every seat sees)."""
+    raw = env.unwrapped
+    seat = raw.possible_agents.index(agent)
+    game = raw.game
+    if game is None:
+        raise RuntimeError("draw_seat_view() needs reset() first")
+    to_act = None if game.is_over else game.current
+    vec = raw.observe(agent)["observation"]
+    return draw_scene(table_parts(game).seat_view(vec, seat, raw.config, to_act))
+
+
+# ------------------------------------------------------------------- the partnership game
+def _header(state: RookState) -> str:
+    return (f"phase: {PHASE_NAMES[state.phase]}   dealer: P{state.dealer}   to act: "
+            + (f"P{state.current}" if PHASE_NAMES[state.phase] != "over" else "-"))
+
+
+def _contract_lines(state: RookState, seat: int | None) -> list[str]:
+    L = state.L
+    lines = []
     if state.nest_has_counters:
         lines.append("announced: the nest holds counters")
     if state.circus:
@@ -73,16 +304,60 @@ def render_text(state: RookState, seat: int | None = None) -> str:
                 lines.append(f"circus pass: P{s} -> you: {L.card_name(card)}")
     if state.phase == CIRCUS:
         lines.append(f"circus passing: P{state.current} chooses a card")
-    if state.tricks:
-        lead, cards = state.tricks[-1]
-        shown = " ".join(f"P{(lead + i) % N_SEATS}:{L.card_name(c)}" for i, c in enumerate(cards))
-        won = (lead + state.trick_winner_index(cards)) % N_SEATS
-        lines.append(f"last trick ({len(state.tricks)}/{L.n_tricks}): {shown}  -> won by P{won}")
-    if state.leader >= 0 and state.phase == PLAY:
-        trick = " ".join(f"P{(state.leader + i) % N_SEATS}:{L.card_name(c)}" for i, c in enumerate(state.trick))
-        lines.append(f"trick {len(state.tricks) + 1} led by P{state.leader}: {trick or '-'}")
-    lines.append(
-        f"counters: team0 {state.points[0]}  team1 {state.points[1]}   tricks: {state.tricks_won[0]}-{state.tricks_won[1]}"
-    )
-    lines.append(f"scores: team0 {state.scores[0]}  team1 {state.scores[1]}")
-    return "\n".join(lines)
+    return lines
+
+
+def _totals(state: RookState) -> list[str]:
+    return [
+        f"counters: team0 {state.points[0]}  team1 {state.points[1]}   tricks: {state.tricks_won[0]}-{state.tricks_won[1]}",
+        f"scores: team0 {state.scores[0]}  team1 {state.scores[1]}",
+    ]
+
+
+def _spectator_extra(state: RookState) -> dict[str, Any]:
+    notes = []
+    if state.hand_result is not None:
+        res = state.hand_result
+        verdict = "made" if res["made"] else "set"
+        notes.append(f"last hand: P{res['bidder']} bid {res['bid']}, {verdict}; "
+                     f"hand scores {res['hand_scores'][0]:+d} / {res['hand_scores'][1]:+d}")
+    return {"notes": notes, "call": state.L.contract_name(state.call) if state.call >= 0 else None}
+
+
+def _seat_extra(view: Any, seat: int, config: Any) -> dict[str, Any]:
+    def per_team(pair: tuple[int, int]) -> list[int]:  # the observation's order is mine, theirs
+        return [pair[0], pair[1]] if seat & 1 == 0 else [pair[1], pair[0]]
+
+    return {"call": view.call, "counters": per_team(view.counters), "tricks_won": per_team(view.tricks_won),
+            "scores": per_team(view.scores)}
+
+
+def _decode(vec: Any, config: Any) -> Any:
+    from .observation import decode  # numpy-based: imported when a seat's view is drawn
+
+    return decode(vec, config)
+
+
+def _default_config() -> Any:
+    from .config import RookConfig
+
+    return RookConfig()
+
+
+PARTNERSHIP = TableParts(
+    phase_names=PHASE_NAMES,
+    header=_header,
+    seat_label=lambda s: f"P{s} (team {s & 1})",
+    contract_lines=_contract_lines,
+    totals=_totals,
+    spectator_extra=_spectator_extra,
+    seat_extra=_seat_extra,
+    decode=_decode,
+    default_config=_default_config,
+    nest_label=lambda view, config, bidder: f"nest (with P{bidder})",
+)
+
+
+def render_text(state: RookState, seat: int | None = None) -> str:
+    """The partnership table as text (module docstring)."""
+    return table_text(state, PARTNERSHIP, seat)

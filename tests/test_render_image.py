@@ -16,9 +16,8 @@ import rook_env  # noqa: E402
 from helpers import L, complete_deal, ids, step_text  # noqa: E402
 from pettingzoo.test import render_test  # noqa: E402
 from rook_env.agents import make_agent  # noqa: E402
-from rook_env.render_image import (  # noqa: E402
-    HEIGHT, WIDTH, RenderDependencyError, Scene, draw_scene, draw_seat_view, seat_centres,
-)
+from rook_env.render import draw_seat_view  # noqa: E402
+from rook_env.render_image import HEIGHT, WIDTH, RenderDependencyError, Scene, draw_scene, seat_centres  # noqa: E402
 
 
 def _play(e, n: int, seed: int = 0) -> None:
@@ -241,7 +240,7 @@ def test_a_no_trump_call_is_drawn():
     """With extended trump calls, a no-trump contract has no colour swatch: the call is written out."""
     import numpy as np
 
-    from rook_env.render_image import scene_from_state
+    from rook_env.render import PARTNERSHIP
 
     env = rook_env.raw_env(render_mode="rgb_array", trump_calls="extended")
     env.reset(seed=0)
@@ -251,6 +250,6 @@ def test_a_no_trump_call_is_drawn():
         legal = np.flatnonzero(mask)
         no_trump_high = env.unwrapped.layout.TRUMP0 + 8
         env.step(int(no_trump_high if no_trump_high in legal else legal[0]))
-    assert g.trump == -1 and scene_from_state(g).call == "no trump high"
+    assert g.trump == -1 and PARTNERSHIP.spectator(g).call == "no trump high"
     img = env.render()
     assert img.shape == (700, 1000, 3)

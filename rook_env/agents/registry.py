@@ -22,8 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from rook_env.call_partner.config import make_config as make_call_partner_config
-from rook_env.config import make_config
+from rook_env.games import DEFAULT_GAME, game_names, get_game, resolve_game
 
 from .base import Agent
 from .heuristic.call_partner import CallPartnerHeuristic
@@ -35,8 +34,7 @@ __all__ = [
     "make_agent", "parse_team", "spec_label", "split_game",
 ]
 
-GAMES = ("partnership", "call_partner")  # values of the ``game`` key of rule flags
-DEFAULT_GAME = "partnership"
+GAMES = game_names()  # values of the ``game`` key of rule flags: the game registry's (rook_env.games)
 # Agent specs per game (the partnership game also takes a checkpoint path ending in .pt).
 GAME_SPECS = {"partnership": ("random", "heuristic", "search", "ppo"), "call_partner": ("random", "call_partner_heuristic")}
 AGENT_SPECS = ("random", "heuristic", "search", "ppo", "call_partner_heuristic")  # besides a checkpoint path ending in .pt
@@ -52,16 +50,15 @@ def split_game(flags: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
     """(game, the rule flags without ``game``); raises ValueError naming an unknown game."""
     rules = dict(flags or {})
     game = rules.pop("game", DEFAULT_GAME)
-    if game not in GAMES:
-        raise ValueError(f"game={game!r} is not allowed; allowed values: {', '.join(GAMES)}")
+    get_game(game)  # raises ValueError naming the registry's games
     return game, rules
 
 
 def game_config(flags: Mapping[str, Any] | None) -> Any:
-    """The rules config of ``flags`` (``game`` picks :func:`rook_env.config.make_config` or
-    :func:`rook_env.call_partner.config.make_config`); raises ValueError naming a bad flag."""
+    """The rules config of ``flags`` (``game`` picks the game in the registry,
+    :func:`rook_env.games.resolve_game`); raises ValueError naming a bad flag."""
     game, rules = split_game(flags)
-    return make_call_partner_config(**rules) if game == "call_partner" else make_config(**rules)
+    return resolve_game(game, **rules)[1]
 
 
 def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:

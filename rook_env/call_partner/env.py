@@ -38,7 +38,7 @@ and the others 0. Actions outside the action space, non-integer actions, or step
 Rendering: ``render_mode="ansi"`` / ``"human"`` (text) or ``"rgb_array"`` (the table drawn with
 Pillow, ``pip install "rook_env[render]"``: every seat's cards, the auction, contract, the called
 card(s) and the partners as far as they are revealed, with the secret partner marked as spectator
-information); :func:`rook_env.render_image.draw_seat_view` draws what one seat may know.
+information); :func:`rook_env.render.draw_seat_view` draws what one seat may know.
 
 Reset options: ``hands`` (n lists of card ids) with ``nest``, ``dealer``, ``scores`` (n ints).
 
@@ -272,8 +272,8 @@ class raw_env(AECEnv, EzPickle):
             return None
         if self.game is None:
             raise RuntimeError("render() needs reset() first")
-        if self.render_mode == "rgb_array":  # the spectator view; render_image.draw_seat_view draws a seat's
-            from ..render_image import draw_table
+        if self.render_mode == "rgb_array":  # the spectator view; render.draw_seat_view draws a seat's
+            from ..render import draw_table
 
             return draw_table(self.game)
         text = render_text(self.game)
