@@ -182,7 +182,7 @@ register_game(GameSpec(
     obs_layout="rook_env.observation:obs_layout",
     vector="rook_env.vector:RookVectorEnv",
     heuristic="heuristic",
-    render_scene=None,
+    render_scene="rook_env.render:PARTNERSHIP",
     rules_section="RULES.md R1-R10, F1-F21",
 ))
 register_game(GameSpec(
@@ -199,6 +199,6 @@ register_game(GameSpec(
     obs_layout="rook_env.call_partner.observation:obs_layout",
     vector="rook_env.call_partner.vector:CallPartnerVectorEnv",
     heuristic="call_partner_heuristic",
-    render_scene=None,
+    render_scene="rook_env.call_partner.render:CALL_PARTNER",
     rules_section="RULES.md section C",
 ))
