@@ -14,6 +14,7 @@ import pytest
 
 from rook_env.cards import DEFAULT_LAYOUT as L
 from rook_env.cli import play
+from rook_env.cli.play_partnership import PartnershipSession
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHOICE = re.compile(r"(\d+)\) (bid \d+|trump \w+|\S+)")
@@ -182,7 +183,7 @@ def test_screen_never_shows_another_seats_cards(monkeypatch, seat, seed):
     """Record the true hands every time play.py writes a line; no 'hand:' line may hold a card of
     another seat, and the nest is shown only to the bidder."""
     seen = []
-    real_say = play.Session.say
+    real_say = PartnershipSession.say
 
     def say(self, text=""):
         game = getattr(self.env, "game", None)
@@ -190,7 +191,7 @@ def test_screen_never_shows_another_seats_cards(monkeypatch, seat, seed):
             seen.append((text, list(game.hands), game.bidder, game.phase))
         real_say(self, text)
 
-    monkeypatch.setattr(play.Session, "say", say)
+    monkeypatch.setattr(PartnershipSession, "say", say)
 
     def pick(choices):  # mix bids and passes so that we are sometimes the bidder
         names = [n for _, n in choices if n != "redeal"]
@@ -246,7 +247,9 @@ def test_agent_illegal_action_stops_play_with_a_clear_error(monkeypatch):
 
             return int(np.flatnonzero(observation["action_mask"] == 0)[0])
 
-    monkeypatch.setattr(play, "build_agent", lambda spec, seed, flags: Cheater())
+    from rook_env.cli import play_partnership
+
+    monkeypatch.setattr(play_partnership, "build_agent", lambda spec, seed, flags: Cheater())
     out = io.StringIO()
     code = play.main(["--seat", "0", "--hands", "1", "--seed", "3"], stdin=io.StringIO("pass\n" * 5), stdout=out)
     assert code == 1

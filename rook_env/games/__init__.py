@@ -183,6 +183,7 @@ register_game(GameSpec(
     vector="rook_env.vector:RookVectorEnv",
     heuristic="heuristic",
     render_scene="rook_env.render:PARTNERSHIP",
+    extra={"play": "rook_env.cli.play_partnership:PartnershipSession"},
     rules_section="RULES.md R1-R10, F1-F21",
 ))
 register_game(GameSpec(
@@ -200,5 +201,6 @@ register_game(GameSpec(
     vector="rook_env.call_partner.vector:CallPartnerVectorEnv",
     heuristic="call_partner_heuristic",
     render_scene="rook_env.call_partner.render:CALL_PARTNER",
+    extra={"play": "rook_env.cli.play_call_partner:CallPartnerSession"},
     rules_section="RULES.md section C",
 ))
