@@ -5,7 +5,7 @@ spectators and debugging. ``render_text(state, seat=s)`` shows only what seat ``
 may know (its own hand, the nest only if it is the bidder), for human play and logs.
 
 One text view and one pair of drawn scenes serve every game; a game supplies only what differs
-(a :class:`TableParts`: its header line, how a seat is named, its contract lines, its totals, and
+(a :class:`TableParts` subclass: its header line, how a seat is named, its contract lines, its totals, and
 the extra fields of its scenes). The partnership game's parts are here (:data:`PARTNERSHIP`);
 call-your-partner's are in :mod:`rook_env.call_partner.render`. The game registry
 (:mod:`rook_env.games`) names each game's parts, so a caller holding any state or environment
@@ -20,8 +20,7 @@ finds them with :func:`table_parts`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from .cards import COLOUR_LETTERS, N_SEATS, ROOK_NAME, Layout, bits, rank_power
 from .render_image import Scene, draw_scene
@@ -74,31 +73,50 @@ def bid_word(L: Layout, action: int) -> str:
 
 
 # -------------------------------------------------------------------------- a game's parts
-@dataclass(frozen=True)
 class TableParts:
-    """What one game shows differently; the rest of the text and the scenes is common.
+    """What one game shows differently; the rest of the text and the scenes is common. A game
+    subclasses it and registers an instance as its ``render_scene`` part (:mod:`rook_env.games`).
 
     ``phase_names``: the game's phase names by id. ``header(state)``: the first text line.
     ``seat_label(s)``: a seat in the text (``"P0 (team 0)"``). ``contract_lines(state, seat)``:
     the lines between the nest and the tricks (announcements, trump, partners), for the
     spectator (``seat`` None) or one seat. ``totals(state)``: the closing lines (counters,
     scores). ``spectator_extra(state)`` / ``seat_extra(view, seat, config)``: the game's own
-    fields of the spectator's and a seat's :class:`Scene`. ``decode(vec, config)``: the game's
-    observation decoder (a view with ``layout``, ``phase``, ``hand``, ``bids``, ``passes``, ...);
-    ``default_config()``: the config used when none is given. ``nest_label(view, seat, bidder)``:
-    how a seat that did not win the auction sees the nest after the auction.
+    fields of the spectator's and a seat's :class:`Scene` (a seat's figures among them).
+    ``decode(vec, config)``: the game's observation decoder (a view with ``layout``, ``phase``,
+    ``hand``, ``bids``, ``passes``, ...); ``default_config()``: the config used when none is given.
+    ``nest_label(view, config, bidder)``: how a seat that did not win the auction sees the nest
+    after the auction.
     """
 
-    phase_names: Sequence[str]
-    header: Callable[[Any], str]
-    seat_label: Callable[[int], str]
-    contract_lines: Callable[[Any, int | None], list[str]]
-    totals: Callable[[Any], list[str]]
-    spectator_extra: Callable[[Any], dict[str, Any]]
-    seat_extra: Callable[[Any, int, Any], dict[str, Any]]
-    decode: Callable[[Any, Any], Any]
-    default_config: Callable[[], Any]
-    nest_label: Callable[[Any, Any, int | None], str]
+    phase_names: Sequence[str] = ()
+
+    def header(self, state: Any) -> str:
+        raise NotImplementedError
+
+    def seat_label(self, s: int) -> str:
+        return f"P{s}"
+
+    def contract_lines(self, state: Any, seat: int | None) -> list[str]:
+        return []
+
+    def totals(self, state: Any) -> list[str]:
+        raise NotImplementedError
+
+    def spectator_extra(self, state: Any) -> dict[str, Any]:
+        return {}
+
+    def seat_extra(self, view: Any, seat: int, config: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def decode(self, vec: Any, config: Any) -> Any:
+        raise NotImplementedError
+
+    def default_config(self) -> Any:
+        raise NotImplementedError
+
+    def nest_label(self, view: Any, config: Any, bidder: int | None) -> str:
+        return f"nest (with P{bidder})"
 
     # The same three views for every game, through the game's parts.
     def text(self, state: Any, seat: int | None = None) -> str:
@@ -275,87 +293,78 @@ def draw_seat_view(env: Any, agent: str) -> Any:
 
 
 # ------------------------------------------------------------------- the partnership game
-def _header(state: RookState) -> str:
-    return (f"phase: {PHASE_NAMES[state.phase]}   dealer: P{state.dealer}   to act: "
-            + (f"P{state.current}" if PHASE_NAMES[state.phase] != "over" else "-"))
+class PartnershipParts(TableParts):
+    """The partnership game: four seats in two teams, figures per team."""
+
+    phase_names = PHASE_NAMES
+
+    def seat_label(self, s: int) -> str:
+        return f"P{s} (team {s & 1})"
+
+    def header(self, state: RookState) -> str:
+        return (f"phase: {PHASE_NAMES[state.phase]}   dealer: P{state.dealer}   to act: "
+                + (f"P{state.current}" if PHASE_NAMES[state.phase] != "over" else "-"))
+
+    def contract_lines(self, state: RookState, seat: int | None) -> list[str]:
+        L = state.L
+        lines = []
+        if state.nest_has_counters:
+            lines.append("announced: the nest holds counters")
+        if state.circus:
+            lines.append(f"circus: P{(state.bidder + 1) % N_SEATS} names trump and leads")
+        if state.call >= 0:
+            lines.append(f"trump: {L.contract_name(state.call)}")
+        if state.circus and state.passing:
+            # a seat sees only the card it passed and, once delivered, the card it received
+            delivered = min(state.passing) >= 0
+            for s in range(N_SEATS):
+                card = state.passing[s]
+                if card < 0:
+                    continue
+                if seat is None:
+                    lines.append(f"circus pass: P{s} -> P{(s + 1) % N_SEATS}: {L.card_name(card)}")
+                elif seat == s:
+                    lines.append(f"circus pass: you -> P{(s + 1) % N_SEATS}: {L.card_name(card)}")
+                elif delivered and seat == (s + 1) % N_SEATS:
+                    lines.append(f"circus pass: P{s} -> you: {L.card_name(card)}")
+        if state.phase == CIRCUS:
+            lines.append(f"circus passing: P{state.current} chooses a card")
+        return lines
+
+    def totals(self, state: RookState) -> list[str]:
+        return [
+            f"counters: team0 {state.points[0]}  team1 {state.points[1]}   tricks: {state.tricks_won[0]}-{state.tricks_won[1]}",
+            f"scores: team0 {state.scores[0]}  team1 {state.scores[1]}",
+        ]
+
+    def spectator_extra(self, state: RookState) -> dict[str, Any]:
+        notes = []
+        if state.hand_result is not None:
+            res = state.hand_result
+            verdict = "made" if res["made"] else "set"
+            notes.append(f"last hand: P{res['bidder']} bid {res['bid']}, {verdict}; "
+                         f"hand scores {res['hand_scores'][0]:+d} / {res['hand_scores'][1]:+d}")
+        return {"notes": notes, "call": state.L.contract_name(state.call) if state.call >= 0 else None}
+
+    def seat_extra(self, view: Any, seat: int, config: Any) -> dict[str, Any]:
+        def per_team(pair: tuple[int, int]) -> list[int]:  # the observation's order is mine, theirs
+            return [pair[0], pair[1]] if seat & 1 == 0 else [pair[1], pair[0]]
+
+        return {"call": view.call, "counters": per_team(view.counters), "tricks_won": per_team(view.tricks_won),
+                "scores": per_team(view.scores)}
+
+    def decode(self, vec: Any, config: Any) -> Any:
+        from .observation import decode  # numpy-based: imported when a seat's view is drawn
+
+        return decode(vec, config)
+
+    def default_config(self) -> Any:
+        from .config import RookConfig
+
+        return RookConfig()
 
 
-def _contract_lines(state: RookState, seat: int | None) -> list[str]:
-    L = state.L
-    lines = []
-    if state.nest_has_counters:
-        lines.append("announced: the nest holds counters")
-    if state.circus:
-        lines.append(f"circus: P{(state.bidder + 1) % N_SEATS} names trump and leads")
-    if state.call >= 0:
-        lines.append(f"trump: {L.contract_name(state.call)}")
-    if state.circus and state.passing:
-        # a seat sees only the card it passed and, once delivered, the card it received
-        delivered = min(state.passing) >= 0
-        for s in range(N_SEATS):
-            card = state.passing[s]
-            if card < 0:
-                continue
-            if seat is None:
-                lines.append(f"circus pass: P{s} -> P{(s + 1) % N_SEATS}: {L.card_name(card)}")
-            elif seat == s:
-                lines.append(f"circus pass: you -> P{(s + 1) % N_SEATS}: {L.card_name(card)}")
-            elif delivered and seat == (s + 1) % N_SEATS:
-                lines.append(f"circus pass: P{s} -> you: {L.card_name(card)}")
-    if state.phase == CIRCUS:
-        lines.append(f"circus passing: P{state.current} chooses a card")
-    return lines
-
-
-def _totals(state: RookState) -> list[str]:
-    return [
-        f"counters: team0 {state.points[0]}  team1 {state.points[1]}   tricks: {state.tricks_won[0]}-{state.tricks_won[1]}",
-        f"scores: team0 {state.scores[0]}  team1 {state.scores[1]}",
-    ]
-
-
-def _spectator_extra(state: RookState) -> dict[str, Any]:
-    notes = []
-    if state.hand_result is not None:
-        res = state.hand_result
-        verdict = "made" if res["made"] else "set"
-        notes.append(f"last hand: P{res['bidder']} bid {res['bid']}, {verdict}; "
-                     f"hand scores {res['hand_scores'][0]:+d} / {res['hand_scores'][1]:+d}")
-    return {"notes": notes, "call": state.L.contract_name(state.call) if state.call >= 0 else None}
-
-
-def _seat_extra(view: Any, seat: int, config: Any) -> dict[str, Any]:
-    def per_team(pair: tuple[int, int]) -> list[int]:  # the observation's order is mine, theirs
-        return [pair[0], pair[1]] if seat & 1 == 0 else [pair[1], pair[0]]
-
-    return {"call": view.call, "counters": per_team(view.counters), "tricks_won": per_team(view.tricks_won),
-            "scores": per_team(view.scores)}
-
-
-def _decode(vec: Any, config: Any) -> Any:
-    from .observation import decode  # numpy-based: imported when a seat's view is drawn
-
-    return decode(vec, config)
-
-
-def _default_config() -> Any:
-    from .config import RookConfig
-
-    return RookConfig()
-
-
-PARTNERSHIP = TableParts(
-    phase_names=PHASE_NAMES,
-    header=_header,
-    seat_label=lambda s: f"P{s} (team {s & 1})",
-    contract_lines=_contract_lines,
-    totals=_totals,
-    spectator_extra=_spectator_extra,
-    seat_extra=_seat_extra,
-    decode=_decode,
-    default_config=_default_config,
-    nest_label=lambda view, config, bidder: f"nest (with P{bidder})",
-)
+PARTNERSHIP = PartnershipParts()
 
 
 def render_text(state: RookState, seat: int | None = None) -> str:

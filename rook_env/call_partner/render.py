@@ -25,35 +25,7 @@ from .rules import OVER, PHASE_NAMES, CallPartnerState
 __all__ = ["CALL_PARTNER", "nest_announced", "render_text", "spectator_partners"]
 
 
-def _header(state: CallPartnerState) -> str:
-    return (f"call-your-partner Rook, {state.n} players   phase: {PHASE_NAMES[state.phase]}   dealer: P{state.dealer}"
-            + ("" if state.phase == OVER else f"   to act: P{state.current}"))
-
-
-def _contract_lines(state: CallPartnerState, seat: int | None) -> list[str]:
-    L = state.L
-    lines = []
-    if nest_announced(state):
-        lines.append(f"announced: the nest {'holds' if state.nest_has_counters else 'holds no'} counters")
-    if state.trump >= 0:
-        rook = "" if state.rook_high < 0 else f"   Rook {'high' if state.rook_high else 'low'}"
-        lines.append(f"trump: {COLOUR_NAMES[state.trump]}{rook}")
-    if state.called:
-        called = " ".join(L.card_name(c) for c in state.called)
-        if seat is None:
-            partners = " ".join(f"P{s}" for s in state.partners) or "none (the bidder plays alone)"
-        else:
-            partners = " ".join(f"P{s}" for s in known_partners(state, seat)) or "unknown"
-        lines.append(f"called: {called}   partners: {partners}")
-    return lines
-
-
-def _totals(state: CallPartnerState) -> list[str]:
-    return ["points: " + "  ".join(f"P{s} {p}" for s, p in enumerate(state.points)),
-            "scores: " + "  ".join(f"P{s} {p}" for s, p in enumerate(state.scores))]
-
-
-# ------------------------------------------------------------------------------ the drawn table
+# --------------------------------------------------------- what a seat and a spectator know
 def nest_announced(state: CallPartnerState) -> bool:
     """Whether the table has been told if the new nest holds counters (the discard is complete)."""
     return state.discards.bit_count() == state.L.nest_size
@@ -82,63 +54,86 @@ def spectator_partners(state: CallPartnerState) -> tuple[list[int], list[int], s
     return revealed, secret, text
 
 
-def _spectator_extra(state: CallPartnerState) -> dict[str, Any]:
-    """Partners revealed by a played called card are marked ``partner``, the others ``secret
-    partner`` (what no seat but the holder knows yet)."""
-    revealed, secret, partners_text = spectator_partners(state)
-    notes = []
-    if state.hand_result is not None:
-        res = state.hand_result
-        verdict = "made" if res["made"] else "set"
-        side = "+".join(f"P{s}" for s in res["side"])
-        notes.append(f"last hand: P{res['bidder']} bid {res['bid']}, {verdict} by {side} with {res['side_points']}")
-    return {
-        "notes": notes, "teams": False, "rook": None if state.rook_high < 0 else ROOK_CHOICES[1 - state.rook_high],
-        "called": list(state.called), "partners": revealed, "secret_partners": secret,
-        "partners_text": partners_text, "nest_announced": nest_announced(state),
-    }
+class CallPartnerParts(TableParts):
+    """Call-your-partner: n seats without fixed teams, figures per seat, the partners as far as known."""
+
+    phase_names = PHASE_NAMES
+
+    def header(self, state: CallPartnerState) -> str:
+        return (f"call-your-partner Rook, {state.n} players   phase: {PHASE_NAMES[state.phase]}   dealer: P{state.dealer}"
+                + ("" if state.phase == OVER else f"   to act: P{state.current}"))
+
+    def contract_lines(self, state: CallPartnerState, seat: int | None) -> list[str]:
+        L = state.L
+        lines = []
+        if nest_announced(state):
+            lines.append(f"announced: the nest {'holds' if state.nest_has_counters else 'holds no'} counters")
+        if state.trump >= 0:
+            rook = "" if state.rook_high < 0 else f"   Rook {'high' if state.rook_high else 'low'}"
+            lines.append(f"trump: {COLOUR_NAMES[state.trump]}{rook}")
+        if state.called:
+            called = " ".join(L.card_name(c) for c in state.called)
+            if seat is None:
+                partners = " ".join(f"P{s}" for s in state.partners) or "none (the bidder plays alone)"
+            else:
+                partners = " ".join(f"P{s}" for s in known_partners(state, seat)) or "unknown"
+            lines.append(f"called: {called}   partners: {partners}")
+        return lines
+
+    def totals(self, state: CallPartnerState) -> list[str]:
+        return ["points: " + "  ".join(f"P{s} {p}" for s, p in enumerate(state.points)),
+                "scores: " + "  ".join(f"P{s} {p}" for s, p in enumerate(state.scores))]
+
+    def spectator_extra(self, state: CallPartnerState) -> dict[str, Any]:
+        """Partners revealed by a played called card are marked ``partner``, the others ``secret
+        partner`` (what no seat but the holder knows yet)."""
+        revealed, secret, partners_text = spectator_partners(state)
+        notes = []
+        if state.hand_result is not None:
+            res = state.hand_result
+            verdict = "made" if res["made"] else "set"
+            side = "+".join(f"P{s}" for s in res["side"])
+            notes.append(f"last hand: P{res['bidder']} bid {res['bid']}, {verdict} by {side} with {res['side_points']}")
+        return {
+            "notes": notes, "teams": False, "rook": None if state.rook_high < 0 else ROOK_CHOICES[1 - state.rook_high],
+            "called": list(state.called), "partners": revealed, "secret_partners": secret,
+            "partners_text": partners_text, "nest_announced": nest_announced(state),
+        }
+
+    def seat_extra(self, view: Any, seat: int, config: CallPartnerConfig) -> dict[str, Any]:
+        """As partners only the seats ``seat`` knows (itself when it holds a called card; any seat
+        that has played one); figures per seat."""
+        n = view.players
+        known = sorted((seat + rel) % n for rel in view.known_partners)
+        bidder = None if view.bidder is None else (seat + view.bidder) % n
+        if not view.called:
+            partners_text = None
+        elif known:
+            partners_text = ", ".join(f"P{s}" + (" (me)" if s == seat else "") for s in known)
+            if len(known) < config.n_called and len(view.called) == config.n_called:
+                partners_text += ", and unknown"
+        else:
+            partners_text = "unknown" if bidder != seat else "unknown (not yet played)"
+        return {
+            "counters": [view.points[(s - seat) % n] for s in range(n)],
+            "tricks_won": [view.tricks_won[(s - seat) % n] for s in range(n)],
+            "scores": [view.scores[(s - seat) % n] for s in range(n)],
+            "teams": False, "rook": view.rook, "called": list(view.called), "partners": known,
+            "partners_text": partners_text, "nest_announced": _announced_in_phase(view.phase, config.nest_discard),
+        }
+
+    def nest_label(self, view: Any, config: CallPartnerConfig, bidder: int | None) -> str:
+        """A seat other than the bidder sees the new nest face down once the discard is announced."""
+        return "new nest (face down)" if _announced_in_phase(view.phase, config.nest_discard) else f"nest (with P{bidder})"
+
+    def decode(self, vec: Any, config: CallPartnerConfig) -> Any:
+        return decode(vec, config)
+
+    def default_config(self) -> CallPartnerConfig:
+        return CallPartnerConfig()
 
 
-def _seat_extra(view: Any, seat: int, config: CallPartnerConfig) -> dict[str, Any]:
-    """As partners only the seats ``seat`` knows (itself when it holds a called card; any seat
-    that has played one); figures per seat."""
-    n = view.players
-    known = sorted((seat + rel) % n for rel in view.known_partners)
-    bidder = None if view.bidder is None else (seat + view.bidder) % n
-    if not view.called:
-        partners_text = None
-    elif known:
-        partners_text = ", ".join(f"P{s}" + (" (me)" if s == seat else "") for s in known)
-        if len(known) < config.n_called and len(view.called) == config.n_called:
-            partners_text += ", and unknown"
-    else:
-        partners_text = "unknown" if bidder != seat else "unknown (not yet played)"
-    return {
-        "counters": [view.points[(s - seat) % n] for s in range(n)],
-        "tricks_won": [view.tricks_won[(s - seat) % n] for s in range(n)],
-        "scores": [view.scores[(s - seat) % n] for s in range(n)],
-        "teams": False, "rook": view.rook, "called": list(view.called), "partners": known,
-        "partners_text": partners_text, "nest_announced": _announced_in_phase(view.phase, config.nest_discard),
-    }
-
-
-def _nest_label(view: Any, config: CallPartnerConfig, bidder: int | None) -> str:
-    """A seat other than the bidder sees the new nest face down once the discard is announced."""
-    return "new nest (face down)" if _announced_in_phase(view.phase, config.nest_discard) else f"nest (with P{bidder})"
-
-
-CALL_PARTNER = TableParts(
-    phase_names=PHASE_NAMES,
-    header=_header,
-    seat_label=lambda s: f"P{s}",
-    contract_lines=_contract_lines,
-    totals=_totals,
-    spectator_extra=_spectator_extra,
-    seat_extra=_seat_extra,
-    decode=decode,
-    default_config=CallPartnerConfig,
-    nest_label=_nest_label,
-)
+CALL_PARTNER = CallPartnerParts()
 
 
 def render_text(state: CallPartnerState, seat: int | None = None) -> str:
