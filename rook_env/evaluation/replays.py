@@ -18,20 +18,17 @@ Call-your-partner rotation matches have their counterpart, :func:`rotation_repla
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
-from typing import Sequence
-
 from rook_env.agents.registry import parse_team, spec_label, split_game
-from rook_env.call_partner import raw_env as call_partner_env
-from rook_env.env import raw_env
+from rook_env.games import get_game
 from rook_env.replay import SELECT_BY, HandRecord, record_hand
 
 from . import call_partner as rotation
 from .deals import make_deal
-from .match import _Context, _play_hand, _seat_role, block_agents
+from .match import MatchContext, block_agents, play_seating, seat_role
 from .results import FIELD, MatchResult
 
 __all__ = ["match_replays", "rotation_replays", "select_rotation_hands", "select_rows"]
@@ -67,9 +64,9 @@ def match_replays(result: MatchResult, spec_a: Any, spec_b: Any, n: int, by: str
     rows = select_rows(result.records, n, by)
     teams = (parse_team(spec_a, result.team_a), parse_team(spec_b, result.team_b))
     flags = {k: v for k, v in result.flags.items() if k != "game"}
-    ctx = _Context(teams, flags, result.seed, result.duplicate, False, result.block_size, result.deals,
-                   result.common_seeds)
-    env = raw_env(**flags)
+    ctx = MatchContext(teams, flags, result.seed, result.duplicate, False, result.block_size, result.deals,
+                       result.common_seeds)
+    env = get_game("partnership").load("raw_env")(**flags)
     rec = result.records
     wanted: dict[tuple[int, int], dict[int, int]] = {}  # (block, seating) -> {deal: row}
     for i in rows:
@@ -81,14 +78,14 @@ def match_replays(result: MatchResult, spec_a: Any, spec_b: Any, n: int, by: str
         agents = block_agents(ctx, block, seating)
         labels = []
         for seat in range(4):
-            team, member = _seat_role(seating, seat)
+            team, member = seat_role(seating, seat)
             labels.append(f"{'AB'[team]}: {spec_label(teams[team].members[member])}")
         for deal in range(block * ctx.block_size, max(deals) + 1):
             if not ctx.duplicate and deal % 2 != seating:
                 continue  # not played in this seating
             options, env_seed = make_deal(ctx.seed, deal, flags)
             if deal not in deals:
-                _play_hand(env, agents, options, env_seed, seating, False, "")  # as the match played it
+                play_seating(env, agents, options, env_seed, seating, False, "")  # as the match played it
                 continue
             i = deals[deal]
             hand = record_hand(env, agents, seed=env_seed, options=options, labels=labels)
@@ -130,9 +127,9 @@ def rotation_replays(result: "rotation.RotationResult", specs: Sequence[Any], n:
     chosen = select_rotation_hands(result.records, n, by)
     _, rules = split_game(result.flags)
     members = rotation.field_specs(specs, result.players)
-    ctx = rotation._Context(tuple(members), rules, result.seed, False, result.block_size, result.deals)
-    env = call_partner_env(**rules)
-    names = rotation._labels(ctx.specs)
+    ctx = rotation.RotationContext(tuple(members), rules, result.seed, False, result.block_size, result.deals)
+    env = get_game("call_partner").load("raw_env")(**rules)
+    names = rotation.labels(ctx.specs)
     rf, rec = rotation.RF, result.records
     wanted: dict[tuple[int, int], list[int]] = {}  # (block, rotation) -> deals
     for deal, r in chosen:
