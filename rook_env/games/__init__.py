@@ -183,7 +183,8 @@ register_game(GameSpec(
     vector="rook_env.vector:RookVectorEnv",
     heuristic="heuristic",
     render_scene="rook_env.render:PARTNERSHIP",
-    extra={"play": "rook_env.cli.play_partnership:PartnershipSession"},
+    extra={"play": "rook_env.cli.play_partnership:PartnershipSession",
+           "match": "rook_env.evaluation.match:play_match"},
     rules_section="RULES.md R1-R10, F1-F21",
 ))
 register_game(GameSpec(
@@ -201,6 +202,7 @@ register_game(GameSpec(
     vector="rook_env.call_partner.vector:CallPartnerVectorEnv",
     heuristic="call_partner_heuristic",
     render_scene="rook_env.call_partner.render:CALL_PARTNER",
-    extra={"play": "rook_env.cli.play_call_partner:CallPartnerSession"},
+    extra={"play": "rook_env.cli.play_call_partner:CallPartnerSession",
+           "match": "rook_env.evaluation.call_partner:play_rotation_match"},
     rules_section="RULES.md section C",
 ))
