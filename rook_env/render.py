@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .cards import COLOUR_LETTERS, N_SEATS, ROOK_NAME, Layout, bits, rank_power
+from .cards import COLOUR_LETTERS, COLOUR_NAMES, N_SEATS, ROOK_NAME, Layout, bits, rank_power
+from .games import GameSpec, game_names, get_game
 from .render_image import Scene, draw_scene
 from .rules import CIRCUS, PHASE_NAMES, RookState
 
 __all__ = [
-    "PARTNERSHIP", "TableParts", "auction_text", "bid_word", "draw_seat_view", "draw_table", "hand_text",
+    "PARTNERSHIP", "TableParts", "auction_text", "bid_word", "draw_seat_view", "draw_table", "game_of", "hand_text",
     "render_text", "seat_scene",
     "sorted_cards", "sorted_hand", "spectator_scene", "table_parts", "table_text",
 ]
@@ -66,6 +67,15 @@ def auction_text(state: Any) -> str:
     return ", ".join(f"P{s} {L.action_name(a)}" for s, a in state.bid_history) or "-"
 
 
+def contract_text(result: dict[str, Any]) -> str:
+    """The contract of a finished hand: ``green``, or the named call (``green low``, ``no trump high``);
+    call-your-partner: ``green, Rook high``."""
+    if result.get("call"):
+        return result["call"]
+    colour = COLOUR_NAMES[result["trump"]] if result["trump"] >= 0 else "no trump"
+    return f"{colour}, Rook {result['rook']}" if result.get("rook") else colour
+
+
 def bid_word(L: Layout, action: int) -> str:
     """An auction action as one word: the bid's value (``"85"``), ``"pass"`` or ``"redeal"``."""
     kind = L.action_kind(action)
@@ -86,10 +96,16 @@ class TableParts:
     ``decode(vec, config)``: the game's observation decoder (a view with ``layout``, ``phase``,
     ``hand``, ``bids``, ``passes``, ...); ``default_config()``: the config used when none is given.
     ``nest_label(view, config, bidder)``: how a seat that did not win the auction sees the nest
-    after the auction.
+    after the auction. ``snapshot_extra(state)`` / ``hand_summary(result)``: a replay's own entries
+    of the table and its line on a finished hand.
     """
 
     phase_names: Sequence[str] = ()
+    fixed_teams = False  # partners for the whole game (seats 0+2 and 1+3), not chosen hand by hand
+
+    def table_title(self, n: int) -> str:
+        """The table's name in titles (``n`` seats)."""
+        raise NotImplementedError
 
     def header(self, state: Any) -> str:
         raise NotImplementedError
@@ -118,6 +134,14 @@ class TableParts:
     def nest_label(self, view: Any, config: Any, bidder: int | None) -> str:
         return f"nest (with P{bidder})"
 
+    def snapshot_extra(self, state: Any) -> dict[str, Any]:
+        """The game's own entries of a replay's snapshot of the table (:func:`rook_env.replay.snapshot`)."""
+        return {}
+
+    def hand_summary(self, result: dict[str, Any]) -> str:
+        """One line on a finished hand (``result``: the hand result, as a replay stores it)."""
+        raise NotImplementedError
+
     # The same three views for every game, through the game's parts.
     def text(self, state: Any, seat: int | None = None) -> str:
         return table_text(state, self, seat)
@@ -129,20 +153,24 @@ class TableParts:
         return seat_scene(observation, seat, self, config, to_act)
 
 
-def table_parts(game: Any = None) -> TableParts:
-    """The :class:`TableParts` of a game, found in the game registry (:mod:`rook_env.games`): its
-    name (``"call_partner"``; None: the default game), or a rules state or an environment of it."""
-    from .games import game_names, get_game
-
-    if game is None or isinstance(game, str):
-        return get_game(game).load("render_scene")
-    state = getattr(getattr(game, "unwrapped", game), "game", game)  # an environment's state
+def game_of(obj: Any) -> GameSpec:
+    """The registry's spec (:mod:`rook_env.games`) of the game of ``obj``: a rules state, an environment
+    (wrapped or not) or a game's name (None: the default game)."""
+    if obj is None or isinstance(obj, str):
+        return get_game(obj)
+    state = getattr(getattr(obj, "unwrapped", obj), "game", obj)  # an environment's state
     for name in game_names():
         spec = get_game(name)
         if isinstance(state, spec.load("state")):
-            return spec.load("render_scene")
-    raise TypeError(f"{type(game).__name__} is no registered game's state or environment "
+            return spec
+    raise TypeError(f"{type(obj).__name__} is no registered game's state or environment "
                     f"(games: {', '.join(game_names())})")
+
+
+def table_parts(game: Any = None) -> TableParts:
+    """The :class:`TableParts` of a game (its ``render_scene`` part in the registry): its name
+    (``"call_partner"``; None: the default game), or a rules state or an environment of it."""
+    return game_of(game).load("render_scene")
 
 
 # ------------------------------------------------------------------------------------ text
@@ -297,6 +325,10 @@ class PartnershipParts(TableParts):
     """The partnership game: four seats in two teams, figures per team."""
 
     phase_names = PHASE_NAMES
+    fixed_teams = True
+
+    def table_title(self, n: int) -> str:
+        return "Rook"
 
     def seat_label(self, s: int) -> str:
         return f"P{s} (team {s & 1})"
@@ -352,6 +384,15 @@ class PartnershipParts(TableParts):
 
         return {"call": view.call, "counters": per_team(view.counters), "tricks_won": per_team(view.tricks_won),
                 "scores": per_team(view.scores)}
+
+    def snapshot_extra(self, state: RookState) -> dict[str, Any]:
+        # a no-trump call has no colour: the call is written out
+        return {"trump": state.L.contract_name(state.call)} if state.trump < 0 and state.call >= 0 else {}
+
+    def hand_summary(self, result: dict[str, Any]) -> str:
+        r = result
+        scores = " / ".join(f"{v:+d}" for v in r["hand_scores"])
+        return f"P{r['bidder']} bid {r['bid']} in {contract_text(r)}, {'made' if r['made'] else 'set'}; hand scores {scores}"
 
     def decode(self, vec: Any, config: Any) -> Any:
         from .observation import decode  # numpy-based: imported when a seat's view is drawn

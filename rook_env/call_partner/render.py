@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..cards import COLOUR_NAMES
-from ..render import TableParts, table_text
+from ..render import TableParts, contract_text, table_text
 from .config import CallPartnerConfig
 from .layout import ROOK_CHOICES
 from .observation import decode, known_partners
@@ -58,6 +58,9 @@ class CallPartnerParts(TableParts):
     """Call-your-partner: n seats without fixed teams, figures per seat, the partners as far as known."""
 
     phase_names = PHASE_NAMES
+
+    def table_title(self, n: int) -> str:
+        return f"Call-your-partner Rook ({n} players)"
 
     def header(self, state: CallPartnerState) -> str:
         return (f"call-your-partner Rook, {state.n} players   phase: {PHASE_NAMES[state.phase]}   dealer: P{state.dealer}"
@@ -125,6 +128,20 @@ class CallPartnerParts(TableParts):
     def nest_label(self, view: Any, config: CallPartnerConfig, bidder: int | None) -> str:
         """A seat other than the bidder sees the new nest face down once the discard is announced."""
         return "new nest (face down)" if _announced_in_phase(view.phase, config.nest_discard) else f"nest (with P{bidder})"
+
+    def snapshot_extra(self, state: CallPartnerState) -> dict[str, Any]:
+        revealed, secret, text = spectator_partners(state)
+        return {"rook": None if state.rook_high < 0 else ROOK_CHOICES[1 - state.rook_high],
+                "called": [state.L.card_name(c) for c in state.called], "partners": revealed,
+                "secret_partners": secret, "partners_text": text, "nest_announced": nest_announced(state)}
+
+    def hand_summary(self, result: dict[str, Any]) -> str:
+        r = result
+        scores = " / ".join(f"{v:+d}" for v in r["hand_scores"])
+        called = " ".join(r.get("called_names", []))
+        partners = f"partner {' '.join(f'P{s}' for s in r['partners'])}" if r["partners"] else "alone"
+        return (f"P{r['bidder']} bid {r['bid']} in {contract_text(r)}, called {called} ({partners}), "
+                f"{'made' if r['made'] else 'set'} with {r['side_points']}; hand scores {scores}")
 
     def decode(self, vec: Any, config: CallPartnerConfig) -> Any:
         return decode(vec, config)
