@@ -153,6 +153,9 @@ def test_command_line_through_a_pipe():
         (["--flag", "deck=huge"], "deck"),
         (["--game", "--hands", "2"], "--game: expected one argument"),  # --game names the game now
         (["--players", "5"], "--players is for --game call_partner"),
+        # another game's agent is refused up front (it used to crash at its first turn)
+        (["--opponents", "call_partner_heuristic"], "plays the call_partner game"),
+        (["--flag", "players=5"], "players=5 is not allowed for game='partnership'"),
     ],
 )
 def test_bad_command_line(argv, message, capsys):
