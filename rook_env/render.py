@@ -365,7 +365,8 @@ class PartnershipParts(TableParts):
 
     def totals(self, state: RookState) -> list[str]:
         return [
-            f"counters: team0 {state.points[0]}  team1 {state.points[1]}   tricks: {state.tricks_won[0]}-{state.tricks_won[1]}",
+            f"counters: team0 {state.points[0]}  team1 {state.points[1]}   "
+            f"tricks: {state.tricks_won[0]}-{state.tricks_won[1]}",
             f"scores: team0 {state.scores[0]}  team1 {state.scores[1]}",
         ]
 
@@ -392,7 +393,8 @@ class PartnershipParts(TableParts):
     def hand_summary(self, result: dict[str, Any]) -> str:
         r = result
         scores = " / ".join(f"{v:+d}" for v in r["hand_scores"])
-        return f"P{r['bidder']} bid {r['bid']} in {contract_text(r)}, {'made' if r['made'] else 'set'}; hand scores {scores}"
+        return (f"P{r['bidder']} bid {r['bid']} in {contract_text(r)}, {'made' if r['made'] else 'set'}; "
+                f"hand scores {scores}")
 
     def decode(self, vec: Any, config: Any) -> Any:
         from .observation import decode  # numpy-based: imported when a seat's view is drawn

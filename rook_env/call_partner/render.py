@@ -63,7 +63,8 @@ class CallPartnerParts(TableParts):
         return f"Call-your-partner Rook ({n} players)"
 
     def header(self, state: CallPartnerState) -> str:
-        return (f"call-your-partner Rook, {state.n} players   phase: {PHASE_NAMES[state.phase]}   dealer: P{state.dealer}"
+        return (f"call-your-partner Rook, {state.n} players   phase: {PHASE_NAMES[state.phase]}   "
+                f"dealer: P{state.dealer}"
                 + ("" if state.phase == OVER else f"   to act: P{state.current}"))
 
     def contract_lines(self, state: CallPartnerState, seat: int | None) -> list[str]:
@@ -127,7 +128,8 @@ class CallPartnerParts(TableParts):
 
     def nest_label(self, view: Any, config: CallPartnerConfig, bidder: int | None) -> str:
         """A seat other than the bidder sees the new nest face down once the discard is announced."""
-        return "new nest (face down)" if _announced_in_phase(view.phase, config.nest_discard) else f"nest (with P{bidder})"
+        announced = _announced_in_phase(view.phase, config.nest_discard)
+        return "new nest (face down)" if announced else f"nest (with P{bidder})"
 
     def snapshot_extra(self, state: CallPartnerState) -> dict[str, Any]:
         revealed, secret, text = spectator_partners(state)

@@ -163,35 +163,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(str(exc))
     common = _match_kwargs(args, flags, workers)
     if args.round_robin:
-        rr = _run(lambda: round_robin(teams, prior=args.prior, rating_boot=args.rating_bootstrap, **common))
-        if isinstance(rr, int):
-            return rr
-        print_tables(round_robin_tables(rr))
-        if args.plot:
-            plot_round_robin(rr, args.plot)
-        return _finish(args, rr.to_dict(), sum(m.illegal_total for m in rr.matches.values()))
-    res = _run(lambda: play_match(teams[0], teams[1], **common))
-    if isinstance(res, int):
-        return res
-    print_tables(match_tables(res))
-    if args.plot:
-        plot_match(res, args.plot)
-    if args.replays:
-        _save_replays(res, teams, args)
-    return _finish(args, res.to_dict(), res.illegal_total)
+        return _report(args, lambda: round_robin(teams, prior=args.prior, rating_boot=args.rating_bootstrap, **common),
+                       round_robin_tables, plot_round_robin,
+                       illegal=lambda rr: sum(m.illegal_total for m in rr.matches.values()))
+    return _report(args, lambda: play_match(teams[0], teams[1], **common), match_tables, plot_match,
+                   after=lambda res: _save_replays(res, teams, args) if args.replays else None)
 
 
-def _run(match: Callable[[], Any]) -> Any:
-    """The result of ``match()``, or the exit code when an agent acted illegally (``--strict``) or the
-    person interrupted it."""
+def _report(args: argparse.Namespace, match: Callable[[], Any], tables: Callable[[Any], Any],
+            plot: Callable[[Any, str], None] | None = None, after: Callable[[Any], None] | None = None,
+            illegal: Callable[[Any], int] = lambda res: res.illegal_total) -> int:
+    """Play ``match()``, print its ``tables``, draw its ``plot`` (``--plot``), do ``after`` (replays),
+    write the JSON; the exit code (1 when an agent acted illegally, 130 when interrupted)."""
     try:
-        return match()
+        res = match()
     except IllegalActionError as exc:
         print(f"illegal action: {exc}")
         return 1
     except KeyboardInterrupt:
         print("interrupted")
         return 130
+    print_tables(tables(res))
+    if plot is not None and args.plot:
+        plot(res, args.plot)
+    if after is not None:
+        after(res)
+    return _finish(args, res.to_dict(), illegal(res))
+
+
+def _refuse(p: argparse.ArgumentParser, options: Sequence[tuple[str, Any]], where: str) -> None:
+    """End the command line naming the first option given that ``where`` does not take."""
+    for option, used in options:
+        if used:
+            p.error(f"{option} is not available with {where}")
 
 
 def _prepare_outputs(args: argparse.Namespace) -> None:
@@ -216,9 +220,7 @@ def _field_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     (:func:`rook_env.evaluation.field.play_field`)."""
     if args.specs or args.round_robin:
         p.error("give one of: two team specs, --round-robin SPEC SPEC ..., or --field CANDIDATE [--opponents ...]")
-    for option, used in (("--players", args.players is not None), ("--replays", args.replays)):
-        if used:
-            p.error(f"{option} is not available with --field")
+    _refuse(p, (("--players", args.players is not None), ("--replays", args.replays)), "--field")
     workers = _check_numbers(p, args)
     _, flags = game_flags(p, args)
     try:
@@ -227,13 +229,8 @@ def _field_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         candidate, opponents = field_teams(args.field, args.opponents, flags)  # every spec built once: fail early
     except ValueError as exc:
         p.error(str(exc))
-    res = _run(lambda: play_field(candidate, opponents, **_match_kwargs(args, flags, workers)))
-    if isinstance(res, int):
-        return res
-    print_tables(field_tables(res))
-    if args.plot:
-        plot_field(res, args.plot)
-    return _finish(args, res.to_dict(per_deal=True), res.illegal_total)
+    return _report(args, lambda: play_field(candidate, opponents, **_match_kwargs(args, flags, workers)),
+                   field_tables, plot_field)
 
 
 REPLAY_ORDER = {"swing": "largest score swings", "set": "sets, largest swing first", "order": "first hands"}
@@ -289,12 +286,9 @@ def _finish(args: argparse.Namespace, out: dict, illegal: int) -> int:
 
 def _rotation_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``--game call_partner``: a rotation match (:func:`rook_env.evaluation.call_partner.play_rotation_match`)."""
-    for option, used in (("--round-robin", args.round_robin), ("--field", args.field), ("--opponents", args.opponents),
-                         ("--no-duplicate", args.no_duplicate),
-                         ("--independent-seeds", args.independent_seeds), ("--plot", args.plot),
-                         ("--game-scores", args.game_scores)):
-        if used:
-            p.error(f"{option} is not available with --game {args.game} (a rotation match)")
+    _refuse(p, (("--round-robin", args.round_robin), ("--field", args.field), ("--opponents", args.opponents),
+                ("--no-duplicate", args.no_duplicate), ("--independent-seeds", args.independent_seeds),
+                ("--plot", args.plot), ("--game-scores", args.game_scores)), f"--game {args.game} (a rotation match)")
     workers = _check_numbers(p, args)
     spec, flags = game_flags(p, args)
     try:
@@ -305,16 +299,11 @@ def _rotation_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             check_team(parse_team((member, member)), flags)
     except ValueError as exc:
         p.error(str(exc))
-    res = _run(lambda: play_rotation_match(
+    return _report(args, lambda: play_rotation_match(
         members, deals=args.deals, seed=args.seed, flags=flags, workers=workers, progress=not args.no_progress,
         confidence=args.confidence, n_boot=args.bootstrap, strict=args.strict, block_size=args.block_size,
-        check=False))
-    if isinstance(res, int):
-        return res
-    print_tables(rotation_tables(res))
-    if args.replays:
-        _save_rotation_replays(res, members, args)
-    return _finish(args, res.to_dict(), res.illegal_total)
+        check=False), rotation_tables,
+        after=lambda res: _save_rotation_replays(res, members, args) if args.replays else None)
 
 
 def _save_rotation_replays(res: RotationResult, members: list, args: argparse.Namespace) -> None:

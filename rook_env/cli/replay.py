@@ -21,7 +21,8 @@ from .common import add_game_options, game_flags
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m rook_env.cli.replay", description="Record hands and write an HTML replay.")
+    p = argparse.ArgumentParser(prog="python -m rook_env.cli.replay",
+                                description="Record hands and write an HTML replay.")
     add_game_options(p, game_help="partnership (four seats, two teams; default) or call_partner (--players seats)")
     p.add_argument("--agents", nargs="+", default=None, metavar="SPEC",
                    help="one agent per seat: random, heuristic, ppo or a checkpoint .pt (default heuristic random "

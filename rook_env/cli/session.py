@@ -3,7 +3,8 @@
 The session is one more agent of the common loop (:func:`rook_env.loop.play_turns`): the person's
 seat acts through :class:`Person`, whose ``act`` asks at the terminal. What the session does is
 the same at every table: the screen (the game's text view for the person's seat only, from the
-game's ``render_scene`` parts, :class:`rook_env.render.TableParts`), the legal choices numbered (fixed while discarding), the
+game's ``render_scene`` parts, :class:`rook_env.render.TableParts`), the legal choices numbered
+(fixed while discarding), the
 answers read (a number, a name, ``help``, ``show``, ``quit``), the narration of every step and a
 game or a number of hands played. A game adds only what it says differently, in a subclass
 named by the game registry's ``play`` part (:mod:`rook_env.cli.play_partnership`,
