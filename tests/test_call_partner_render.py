@@ -196,9 +196,6 @@ def test_six_players_show_two_called_cards():
 
 def test_missing_pillow_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "PIL", None)  # makes `import PIL` fail
-    from rook_env.render_image import _font
-
-    _font.cache_clear()
     for make in (call_partner.raw_env, call_partner.env):
         with pytest.raises(RenderDependencyError, match=r'pip install "rook_env\[render\]"') as info:
             make(render_mode="rgb_array")

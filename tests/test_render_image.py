@@ -175,9 +175,6 @@ def test_render_collection_through_single_agent_env():
 
 def test_missing_pillow_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "PIL", None)  # makes `import PIL` fail
-    from rook_env.render_image import _font
-
-    _font.cache_clear()
     with pytest.raises(RenderDependencyError, match=r'pip install "rook_env\[render\]"') as info:
         rook_env.raw_env(render_mode="rgb_array")
     assert isinstance(info.value, ImportError)
