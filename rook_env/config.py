@@ -7,51 +7,19 @@ naming it and the allowed values; nothing is silently accepted or remapped.
 
 from __future__ import annotations
 
-import operator
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from .core.flags import COMMON_CHOICES, as_float, as_int, check_choices, check_numbers
 
-def as_int(value: Any, name: str) -> int:
-    """``value`` as a plain ``int``, else ``ValueError`` naming ``name``.
-
-    Python and numpy integers (anything with ``__index__``) are accepted; booleans (Python's and
-    numpy's), floats, strings and None are not: ``1.5`` or ``"3"`` is a mistake, never rounded or parsed.
-    The one integer check of the package: flags, seeds, seats, scores, card ids and actions use it.
-    """
-    # numpy's bool is named "bool_" (numpy 1) or "bool" (numpy 2); numpy 1 still gives it __index__.
-    if not isinstance(value, bool) and type(value).__name__ not in ("bool", "bool_"):
-        try:
-            return operator.index(value)
-        except TypeError:
-            pass
-    raise ValueError(f"{name}={value!r} must be an integer")
-
-
-def as_float(value: Any, name: str) -> float:
-    """``value`` as a finite ``float`` (ints, floats, numpy numbers), else ``ValueError`` naming ``name``."""
-    if not isinstance(value, (str, bytes, bool)) and type(value).__name__ not in ("bool", "bool_"):
-        try:
-            out = float(value)
-        except (TypeError, ValueError):
-            pass
-        else:
-            if abs(out) < float("inf"):  # not inf, not nan
-                return out
-            raise ValueError(f"{name}={value!r} must be a finite number")
-    raise ValueError(f"{name}={value!r} must be a number")
-
+__all__ = ["CHOICES", "FLAG_NAMES", "ON_OFF", "ONES", "PRESETS", "RookConfig", "as_float", "as_int", "default_bids",
+           "make_config"]
 
 # Allowed values of the enumerated flags (the first is the default).
 CHOICES: dict[str, tuple[str, ...]] = {
-    "all_pass": ("dealer_forced", "redeal"),
-    "no_counter_redeal": ("on", "off"),
-    "nest_discard": ("any", "no_counters_unless_forced"),
-    "first_lead": ("left_of_dealer", "left_of_bidder", "bidder"),
+    **COMMON_CHOICES,
     "rook_rank": ("high", "low", "ten_and_half"),
     "deck": ("tournament", "full"),
-    "episode": ("hand", "game"),
-    "reward": ("score_diff", "team_score", "win_loss"),
     # The games of RULES.md "More games" (F13 to F20); every one is off (the default game) by default.
     "rook_bird": ("on", "off"),
     "nest": ("on", "off"),
@@ -110,34 +78,15 @@ class RookConfig:
     circus_rook: str = "off"
 
     def __post_init__(self) -> None:
-        for name, allowed in CHOICES.items():
-            value = getattr(self, name)
-            if name in ON_OFF and isinstance(value, bool):
-                # Accept Python booleans for the on/off flag, stored canonically.
-                object.__setattr__(self, name, "on" if value else "off")
-                continue
-            if not isinstance(value, str) or value not in allowed:
-                raise ValueError(f"{name}={value!r} is not allowed; allowed values: {', '.join(allowed)}")
+        check_choices(self, CHOICES, ON_OFF)
         self._check_combination()
         low, high = default_bids(self.deck, self.rook_bird, self.ones)
         if self.min_bid is None:
             object.__setattr__(self, "min_bid", low)
         if self.max_bid is None:
             object.__setattr__(self, "max_bid", high)
-        for name in ("target_score", "min_bid", "max_bid", "bid_step", "majority_tricks_bonus", "last_trick_bonus"):
-            object.__setattr__(self, name, as_int(getattr(self, name), name))  # numpy integers too
-        if self.target_score <= 0:
-            raise ValueError(f"target_score={self.target_score} must be positive")
-        if self.bid_step <= 0:
-            raise ValueError(f"bid_step={self.bid_step} must be positive")
-        if self.min_bid <= 0:
-            raise ValueError(f"min_bid={self.min_bid} must be positive")
-        if self.max_bid < self.min_bid:
-            raise ValueError(f"max_bid={self.max_bid} must be >= min_bid={self.min_bid}")
-        if (self.max_bid - self.min_bid) % self.bid_step:
-            raise ValueError(
-                f"max_bid - min_bid = {self.max_bid - self.min_bid} must be a multiple of bid_step={self.bid_step}"
-            )
+        check_numbers(self, ("target_score", "min_bid", "max_bid", "bid_step", "majority_tricks_bonus",
+                             "last_trick_bonus"))
         for name in ("majority_tricks_bonus", "last_trick_bonus"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name}={getattr(self, name)} must be >= 0")

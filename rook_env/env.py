@@ -3,6 +3,7 @@
 This module docstring is the environment's documentation page (see README for tables).
 
 | Import             | ``from rook_env import env`` (checked) or ``raw_env`` (raises on misuse) |
+| Other games        | ``env(game="call_partner", players=5, ...)``: :mod:`rook_env.games`      |
 |--------------------|--------------------------------------------------------------------------|
 | Registered id      | ``pettingzoo.make("aec", "rook_env/Rook-v1", **flags)`` (PettingZoo >= 1.27) |
 | Actions            | Discrete(58) (default deck; see :mod:`rook_env.cards`)                    |
@@ -55,55 +56,43 @@ Version history:
 
 from __future__ import annotations
 
-import importlib.util
-import random
-import warnings
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
-from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from .cards import N_SEATS, bits, layout_for
-from .config import as_float, as_int, make_config
-from .observation import SCORE_CLIP, ObservationEncoder, obs_layout, unpack_mask
-from .render import render_text
+from .cards import N_SEATS, layout_for
+from .core.aec import (
+    OPTION_KEYS,
+    RENDER_MODES,
+    CheckedMixin,
+    IllegalActionWarning,
+    NotResetError,
+    TrickTakingEnv,
+)
+from .observation import SCORE_CLIP, ObservationEncoder, obs_layout
 from .rules import OVER, RookState
+
+__all__ = ["AGENTS", "ENV_ID", "OPTION_KEYS", "RENDER_MODES", "CheckedRookEnv", "IllegalActionWarning",
+           "NotResetError", "env", "raw_env"]
 
 # The registered id (namespace/name-version); metadata["name"] is its name-version part.
 ENV_ID = "rook_env/Rook-v1"
 
 AGENTS = tuple(f"player_{i}" for i in range(N_SEATS))
 AGENT_SEAT = {a: i for i, a in enumerate(AGENTS)}
-OPTION_KEYS = ("hands", "nest", "dealer", "scores")
 
 
-class NotResetError(RuntimeError, AttributeError):
-    """The environment was used before ``reset()``.
+class raw_env(TrickTakingEnv):
+    """The Rook AEC environment. Flags: see RULES.md and :class:`rook_env.config.RookConfig`;
+    ``game="call_partner"`` (with ``players``) builds call-your-partner Rook's instead."""
 
-    A ``RuntimeError``; also an ``AttributeError`` so that ``hasattr(env, "game")`` and
-    ``getattr(env, "game", None)`` keep their usual meaning before the first reset.
-    """
-
-
-class IllegalActionWarning(UserWarning):
-    """:func:`env` was stepped with an illegal action: the episode ended with ``illegal_reward``."""
-
-
-def _unknown_agent(agent: Any) -> ValueError:
-    return ValueError(f"unknown agent {agent!r}; agents are {', '.join(AGENTS)}")
-
-
-# "rgb_array" draws with Pillow, an optional extra (rook_env[render]): it is listed as a render mode only
-# where Pillow is installed, so that checkers which make the environment in every listed mode
-# (gymnasium's check_env) pass without it; asking for it without Pillow says which extra to install.
-RENDER_MODES = ["human", "ansi"] + (["rgb_array"] if importlib.util.find_spec("PIL") is not None else [])
-
-
-class raw_env(AECEnv, EzPickle):
-    """The Rook AEC environment. Flags: see RULES.md and :class:`rook_env.config.RookConfig`."""
+    GAME = "partnership"
+    RENDER_TEXT = "rook_env.render:render_text"
+    state_class = RookState
+    layout_for = staticmethod(layout_for)
+    obs_layout_for = staticmethod(obs_layout)
+    _NOT_COPIED = TrickTakingEnv._NOT_COPIED + ("_enc",)
 
     metadata = {
         "render_modes": RENDER_MODES,
@@ -112,286 +101,74 @@ class raw_env(AECEnv, EzPickle):
         "render_fps": 1,
     }
 
-    def __init__(self, render_mode: str | None = None, max_hands: int | None = None, **flags: Any) -> None:
-        EzPickle.__init__(self, render_mode=render_mode, max_hands=max_hands, **flags)
-        super().__init__()
-        if render_mode == "rgb_array":
-            from .render_image import require_pillow
-
-            require_pillow()  # fail here, naming the extra to install, not at the first render()
-        if render_mode is not None and render_mode not in ("human", "ansi", "rgb_array"):
+    def __init__(self, render_mode: str | None = None, max_hands: int | None = None, game: Any = None,
+                 **flags: Any) -> None:
+        super().__init__(render_mode=render_mode, max_hands=max_hands, **flags)
+        if self.max_hands is not None and self.config.episode != "game":
             raise ValueError(
-                f"render_mode={render_mode!r} is not allowed; allowed values: None, human, ansi, rgb_array"
+                f"max_hands={self.max_hands} applies only to episode='game'; a hand episode is always one hand"
             )
-        self.render_mode = render_mode
-        self.config = make_config(**flags)
-        if max_hands is not None:
-            max_hands = as_int(max_hands, "max_hands")
-            if max_hands <= 0:
-                raise ValueError(f"max_hands={max_hands} must be a positive integer or None")
-            if self.config.episode != "game":
-                raise ValueError(
-                    f"max_hands={max_hands} applies only to episode='game'; a hand episode is always one hand"
-                )
+
+    def _check_scores(self, game: RookState, scores: Any) -> list[int]:
+        scores = game.check_scores(scores)
+        limit = int(SCORE_CLIP * self.config.target_score)
+        if max(abs(scores[0]), abs(scores[1])) > limit:
+            raise ValueError(
+                f"scores={scores} out of range: each must be within -{limit}..{limit} "
+                f"(SCORE_CLIP={SCORE_CLIP:g} times target_score={self.config.target_score}), "
+                "the scores the observation encodes exactly"
+            )
+        return scores
+
+    def _prepare_state(self, game: RookState) -> None:
         # Game episodes between weak agents can last very long (sets keep both scores low):
-        # after max_hands hands the episode is truncated.
-        self.max_hands = max_hands
-        self.layout = layout_for(self.config)
-        self.obs_layout = obs_layout(self.config)
-        n_act = self.layout.n_actions
-        self.possible_agents = list(AGENTS)
-        obs_space = spaces.Dict(
-            {
-                # Copies: the cached layout's bound arrays must not be reachable through a space.
-                "observation": spaces.Box(self.obs_layout.low.copy(), self.obs_layout.high.copy(), dtype=np.float32),
-                "action_mask": spaces.Box(0, 1, (n_act,), dtype=np.int8),
-            }
-        )
-        self.observation_spaces = {a: obs_space for a in AGENTS}
-        self.action_spaces = {a: spaces.Discrete(n_act) for a in AGENTS}
-        n = self.layout.n_cards
-        self.state_space = spaces.Box(
-            np.concatenate([self.obs_layout.low, np.zeros(5 * n, np.float32)]),
-            np.concatenate([self.obs_layout.high, np.ones(5 * n, np.float32)]),
-            dtype=np.float32,
-        )
-        self._rng: random.Random | None = None
-        self._game: RookState | None = None
-        self._mask: int | None = None
-        # Before the first reset: no agent is active.
-        self.agents = []
-        self.agent_selection = None
-        self.rewards, self._cumulative_rewards, self.infos = {}, {}, {}
-        self.terminations, self.truncations = {}, {}
-
-    @property
-    def game(self) -> RookState:
-        """The pure rules state of the current episode (after ``reset()``)."""
-        game = self._game
-        if game is None:
-            raise NotResetError("env.game does not exist before reset(); call reset() first")
-        return game
-
-    # ------------------------------------------------------------- PettingZoo
-    def observation_space(self, agent: str) -> spaces.Space:
-        try:
-            return self.observation_spaces[agent]
-        except (KeyError, TypeError):
-            raise _unknown_agent(agent) from None
-
-    def action_space(self, agent: str) -> spaces.Space:
-        try:
-            return self.action_spaces[agent]
-        except (KeyError, TypeError):
-            raise _unknown_agent(agent) from None
-
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        # Everything is checked before anything changes: a rejected reset leaves the
-        # current episode and the RNG stream as they were.
-        if seed is not None:
-            seed = as_int(seed, "seed")
-            if seed < 0:
-                raise ValueError(f"seed={seed} must be a non-negative integer or None")
-        if options is None:
-            options = {}
-        elif not isinstance(options, Mapping):
-            raise ValueError(f"options must be a dict with keys {', '.join(OPTION_KEYS)} (or None), got {options!r}")
-        scores = options.get("scores")
-        if scores is not None:
-            scores = RookState.check_scores(scores)
-            limit = int(SCORE_CLIP * self.config.target_score)
-            if max(abs(scores[0]), abs(scores[1])) > limit:
-                raise ValueError(
-                    f"scores={scores} out of range: each must be within -{limit}..{limit} "
-                    f"(SCORE_CLIP={SCORE_CLIP:g} times target_score={self.config.target_score}), "
-                    "the scores the observation encodes exactly"
-                )
-        rng = self._rng if seed is None and self._rng is not None else random.Random(seed)
-        game = RookState(self.config)
-        game.rng = rng
+        # after max_hands hands the game stops at the end of a hand, showing no further deal.
         game.hand_limit = self.max_hands
-        game.new_game(  # checks dealer, hands and nest before drawing from rng
-            dealer=options.get("dealer"),
-            scores=scores,
-            hands=options.get("hands"),
-            nest=options.get("nest"),
-        )
-        unknown = [k for k in options if k not in OPTION_KEYS]
-        if unknown:
-            # Not an error: PettingZoo's api_test resets with arbitrary options. Not silent either.
-            warnings.warn(
-                f"ignoring unknown reset option(s) {', '.join(map(repr, unknown))}; known: {', '.join(OPTION_KEYS)}"
-            )
-        self._rng = rng
-        self._game = game
+
+    # The four observations are kept up to date incrementally (ObservationEncoder, the hot path).
+    def _obs_reset(self, game: RookState) -> None:
         self._enc = ObservationEncoder(game)
         self._enc.rebuild()
-        self._mask = None
-        self.agents = list(AGENTS)
-        self.rewards = {a: 0 for a in AGENTS}
-        self._cumulative_rewards = {a: 0 for a in AGENTS}
-        self._rewards_dirty = False
-        self.terminations = {a: False for a in AGENTS}
-        self.truncations = {a: False for a in AGENTS}
-        self.infos = {a: {} for a in AGENTS}
-        self._skip_agent_selection = None
-        self.agent_selection = AGENTS[game.current]
 
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
-        game = self._game
-        if game is None:
-            raise NotResetError("observe() called before reset(); call reset() first")
-        try:
-            seat = AGENT_SEAT[agent]
-        except (KeyError, TypeError):  # TypeError: an unhashable "agent"
-            raise _unknown_agent(agent) from None
-        if seat == game.current and game.phase != OVER:
-            if self._mask is None:
-                self._mask = game.legal_mask()
-            mask = unpack_mask(self._mask, self.layout.n_actions)
-        else:
-            mask = np.zeros(self.layout.n_actions, np.int8)
-        return {"observation": self._enc.obs[seat].copy(), "action_mask": mask}
+    def _obs_update(self, seat: int, action: int, phase: int, high_bid: int, deals: int) -> None:
+        self._enc.update(seat, action, phase, high_bid, deals)
 
-    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        """(observation, cumulative reward, terminated, truncated, info) of ``agent_selection``."""
-        if self._game is None:
-            raise NotResetError("last() called before reset(); call reset() first")
-        agent = self.agent_selection
-        try:
-            return (
-                self.observe(agent) if observe else None,
-                self._cumulative_rewards[agent],
-                self.terminations[agent],
-                self.truncations[agent],
-                self.infos[agent],
-            )
-        except KeyError:
-            if not self.agents:
-                raise RuntimeError("last() called after every agent is done; call reset() first") from None
-            raise
+    def _obs_of(self, seat: int) -> np.ndarray:
+        return self._enc.obs[seat]
 
-    def _done_error(self, action: Any) -> RuntimeError:
-        return RuntimeError(f"step({action!r}) called after every agent is done; call reset() first")
+    def _obs_saved(self) -> np.ndarray:
+        return self._enc.obs
 
-    def step(self, action: Any) -> None:
-        game = self._game
-        if game is None:
-            raise NotResetError("step() called before reset(); call reset() first")
-        agent = self.agent_selection
-        try:
-            if self.terminations[agent] or self.truncations[agent]:
-                self._was_dead_step(action)
-                return
-        except KeyError:  # the episode is over and every agent has been removed
-            raise self._done_error(action) from None
-        a = action if type(action) is int and 0 <= action < self.layout.n_actions else self._as_action(action)
-        seat, phase, high_bid, deals, hands_played = (
-            game.current, game.phase, game.high_bid, game.deals, game.hands_played
-        )
-        game.apply(a, self._mask)  # raises ValueError on an illegal action
-        self._mask = None
-        self._cumulative_rewards[agent] = 0
-        if self.infos[agent]:  # the last hand's result was shown at this seat's turn; now it is stale
-            self.infos[agent] = {}
-        if self._rewards_dirty:
-            self._clear_rewards()
-            self._rewards_dirty = False
-        self._enc.update(seat, a, phase, high_bid, deals)
-        if game.hands_played != hands_played:
-            self._hand_finished()
-            if game.phase == OVER:
-                # Over without a winner in a game episode: stopped at max_hands (game.hand_limit).
-                truncated = game.winner < 0 and self.config.episode == "game"
-                done = self.truncations if truncated else self.terminations
-                for a_ in self.agents:
-                    done[a_] = True
-        self.agent_selection = AGENTS[game.current]
-        if self.render_mode == "human":
-            self.render()
+    def _obs_restore(self, saved: np.ndarray | None) -> None:
+        if saved is not None:
+            self._enc.obs[:] = saved
 
-    def _as_action(self, action: Any) -> int:
-        if action is None:
-            raise ValueError(f"action None given for {self.agent_selection}, which is not done; pass an action id")
-        try:
-            a = as_int(action, "action")
-        except ValueError:
-            raise ValueError(f"action {action!r} is not an integer action id") from None
-        if not 0 <= a < self.layout.n_actions:
-            raise ValueError(f"action {a} is outside the action space Discrete({self.layout.n_actions})")
-        return a
-
-    def _hand_finished(self) -> None:
-        game = self._game
-        res = game.hand_result
-        delta = res["hand_scores"]
+    def _hand_rewards(self, result: dict[str, Any], game_winner: int) -> list[float]:
+        """Per seat: the team's reward (RULES.md R11; see the module docstring)."""
+        delta = result["hand_scores"]
         mode = self.config.reward
-        for seat, agent in enumerate(AGENTS):
+        out = []
+        for seat in range(N_SEATS):
             t = seat & 1
             if mode == "score_diff":
                 r = delta[t] - delta[1 - t]
             elif mode == "team_score":
                 r = delta[t]
             elif self.config.episode == "game":
-                r = 0 if game.winner < 0 else (1 if game.winner == t else -1)
+                r = 0 if game_winner < 0 else (1 if game_winner == t else -1)
             else:
                 d = delta[t] - delta[1 - t]
                 r = (d > 0) - (d < 0)
-            self.rewards[agent] = r
-            self._cumulative_rewards[agent] += r
-            self.infos[agent] = {"hand": dict(res)}
-        self._rewards_dirty = True
-
-    def state(self) -> np.ndarray:
-        """Global state for centralized critics: seat 0's view plus what is hidden from it."""
-        return self.state_for("player_0")
-
-    def state_for(self, agent: str) -> np.ndarray:
-        """Full-information vector relative to ``agent``: its observation, then the hands of
-        left, partner and right, then the nest as dealt and the discards (5 * n_cards)."""
-        game = self._game
-        if game is None:
-            raise NotResetError("state() called before reset(); call reset() first")
-        try:
-            seat = AGENT_SEAT[agent]
-        except (KeyError, TypeError):
-            raise _unknown_agent(agent) from None
-        n = self.layout.n_cards
-        out = np.zeros(self.state_space.shape, np.float32)
-        size = self.obs_layout.size
-        out[:size] = self._enc.obs[seat]
-        for k, other in enumerate((1, 2, 3)):
-            for c in bits(game.hands[(seat + other) % N_SEATS]):
-                out[size + k * n + c] = 1.0
-        for c in bits(game.nest):
-            out[size + 3 * n + c] = 1.0
-        for c in bits(game.discards):
-            out[size + 4 * n + c] = 1.0
+            out.append(r)
         return out
 
-    def render(self) -> str | np.ndarray | None:
-        if self.render_mode is None:
-            warnings.warn("render() called with render_mode=None; pass render_mode='ansi', 'human' or 'rgb_array'")
-            return None
-        if self._game is None:
-            raise NotResetError("render() called before reset(); call reset() first")
-        if self.render_mode == "rgb_array":
-            from .render import draw_table
-
-            return draw_table(self._game)
-        text = render_text(self._game)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
-
-    def close(self) -> None:
-        pass
-
-    # --------------------------------------------------------------- helpers
-    def legal_actions(self) -> list[int]:
-        """Legal action ids of the seat to act."""
-        return self.game.legal_actions()
+    def _end_of_hand(self, game: RookState) -> None:
+        if game.phase == OVER:
+            # Over without a winner in a game episode: stopped at max_hands (game.hand_limit).
+            truncated = game.winner < 0 and self.config.episode == "game"
+            done = self.truncations if truncated else self.terminations
+            for a_ in self.agents:
+                done[a_] = True
 
     def decode(self, agent: str):
         """This seat's observation as a readable :class:`rook_env.observation.PlayerView`."""
@@ -399,108 +176,23 @@ class raw_env(AECEnv, EzPickle):
 
         return decode(self.observe(agent)["observation"], self.config)
 
-    # -------------------------------------------------------------- copying
-    def __deepcopy__(self, memo: dict) -> "raw_env":
-        import copy
 
-        new = self.__class__.__new__(self.__class__)
-        memo[id(self)] = new
-        for k, v in self.__dict__.items():
-            if k in ("_game", "_enc", "layout", "obs_layout"):
-                continue
-            setattr(new, k, copy.deepcopy(v, memo))
-        new.layout, new.obs_layout = self.layout, self.obs_layout  # shared, immutable
-        new._game = None
-        if self._game is not None:
-            new._game = self._game.clone()
-            new._game.rng = new._rng  # one RNG stream per env, as in reset()
-            new._enc = ObservationEncoder(new._game)
-            new._enc.obs[:] = self._enc.obs
-        return new
-
-    def __getstate__(self) -> dict[str, Any]:
-        # The whole state, not just the constructor arguments (EzPickle's default): an
-        # environment pickled mid-hand (Ray, multiprocessing) continues where it was.
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_enc", "layout", "obs_layout")}
-        state["_obs"] = self._enc.obs if self._game is not None else None
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
-        obs = state.pop("_obs")
-        self.__dict__.update(state)
-        self.layout = layout_for(self.config)
-        self.obs_layout = obs_layout(self.config)
-        if self._game is not None:
-            self._enc = ObservationEncoder(self._game)
-            self._enc.obs[:] = obs
-
-
-class CheckedRookEnv(raw_env):
+class CheckedRookEnv(CheckedMixin, raw_env):
     """``raw_env`` with PettingZoo's classic checks implemented natively (fast). Order
     enforcement and action bounds are shared with ``raw_env``; here an illegal action ends
     the episode with ``illegal_reward`` for the offender (TerminateIllegalWrapper semantics)
     instead of raising."""
-
-    def __init__(
-        self, render_mode: str | None = None, illegal_reward: float = -1.0, max_hands: int | None = None, **flags: Any
-    ) -> None:
-        illegal_reward = as_float(illegal_reward, "illegal_reward")
-        super().__init__(render_mode=render_mode, max_hands=max_hands, **flags)
-        EzPickle.__init__(self, render_mode=render_mode, illegal_reward=illegal_reward, max_hands=max_hands, **flags)
-        self.illegal_reward = illegal_reward
-
-    def step(self, action: Any) -> None:
-        game = self._game
-        if game is None:
-            raise NotResetError("step() called before reset(); call reset() first")
-        agent = self.agent_selection
-        try:
-            if self.terminations[agent] or self.truncations[agent]:
-                self._was_dead_step(action)
-                return
-        except KeyError:  # the episode is over and every agent has been removed
-            raise self._done_error(action) from None
-        a = action if type(action) is int and 0 <= action < self.layout.n_actions else self._as_action(action)
-        if self._mask is None:
-            self._mask = game.legal_mask()
-        if not (self._mask >> a) & 1:
-            warnings.warn(
-                f"[rook_env] {game.illegal_message(a, self._mask)}; "
-                f"the episode ends and {agent} receives {self.illegal_reward}",
-                IllegalActionWarning,
-            )
-            self._cumulative_rewards[agent] = 0
-            self.terminations = {a_: True for a_ in self.agents}
-            self.truncations = {a_: True for a_ in self.agents}
-            self.rewards = {a_: 0 for a_ in self.agents}
-            self.rewards[agent] = self.illegal_reward
-            self._accumulate_rewards()
-            self._rewards_dirty = True
-            self.infos = {a_: {"illegal_action": {"agent": agent, "action": a}} for a_ in self.agents}
-            self._deads_step_first()
-            return
-        super().step(a)
-
-
-GAMES = ("partnership", "call_partner")
 
 
 def env(
     render_mode: str | None = None,
     illegal_reward: float = -1.0,
     max_hands: int | None = None,
-    game: str = "partnership",
+    game: str | None = None,
     **flags: Any,
 ) -> AECEnv:
-    """The Rook environment with PettingZoo's classic checks (see the module docstring).
-
-    ``game="call_partner"`` makes call-your-partner Rook for 4-6 players instead
-    (:func:`rook_env.call_partner.env`, RULES.md section C); ``flags`` are that game's."""
-    if game == "call_partner":
-        from .call_partner import env as call_partner_env
-
-        return call_partner_env(render_mode=render_mode, illegal_reward=illegal_reward, max_hands=max_hands, **flags)
-    if game != "partnership":
-        raise ValueError(f"game must be one of {GAMES}, got {game!r}")
-    return CheckedRookEnv(render_mode=render_mode, illegal_reward=illegal_reward, max_hands=max_hands, **flags)
+    """The environment of ``game`` (default ``"partnership"``) with PettingZoo's classic checks
+    (see the module docstring). ``game="call_partner"`` makes call-your-partner Rook for 4-6
+    players (``players=``, RULES.md section C); ``flags`` are that game's (:mod:`rook_env.games`)."""
+    return CheckedRookEnv(render_mode=render_mode, illegal_reward=illegal_reward, max_hands=max_hands, game=game,
+                          **flags)

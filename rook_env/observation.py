@@ -62,6 +62,7 @@ import numpy as np
 
 from .cards import N_SEATS, Layout, bits, contract_trump, layout_for
 from .config import RookConfig
+from .core.observation import relative_seats, unpack_mask
 from .rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
 
 # The score entries hold clip(score / target_score, -SCORE_CLIP, SCORE_CLIP): finite Box bounds that
@@ -135,18 +136,12 @@ DEFAULT_OBS_LAYOUT = obs_layout(RookConfig())
 OBS_SIZE = DEFAULT_OBS_LAYOUT.size
 
 # REL[me][seat] = (seat - me) % 4
-REL = tuple(tuple((s - me) % N_SEATS for s in range(N_SEATS)) for me in range(N_SEATS))
+REL = relative_seats(N_SEATS)
 # REL_ONE_HOT[seat][me] = one-hot of REL[me][seat]: a (4, 4) block for a rel-seat section of all four rows.
 REL_ONE_HOT = np.array(
     [[[1.0 if r == REL[me][seat] else 0.0 for r in range(N_SEATS)] for me in range(N_SEATS)] for seat in range(N_SEATS)],
     np.float32,
 )
-
-
-def unpack_mask(mask: int, n: int) -> np.ndarray:
-    """Bitmask -> fresh int8 0/1 array of length ``n`` (bit i -> element i)."""
-    raw = np.frombuffer(mask.to_bytes((n + 7) // 8, "little"), np.uint8)
-    return np.unpackbits(raw, count=n, bitorder="little").view(np.int8)
 
 
 class ObservationEncoder:

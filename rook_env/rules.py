@@ -19,12 +19,12 @@ contract, built once per configuration.
 
 from __future__ import annotations
 
-import random
 from functools import lru_cache
 from typing import Any, Sequence
 
 from .cards import N_COLOURS, N_SEATS, Layout, bits, contract_low, contract_trump, layout_for
-from .config import RookConfig, as_int
+from .config import RookConfig
+from .core.rules import TrickState
 
 BID, DISCARD, TRUMP, PLAY, OVER, CIRCUS = range(6)
 PHASE_NAMES = ("bid", "discard", "trump", "play", "over", "circus")
@@ -112,182 +112,38 @@ def team_of(seat: int) -> int:
     return seat & 1
 
 
-class RookState:
-    """One table of Rook. Create it, then :meth:`deal` (or :meth:`new_game`)."""
+class RookState(TrickState):
+    """One table of Rook. Create it, then :meth:`deal` (or :meth:`new_game`).
+
+    The deal, auction, nest exchange and trick play are :class:`rook_env.core.rules.TrickState`'s;
+    this class adds the contract (trump or an extended call), Circus Rook, team credit and scoring.
+    """
+
+    BID, DISCARD, TRUMP, PLAY, OVER, CIRCUS = BID, DISCARD, TRUMP, PLAY, OVER, CIRCUS
+    PHASE_NAMES = PHASE_NAMES
 
     __slots__ = (
-        "config", "L", "rng", "_ct", "_circus_on", "_follow", "_any_time", "_trumps",
-        # game
-        "scores", "dealer", "hands_played", "deals", "winner",
-        # hand
-        "hands", "nest", "discards", "phase", "current",
-        "bid_history", "high_bid", "bidder", "passed", "n_passed",
-        "trump", "leader", "trick", "tricks", "played", "played_by",
-        "tricks_won", "points", "last_trick_team", "nest_has_counters", "hand_result",
-        "hand_limit", "call", "circus", "passing",
+        "_ct", "_circus_on", "_follow", "_any_time", "_trumps",
+        "last_trick_team", "call", "circus", "passing",
     )
+    _LISTS = TrickState._LISTS + ("passing",)
 
     def __init__(self, config: RookConfig | None = None, seed: int | None = None) -> None:
-        self.config = config or RookConfig()
-        self.L: Layout = layout_for(self.config)
-        self.rng = random.Random(None if seed is None else as_int(seed, "seed"))
-        self._ct = contract_tables(self.config)
-        self._circus_on = self.config.circus_rook == "on"
-        self.scores = [0, 0]
-        self.dealer = 0
-        self.hands_played = 0
-        self.deals = 0
-        self.winner = -1
-        self.phase = OVER
-        self.trump = self.call = -1
+        config = config or RookConfig()
+        super().__init__(config, layout_for(config), N_SEATS, 2, seed)
+        self._ct = contract_tables(config)
+        self._circus_on = config.circus_rook == "on"
+        self.call = -1
         self.circus = False
-        self.hand_result: dict[str, Any] | None = None
-        # episode="game": stop (phase OVER, no winner) after this many hands instead of dealing
-        # the next one, so that a truncated game never shows a deal that will not be played.
-        self.hand_limit: int | None = None
 
-    # ------------------------------------------------------------------ setup
-    def new_game(
-        self,
-        dealer: int | None = None,
-        scores: Sequence[int] | None = None,
-        hands: Sequence[Sequence[int]] | None = None,
-        nest: Sequence[int] | None = None,
-    ) -> None:
-        """Start a game (or a single hand): scores, first dealer (drawn when None), deal.
+    def _scores_wanted(self) -> str:
+        return "two integers (team 0, team 1)"
 
-        Every argument is checked before anything changes: a bad one raises ``ValueError``
-        and leaves the state and its RNG as they were.
-        """
-        new_scores = [0, 0] if scores is None else self.check_scores(scores)
-        seat = None if dealer is None else self.check_dealer(dealer)
-        deal = None if hands is None and nest is None else self._check_deal(hands, nest)
-        if seat is None:
-            seat = self.rng.randrange(N_SEATS)
-        self.scores = new_scores
-        self.dealer = seat
-        self.hands_played = 0
-        self.deals = 0
-        self.winner = -1
-        self.hand_result = None
-        self.deal(checked=deal)
-
-    @staticmethod
-    def check_scores(scores: Any) -> list[int]:
-        """``scores`` as two ints (team 0, team 1), else ``ValueError``."""
-        try:
-            if isinstance(scores, (str, bytes)) or len(scores) != 2:
-                raise ValueError
-            return [as_int(s, "score") for s in scores]
-        except (TypeError, ValueError):
-            raise ValueError(f"scores must be two integers (team 0, team 1), got {scores!r}") from None
-
-    @staticmethod
-    def check_dealer(dealer: Any) -> int:
-        """``dealer`` as a seat 0..3, else ``ValueError``."""
-        seat = as_int(dealer, "dealer")
-        if not 0 <= seat < N_SEATS:
-            raise ValueError(f"dealer must be a seat 0..{N_SEATS - 1}, got {dealer!r}")
-        return seat
-
-    def deal(
-        self,
-        hands: Sequence[Sequence[int]] | None = None,
-        nest: Sequence[int] | None = None,
-        checked: tuple[list[int], int] | None = None,
-    ) -> None:
-        """Deal a hand by the current dealer: given cards, or shuffled from ``self.rng``.
-
-        ``checked``: a deal already validated by :meth:`_check_deal` (hand masks, nest mask).
-        """
-        L = self.L
-        if checked is not None:
-            masks, nest_mask = checked
-        elif hands is None and nest is None:
-            deck = list(range(L.n_cards))
-            self.rng.shuffle(deck)
-            # Deal one at a time clockwise from the dealer's left; after each of the
-            # first nest_size rounds one card goes to the nest (RULES.md "Deal").
-            hand_lists: list[list[int]] = [[], [], [], []]
-            nest_list: list[int] = []
-            it = iter(deck)
-            nest_size = L.nest_size
-            for rnd in range(L.hand_size):
-                for i in range(1, N_SEATS + 1):
-                    hand_lists[(self.dealer + i) % N_SEATS].append(next(it))
-                if rnd < nest_size:
-                    nest_list.append(next(it))
-            masks = [sum(1 << c for c in h) for h in hand_lists]
-            nest_mask = sum(1 << c for c in nest_list)
-        else:
-            masks, nest_mask = self._check_deal(hands, nest)
-        self.hands = masks
-        self.nest = nest_mask
-        self.discards = 0
-        self.phase = BID
-        self.current = (self.dealer + 1) % N_SEATS
-        self.bid_history: list[tuple[int, int]] = []
-        self.high_bid = -1  # index into L.bids
-        self.bidder = -1
-        self.passed = [False] * N_SEATS
-        self.n_passed = 0
-        self.trump = -1  # trump colour (-1: not named yet, or a no-trump contract)
+    def _new_hand(self) -> None:
         self.call = -1  # trump call: contract index, the action - TRUMP0 (-1: not named yet)
         self.circus = False  # circus called (circus_rook)
         self.passing: list[int] = []  # circus: the card each seat has chosen to pass (-1: not yet)
-        self.leader = -1
-        self.trick: list[int] = []  # cards of the current trick, in play order from the leader
-        self.tricks: list[tuple[int, tuple[int, ...]]] = []  # finished tricks: (leader, cards)
-        self.played = 0
-        self.played_by = [-1] * L.n_cards
-        self.tricks_won = [0, 0]
-        self.points = [0, 0]
         self.last_trick_team = -1
-        self.nest_has_counters = False
-        self.deals += 1
-
-    def _check_deal(self, hands: Any, nest: Any) -> tuple[list[int], int]:
-        """A fixed deal as (four hand masks, nest mask), else ``ValueError`` saying what is wrong."""
-        L = self.L
-        if nest is None and L.nest_size == 0 and hands is not None:
-            nest = []  # a game without a nest: 'nest' may be left out
-        if hands is None or nest is None:
-            raise ValueError("a fixed deal needs both 'hands' (four lists) and 'nest'")
-
-        def card_list(cards: Any) -> list[Any]:
-            # A string is iterable but never a list of card ids (list("abcd") would be four "cards").
-            if isinstance(cards, (str, bytes, dict)):
-                raise TypeError
-            return list(cards)
-
-        try:
-            hand_lists, nest_list = [card_list(h) for h in card_list(hands)], card_list(nest)
-        except TypeError:
-            raise ValueError(
-                f"'hands' must be four lists of card ids and 'nest' a list of card ids, got {hands!r} and {nest!r}"
-            ) from None
-        if len(hand_lists) != N_SEATS:
-            raise ValueError(f"'hands' must hold {N_SEATS} lists, got {len(hand_lists)}")
-        seen: dict[int, str] = {}
-        masks = []
-        where_cards = [(f"hands[{i}]", h, L.hand_size) for i, h in enumerate(hand_lists)]
-        for where, cards, size in where_cards + [("nest", nest_list, L.nest_size)]:
-            if len(cards) != size:
-                raise ValueError(f"{where} must hold {size} cards, got {len(cards)}")
-            mask = 0
-            for raw in cards:
-                try:
-                    c = as_int(raw, "card id")
-                except ValueError:
-                    c = -1
-                if not 0 <= c < L.n_cards:
-                    raise ValueError(f"{where} holds unknown card id {raw!r}; card ids are 0..{L.n_cards - 1}")
-                if c in seen:
-                    raise ValueError(f"card {c} ({L.card_name(c)}) is dealt twice: in {seen[c]} and {where}")
-                seen[c] = where
-                mask |= 1 << c
-            masks.append(mask)
-        return masks[:N_SEATS], masks[N_SEATS]
 
     # ------------------------------------------------------------ legal moves
     def legal_mask(self) -> int:
@@ -298,7 +154,7 @@ class RookState:
         if phase == BID:
             return self._bid_mask()
         if phase == DISCARD:
-            return self._discard_mask()
+            return self._discard_mask(self._trumps if self.config.nest_discard != "any" else 0)
         if phase == TRUMP:
             if self._circus_on and not self.circus:
                 return self.L.trump_mask | 1 << self.L.CIRCUS
@@ -307,38 +163,13 @@ class RookState:
             return self.hands[self.current]
         return 0
 
-    def legal_actions(self) -> list[int]:
-        return bits(self.legal_mask())
-
-    def _bid_mask(self) -> int:
-        L, cfg = self.L, self.config
-        s = self.current
-        redeal = (1 << L.REDEAL) if cfg.no_counter_redeal == "on" and not self.hands[s] & L.counter_mask else 0
-        if self.n_passed == 3 and self.high_bid < 0:
-            # all_pass=dealer_forced: the dealer's only bid is the minimum.
-            return (1 << L.BID0) | redeal
-        above = self.high_bid + 1
-        bids = (L.bid_mask >> (L.BID0 + above)) << (L.BID0 + above)
-        return (1 << L.PASS) | bids | redeal
-
-    def _discard_mask(self) -> int:
-        L = self.L
-        hand = self.hands[self.bidder]
-        if self.config.nest_discard == "any":
-            return hand
-        # German rule: counters only when every card left is a counter or a trump (no trump: a counter).
-        free = hand & ~L.counter_mask
-        if free & ~self._trumps:
-            return free
-        return hand
-
     def _play_mask(self) -> int:
         hand = self.hands[self.current]
         trick = self.trick
         if not trick:
             return hand
         # The cards of the led card's effective suit (a led Rook Bird is a trump lead), plus the
-        # cards playable at any time (the high Rook Bird); holding none, any card.
+        # cards playable at any time (the high Rook Bird); holding none, any card (R7.1, F7).
         follow = hand & self._follow[trick[0]]
         if follow:
             return follow | (hand & self._any_time)
@@ -350,10 +181,7 @@ class RookState:
 
         ``legal``: the current ``legal_mask()`` when the caller already has it (saves recomputing).
         """
-        if legal is None:
-            legal = self.legal_mask()
-        if not isinstance(action, int) or action < 0 or not (legal >> action) & 1:
-            raise ValueError(self.illegal_message(action, legal))
+        self._check_action(action, legal)
         phase = self.phase
         if phase == PLAY:
             self._apply_play(action)
@@ -366,64 +194,19 @@ class RookState:
         else:
             self._apply_circus_pass(action)
 
-    def illegal_message(self, action: Any, legal: int | None = None) -> str:
-        L = self.L
-        if legal is None:
-            legal = self.legal_mask()
-        name = L.action_name(action) if isinstance(action, int) and 0 <= action < L.n_actions else "out of range"
-        legal_txt = ", ".join(f"{a} ({L.action_name(a)})" for a in bits(legal))
-        return (
-            f"illegal action {action!r} ({name}) for player_{self.current} in phase "
-            f"{PHASE_NAMES[self.phase]!r}; legal actions: {legal_txt or 'none (the hand is over)'}"
-        )
-
-    def _apply_bid(self, action: int) -> None:
-        L = self.L
-        s = self.current
-        self.bid_history.append((s, action))
-        if action == L.REDEAL:
-            self.deal()
-            return
-        if action == L.PASS:
-            self.passed[s] = True
-            self.n_passed += 1
-            if self.n_passed == 3:
-                if self.high_bid >= 0:
-                    self._end_auction()
-                    return
-                if self.config.all_pass == "redeal":
-                    self.deal()
-                    return
-        else:
-            self.high_bid = action - L.BID0
-            self.bidder = s
-            if self.high_bid == L.n_bids - 1 or self.n_passed == 3:
-                self._end_auction()
-                return
-        nxt = (s + 1) % N_SEATS
-        while self.passed[nxt]:
-            nxt = (nxt + 1) % N_SEATS
-        self.current = nxt
-
     def _end_auction(self) -> None:
-        b = self.bidder
-        self.current = b
-        if not self.L.nest_size:  # no nest: trump (or circus) right after the auction
+        if not self.L.nest_size:  # no nest: trump (or circus) right after the auction (F14)
+            self.current = self.bidder
             self.phase = TRUMP
             return
-        self.hands[b] |= self.nest  # the bidder takes the nest, unseen by others
-        self.phase = TRUMP if self.config.nest_discard == "no_counters_unless_forced" else DISCARD
+        super()._end_auction()
 
-    def _apply_discard(self, card: int) -> None:
-        bit = 1 << card
-        self.hands[self.bidder] ^= bit
-        self.discards |= bit
-        if self.discards.bit_count() == self.L.nest_size:
-            if self.config.nest_discard == "no_counters_unless_forced":
-                self.nest_has_counters = bool(self.discards & self.L.counter_mask)
-                self._start_play()
-            else:
-                self.phase = TRUMP
+    def _discards_done(self) -> None:
+        if self.config.nest_discard == "no_counters_unless_forced":
+            self.nest_has_counters = bool(self.discards & self.L.counter_mask)
+            self._start_play()
+        else:
+            self.phase = TRUMP
 
     def _apply_trump(self, action: int) -> None:
         L = self.L
@@ -463,42 +246,24 @@ class RookState:
             self.hands[(giver + 1) % N_SEATS] |= 1 << c  # to the player on the giver's left
         self._start_play()
 
-    def _start_play(self) -> None:
-        fl = self.config.first_lead
-        if self.circus:  # the trump namer leads
-            self.leader = (self.bidder + 1) % N_SEATS
-        elif fl == "left_of_dealer":
-            self.leader = (self.dealer + 1) % N_SEATS
-        elif fl == "left_of_bidder":
-            self.leader = (self.bidder + 1) % N_SEATS
-        else:
-            self.leader = self.bidder
-        self.current = self.leader
-        self.phase = PLAY
+    def _first_leader(self) -> int:
+        if self.circus:  # the trump namer leads (F20)
+            return (self.bidder + 1) % N_SEATS
+        return super()._first_leader()
 
-    def _apply_play(self, card: int) -> None:
-        s = self.current
-        self.hands[s] ^= 1 << card
-        self.played |= 1 << card
-        self.played_by[card] = s
-        trick = self.trick
-        trick.append(card)
-        if len(trick) < N_SEATS:
-            self.current = (s + 1) % N_SEATS
-            return
-        winner = (self.leader + self._ct.winner_index(self.call, trick)) % N_SEATS
-        team = winner & 1
-        pts = self.L.card_points
-        self.points[team] += pts[trick[0]] + pts[trick[1]] + pts[trick[2]] + pts[trick[3]]
+    def _trick_winner(self, trick: list[int]) -> int:
+        return self._ct.winner_index(self.call, trick)
+
+    def _credit(self, winner: int, points: int) -> None:
+        team = winner & 1  # partners share their tricks (R1)
+        self.points[team] += points
         self.tricks_won[team] += 1
-        self.tricks.append((self.leader, tuple(trick)))
-        self.trick = []
-        self.leader = self.current = winner
-        if len(self.tricks) == self.L.n_tricks:
-            # The last trick also takes the nest.
-            self.last_trick_team = team
-            self.points[team] += sum(pts[c] for c in bits(self.discards))
-            self._finish_hand()
+
+    def _last_trick(self, winner: int) -> None:
+        # The last trick also takes the nest (R7.4).
+        team = self.last_trick_team = winner & 1
+        pts = self.L.card_points
+        self.points[team] += sum(pts[c] for c in bits(self.discards))
 
     def trick_winner_index(self, cards: Sequence[int]) -> int:
         """Index (in play order) of the card that wins a trick under the current contract (or,
@@ -507,6 +272,7 @@ class RookState:
 
     # ---------------------------------------------------------------- scoring
     def _finish_hand(self) -> None:
+        """Score the hand for the two teams (RULES.md R8, F9, F10), then the game (R9)."""
         cfg = self.config
         captured = list(self.points)  # counters, nest included
         bonus = [0, 0]
@@ -524,9 +290,7 @@ class RookState:
         self.scores[0] += delta[0]
         self.scores[1] += delta[1]
         self.hands_played += 1
-        target = cfg.target_score
-        if max(self.scores) >= target and self.scores[0] != self.scores[1]:
-            self.winner = 0 if self.scores[0] > self.scores[1] else 1
+        self._game_winner()
         self.hand_result = {
             "bidder": self.bidder,
             "bid": bid,
@@ -544,54 +308,13 @@ class RookState:
             self.hand_result["call"] = self.L.contract_name(self.call)
         if self._circus_on:
             self.hand_result["circus"] = self.circus
-        if cfg.episode == "game" and self.winner < 0 and (
-            self.hand_limit is None or self.hands_played < self.hand_limit
-        ):
-            self.dealer = (self.dealer + 1) % N_SEATS
-            self.deal()
-        else:
-            self.phase = OVER
+        self._next_hand_or_over()
 
     # ------------------------------------------------------------------ misc
-    @property
-    def is_over(self) -> bool:
-        return self.phase == OVER
-
-    def clone(self) -> "RookState":
-        """An independent copy (the RNG state included)."""
-        new = RookState.__new__(RookState)
-        for name in RookState.__slots__:
-            if hasattr(self, name):
-                setattr(new, name, getattr(self, name))
-        new.rng = random.Random()
-        new.rng.setstate(self.rng.getstate())
-        new.scores = list(self.scores)
-        new.hands = list(self.hands)
-        new.bid_history = list(self.bid_history)
-        new.passed = list(self.passed)
-        new.trick = list(self.trick)
-        new.tricks = list(self.tricks)
-        new.played_by = list(self.played_by)
-        new.passing = list(self.passing)
-        new.tricks_won = list(self.tricks_won)
-        new.points = list(self.points)
-        new.hand_result = dict(self.hand_result) if self.hand_result else None
-        return new
-
     def to_dict(self) -> dict[str, Any]:
         """The global state (all hands, nest, discards): for centralized critics and logs."""
-        L = self.L
         return {
-            "phase": PHASE_NAMES[self.phase],
-            "current_player": self.current,
-            "dealer": self.dealer,
-            "hands": [bits(h) for h in self.hands],
-            "nest": bits(self.nest),
-            "discards": bits(self.discards),
-            "bid_history": [(s, L.action_name(a)) for s, a in self.bid_history],
-            "bidder": self.bidder,
-            "bid": L.bids[self.high_bid] if self.high_bid >= 0 else None,
-            "trump": self.trump,
+            **self._public_dict(),
             "call": self.call,
             "circus": self.circus,
             "passing": list(self.passing),

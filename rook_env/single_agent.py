@@ -3,6 +3,9 @@
 
 ``gymnasium.make("rook_env/RookSingleAgent-v0", **kwargs)`` builds it by id (registered on
 ``import rook_env``); the defaults are the learner partnership (seats 0 and 2) against the heuristic.
+It takes the arguments of :func:`rook_env.env`: ``game=`` (:mod:`rook_env.games`), ``players=`` and the
+rule flags; with ``game="call_partner"`` the learner plays one seat (default seat 0; partnerships
+change every hand) and the other seats default to that game's heuristic.
 
 The learner controls one or more seats (by default a whole partnership, seats 0 and 2: observations
 are seat-relative, so one policy plays both partners); the other seats are played by agents with the
@@ -37,9 +40,10 @@ from typing import Any, Mapping, Sequence
 import gymnasium
 import numpy as np
 
-from .env import AGENTS, RENDER_MODES, IllegalActionWarning, raw_env
+from .core.aec import RENDER_MODES, IllegalActionWarning
+from .env import raw_env
+from .games import get_game
 from .loop import play_turns
-from .rules import OVER
 
 SINGLE_AGENT_ID = "rook_env/RookSingleAgent-v0"
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
@@ -52,22 +56,36 @@ class SingleAgentRookEnv(gymnasium.Env):
 
     def __init__(
         self,
-        opponents: Mapping[int, Any] | Any = "heuristic",
-        learner_seats: Sequence[int] = (0, 2),
+        opponents: Mapping[int, Any] | Any = None,
+        learner_seats: Sequence[int] | None = None,
         render_mode: str | None = None,
         illegal_action: str = "terminate",
         illegal_reward: float = -1.0,
         max_hands: int | None = None,
+        game: str | None = None,
         **flags: Any,
     ) -> None:
-        seats = tuple(learner_seats)
-        if not seats or len(set(seats)) != len(seats) or not all(s in (0, 1, 2, 3) for s in seats):
-            raise ValueError(f"learner_seats must be distinct seats 0..3, got {learner_seats!r}")
-        if any(s & 1 != seats[0] & 1 for s in seats):
+        spec = get_game(game)
+        # flags: rule flags only (players among them); checked here, before the agents are built
+        self.aec = raw_env(render_mode=render_mode, max_hands=max_hands, game=spec.name, **flags)
+        n = len(self.aec.possible_agents)
+        teams = spec.name == "partnership"  # fixed partnerships: the learner may play a whole team
+        seats = tuple((0, 2) if teams else (0,)) if learner_seats is None else tuple(learner_seats)
+        if not seats or len(set(seats)) != len(seats) or not all(s in range(n) for s in seats):
+            raise ValueError(f"learner_seats must be distinct seats 0..{n - 1}, got {learner_seats!r}")
+        if teams and any(s & 1 != seats[0] & 1 for s in seats):
             raise ValueError(f"learner_seats {seats} must belong to one team (seats 0 and 2, or 1 and 3)")
+        if not teams and len(seats) != 1:
+            raise ValueError(f"learner_seats {seats}: game={spec.name!r} has no fixed partnerships, "
+                             "so the learner plays one seat")
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action={illegal_action!r}; allowed: {', '.join(ILLEGAL_ACTION_MODES)}")
-        others = [s for s in range(4) if s not in seats]
+        if opponents is None:
+            opponents = spec.heuristic
+        if not spec.takes_players:
+            flags.pop("players", None)  # checked by raw_env above: the game's one table size
+        flags = {**flags, "game": spec.name}  # make_agent's flags name the game
+        others = [s for s in range(n) if s not in seats]
         self._spec: str | None = None
         if isinstance(opponents, str):  # a make_agent spec: one agent per seat, reseeded on seeded resets
             self._spec = opponents
@@ -88,10 +106,10 @@ class SingleAgentRookEnv(gymnasium.Env):
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
         self._flags = flags
-        self.aec = raw_env(render_mode=render_mode, max_hands=max_hands, **flags)  # flags: rule flags only
         self.render_mode = render_mode
-        self.observation_space = self.aec.observation_spaces[AGENTS[0]]["observation"]
-        self.action_space = self.aec.action_spaces[AGENTS[0]]
+        self._names = self.aec.possible_agents
+        self.observation_space = self.aec.observation_spaces[self._names[0]]["observation"]
+        self.action_space = self.aec.action_spaces[self._names[0]]
         self._mask: np.ndarray | None = None
         self._ended_illegal = False
 
@@ -131,7 +149,7 @@ class SingleAgentRookEnv(gymnasium.Env):
             action = a
         self.aec.step(action)  # "raise" mode: ValueError on an illegal action
         reward = self._learner_reward() + self._play_others()
-        terminated = self.aec.game.phase == OVER
+        terminated = self.aec.game.is_over
         truncated = not terminated and self._truncated()
         obs, info = self._observe()
         return obs, reward, terminated, truncated, info
@@ -150,13 +168,13 @@ class SingleAgentRookEnv(gymnasium.Env):
         # The AEC env pays rewards on the step that ends a hand and clears them on the next
         # step, so reading them after every step counts each hand once. Partners receive the
         # same reward: the team's is counted once.
-        return float(self.aec.rewards[AGENTS[self.learner_seats[0]]])
+        return float(self.aec.rewards[self._names[self.learner_seats[0]]])
 
     def _truncated(self) -> bool:
-        return bool(self.aec.truncations[AGENTS[self.learner_seats[0]]])
+        return bool(self.aec.truncations[self._names[self.learner_seats[0]]])
 
     def _done(self) -> bool:
-        return self._ended_illegal or self.aec.game.phase == OVER or self._truncated()
+        return self._ended_illegal or self.aec.game.is_over or self._truncated()
 
     def _play_others(self) -> float:
         """The other seats play (the one play loop, :func:`rook_env.loop.play_turns`) until the
@@ -172,7 +190,7 @@ class SingleAgentRookEnv(gymnasium.Env):
         done = self._done()
         if done or seat not in self.learner_seats:
             seat = self.learner_seats[0]
-        obs = aec.observe(AGENTS[seat])
+        obs = aec.observe(self._names[seat])
         mask = obs["action_mask"]
         if done:  # the episode is over: an all-zero mask, even after an illegal action mid-hand
             mask = np.zeros_like(mask)

@@ -1,5 +1,7 @@
-"""rook_env.env(game=...) dispatches to the right game; both ids are registered."""
+"""One API: rook_env.env / raw_env / SingleAgentRookEnv take game=, players= and the rule flags,
+dispatching to the right game through the registry; both ids are registered."""
 
+import numpy as np
 import pettingzoo
 import pytest
 
@@ -23,8 +25,72 @@ def test_env_default_game_is_the_partnership_game():
 
 
 def test_unknown_game_is_an_error_naming_it():
-    with pytest.raises(ValueError, match="game must be one of .*'poker'"):
-        rook_env.env(game="poker")
+    for door in (rook_env.env, rook_env.raw_env):
+        with pytest.raises(ValueError, match="game='poker' is not allowed; allowed values: partnership, call_partner"):
+            door(game="poker")
+
+
+@pytest.mark.parametrize("players", [4, 5, 6])
+def test_raw_env_takes_game_and_players(players):
+    from rook_env.call_partner import raw_env as cp_raw_env
+
+    e = rook_env.raw_env(game="call_partner", players=players, deck="no_twos_to_fours")
+    assert type(e) is cp_raw_env and e.config.players == players and e.config.deck == "no_twos_to_fours"
+    e.reset(seed=1)
+    assert len(e.agents) == players
+    with pytest.raises(ValueError, match="illegal action"):  # raw: an illegal action raises
+        e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"] == 0)[0]))
+    # the game's own door and the explicit default game work too
+    assert type(cp_raw_env(game="call_partner", players=players)) is cp_raw_env
+    assert type(rook_env.raw_env(game="partnership")) is rook_env.raw_env
+    assert type(cp_raw_env(game="partnership")) is rook_env.raw_env
+
+
+def test_partnership_takes_players_4_and_names_call_partner_for_other_counts():
+    assert rook_env.raw_env(players=4).config == rook_env.RookConfig()
+    for door in (rook_env.env, rook_env.raw_env):
+        with pytest.raises(ValueError, match=r"players=5 .*partnership.*game='call_partner'"):
+            door(players=5)
+
+
+def test_unknown_flag_error_names_the_game_that_has_it():
+    with pytest.raises(ValueError, match=r"unknown rule flag\(s\) rook_rnak for game='partnership'"):
+        rook_env.raw_env(rook_rnak="high")
+    with pytest.raises(ValueError, match="circus_rook.*game='call_partner'.*game='partnership'"):
+        rook_env.raw_env(game="call_partner", circus_rook="on")
+    with pytest.raises(ValueError, match="bogus_flag for game='call_partner'"):
+        rook_env.env(game="call_partner", bogus_flag=1)
+
+
+def test_checked_and_raw_doors_agree_on_the_same_seed():
+    a = rook_env.env(game="call_partner", players=6)
+    b = rook_env.raw_env(game="call_partner", players=6)
+    assert isinstance(a, CheckedCallPartnerEnv) and not isinstance(b, CheckedCallPartnerEnv)
+    a.reset(seed=5)
+    b.reset(seed=5)
+    for agent in a.possible_agents:
+        np.testing.assert_array_equal(a.observe(agent)["observation"], b.observe(agent)["observation"])
+
+
+@pytest.mark.parametrize("players", [4, 5])
+def test_single_agent_env_takes_game_and_players(players):
+    from rook_env import SingleAgentRookEnv
+
+    e = SingleAgentRookEnv(game="call_partner", players=players, opponents="random")
+    obs, info = e.reset(seed=2)
+    assert obs.shape == e.observation_space.shape
+    assert info["seat"] == 0
+    total, done, steps = 0.0, False, 0
+    while not done:
+        legal = np.flatnonzero(info["action_mask"])
+        obs, r, term, trunc, info = e.step(int(legal[0]))
+        total += r
+        done = term or trunc
+        steps += 1
+    assert steps > 0 and e.aec.config.players == players
+    assert sum(e.aec.infos["player_0"]["hand"]["hand_scores"]) != 0 or total == 0
+    with pytest.raises(ValueError, match="players=5 .*game='call_partner'"):
+        SingleAgentRookEnv(players=5)
 
 
 @pytest.mark.skipif(getattr(pettingzoo, "aec_registry", None) is None, reason="PettingZoo < 1.27 has no registry")

@@ -4,26 +4,27 @@ Every flag is a keyword argument of ``rook_env.call_partner.env(...)`` / ``raw_e
 and of :class:`CallPartnerConfig`. A bad name or value raises ``ValueError`` naming it and
 the allowed values. Flags of the partnership game that make no sense here (``rook_rank``:
 the bidder chooses Rook high or low every hand; the bonus flags: the last trick's 20 is part
-of the 200 points) are refused with the reason (RULES.md C10).
+of the 200 points) are refused with the reason (RULES.md C10). The 2s flags ``black_two_trump``
+and ``red_two_little_rook`` work as in the partnership game (RULES.md F17, F18), with the full deck.
 """
 
 from __future__ import annotations
 
-import operator
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from ..core.flags import COMMON_CHOICES, as_int, check_choices, check_numbers
+
 # Allowed values of the enumerated flags (the first is the default).
 CHOICES: dict[str, tuple[Any, ...]] = {
-    "players": (5, 4, 6),
     "deck": ("full", "no_twos_to_fours"),
-    "all_pass": ("dealer_forced", "redeal"),
-    "no_counter_redeal": ("on", "off"),
-    "nest_discard": ("any", "no_counters_unless_forced"),
-    "first_lead": ("left_of_dealer", "left_of_bidder", "bidder"),
-    "episode": ("hand", "game"),
-    "reward": ("score_diff", "team_score", "win_loss"),
+    **COMMON_CHOICES,
+    # The 2s of RULES.md F17 and F18, as in the partnership game (full deck only).
+    "black_two_trump": ("off", "on"),
+    "red_two_little_rook": ("off", "on"),
 }
+PLAYERS = (5, 4, 6)  # the default first (RULES.md C1.1)
+ON_OFF = ("no_counter_redeal", "black_two_trump", "red_two_little_rook")
 
 # Flags of the partnership game refused here, with the reason (RULES.md C10).
 NOT_HERE: dict[str, str] = {
@@ -35,6 +36,8 @@ NOT_HERE: dict[str, str] = {
     "nest": "call-your-partner is always played with a nest",
     "rook_bird": "call-your-partner is always played with the Rook Bird",
     "card_names": "call-your-partner uses Rook card names",
+    "ones": "the 1 always ranks above the 14 here",
+    "preset": "the presets are tables of the partnership game",
 }
 
 
@@ -54,34 +57,19 @@ class CallPartnerConfig:
     first_lead: str = "left_of_dealer"
     episode: str = "hand"
     reward: str = "score_diff"
+    black_two_trump: str = "off"
+    red_two_little_rook: str = "off"
 
     def __post_init__(self) -> None:
-        if self.no_counter_redeal is True or self.no_counter_redeal is False:
-            object.__setattr__(self, "no_counter_redeal", "on" if self.no_counter_redeal else "off")
-        for name in ("players", "target_score", "min_bid", "max_bid", "bid_step"):
-            value = getattr(self, name)
-            try:
-                if isinstance(value, bool):
-                    raise TypeError
-                object.__setattr__(self, name, operator.index(value))  # numpy integers too
-            except TypeError:
-                raise ValueError(f"{name}={value!r} must be an integer") from None
-        for name, allowed in CHOICES.items():
-            if getattr(self, name) not in allowed:
-                shown = ", ".join(str(a) for a in sorted(allowed, key=str))
-                raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; allowed values: {shown}")
-        if self.target_score <= 0:
-            raise ValueError(f"target_score={self.target_score} must be positive")
-        if self.bid_step <= 0:
-            raise ValueError(f"bid_step={self.bid_step} must be positive")
-        if self.min_bid <= 0:
-            raise ValueError(f"min_bid={self.min_bid} must be positive")
-        if self.max_bid < self.min_bid:
-            raise ValueError(f"max_bid={self.max_bid} must be >= min_bid={self.min_bid}")
-        if (self.max_bid - self.min_bid) % self.bid_step:
-            raise ValueError(
-                f"max_bid - min_bid = {self.max_bid - self.min_bid} must be a multiple of bid_step={self.bid_step}"
-            )
+        object.__setattr__(self, "players", as_int(self.players, "players"))
+        if self.players not in PLAYERS:
+            raise ValueError(f"players={self.players!r} is not allowed; allowed values: "
+                             f"{', '.join(map(str, sorted(PLAYERS)))}")
+        check_choices(self, CHOICES, ON_OFF)
+        for name in ("black_two_trump", "red_two_little_rook"):  # RULES.md F17, F18: only the full deck has 2s
+            if getattr(self, name) == "on" and self.deck != "full":
+                raise ValueError(f"{name}='on' needs deck='full': deck={self.deck!r} has no 2s")
+        check_numbers(self, ("target_score", "min_bid", "max_bid", "bid_step"))
 
     @property
     def bids(self) -> tuple[int, ...]:
@@ -103,7 +91,8 @@ FLAG_NAMES: tuple[str, ...] = tuple(f.name for f in fields(CallPartnerConfig))
 def make_config(**flags: Any) -> CallPartnerConfig:
     """Build a :class:`CallPartnerConfig`, rejecting unknown or inapplicable flag names."""
     for name in sorted(set(flags) & set(NOT_HERE)):
-        raise ValueError(f"flag {name!r} does not apply to call-your-partner Rook: {NOT_HERE[name]}")
+        raise ValueError(f"flag {name!r} does not apply to call-your-partner Rook (game='call_partner'): "
+                         f"{NOT_HERE[name]}; it is a flag of the partnership game (game='partnership')")
     unknown = sorted(set(flags) - set(FLAG_NAMES))
     if unknown:
         raise ValueError(

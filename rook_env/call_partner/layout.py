@@ -49,7 +49,8 @@ class CallPartnerLayout:
 
     Obtain it with :func:`layout_for` (cached per deck, player count and bid range)."""
 
-    def __init__(self, deck: str, players: int, bids: tuple[int, ...]) -> None:
+    def __init__(self, deck: str, players: int, bids: tuple[int, ...], black_two_trump: bool = False,
+                 red_two_little_rook: bool = False) -> None:
         self.deck = deck
         self.players = players
         self.ranks: tuple[int, ...] = DECK_RANKS[deck]
@@ -89,6 +90,18 @@ class CallPartnerLayout:
         self._name_to_card = {n.lower(): c for c, n in enumerate(self.card_names)}
         # Trick power of a card within its colour (the 1 above the 14).
         self.card_power = tuple(rank_power(r) for r in self.card_rank[:-1]) + (0,)
+        # The 2s of RULES.md F17 and F18 (full deck only; -1: not in play).
+        self.black_two = self.card_id(3, 2) if black_two_trump else -1
+        self.little_rook = self.card_id(0, 2) if red_two_little_rook else -1
+        little = 1 << self.little_rook if red_two_little_rook else 0
+        # Per trump colour: the trump cards (the colour, the Rook Bird, a little rook) and, per led
+        # card, the cards that follow it (a led Rook Bird or little rook is a trump lead; C7.2, F18).
+        self.trump_cards = tuple(self.colour_mask[t] | self.rook_bit | little for t in range(N_COLOURS))
+        self.suit_cards = tuple(
+            tuple(self.trump_cards[t] if col < 0 or col == t or c == self.little_rook
+                  else self.colour_mask[col] & ~little for c, col in enumerate(self.card_colour))
+            for t in range(N_COLOURS)
+        )
 
     def card_id(self, colour: int, rank: int) -> int:
         """Card id of ``rank`` (e.g. 14) in ``colour`` (0..3)."""
@@ -169,11 +182,12 @@ class CallPartnerLayout:
         return [(a, self.action_kind(a), self.action_name(a)) for a in range(self.n_actions)]
 
 
-@lru_cache(maxsize=None)
-def _layout(deck: str, players: int, bids: tuple[int, ...]) -> CallPartnerLayout:
-    return CallPartnerLayout(deck, players, bids)
+@lru_cache(maxsize=64)  # bounded: a sweep over bid ranges must not grow memory for good
+def _layout(deck: str, players: int, bids: tuple[int, ...], black_two: bool, little_rook: bool) -> CallPartnerLayout:
+    return CallPartnerLayout(deck, players, bids, black_two, little_rook)
 
 
 def layout_for(config: CallPartnerConfig) -> CallPartnerLayout:
     """The (shared, immutable) layout of a configuration."""
-    return _layout(config.deck, config.players, config.bids)
+    return _layout(config.deck, config.players, config.bids, config.black_two_trump == "on",
+                   config.red_two_little_rook == "on")

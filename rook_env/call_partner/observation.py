@@ -47,6 +47,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..core.observation import unpack_mask
 from .config import CallPartnerConfig
 from .layout import ROOK_CHOICES, CallPartnerLayout, bits, layout_for
 from .rules import BID, N_PHASES, PHASE_NAMES, CallPartnerState
@@ -159,12 +160,6 @@ def encode(state: CallPartnerState, me: int, out: np.ndarray | None = None,
     out[ol.TRICKS_LEFT] = (L.n_tricks - len(state.tricks)) / L.n_tricks
     out[ol.DEALER + rel[state.dealer]] = 1.0
     return out
-
-
-def unpack_mask(mask: int, size: int) -> np.ndarray:
-    """Bitmask -> fresh int8 0/1 array of length ``size`` (bit i -> element i)."""
-    raw = np.frombuffer(mask.to_bytes((size + 7) // 8, "little"), np.uint8)
-    return np.unpackbits(raw, count=size, bitorder="little").view(np.int8)
 
 
 # ---------------------------------------------------------------------- decoding
