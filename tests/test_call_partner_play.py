@@ -213,7 +213,7 @@ def test_screen_shows_only_what_the_seat_may_know(monkeypatch, players, seat, se
     real_say = CallPartnerSession.say
 
     def say(self, text=""):
-        g = self.env.game
+        g = getattr(self.env, "game", None)  # None before the first reset
         if g is not None:
             holders = [s for s in range(g.n) for c in g.called if g.hands[s] >> c & 1 or g.played_by[c] == s]
             seen.append((text, list(g.hands), g.bidder, list(g.called), holders, g.played, g.phase))
