@@ -172,9 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _report(args: argparse.Namespace, match: Callable[[], Any], tables: Callable[[Any], Any],
             plot: Callable[[Any, str], None] | None = None, after: Callable[[Any], None] | None = None,
-            illegal: Callable[[Any], int] = lambda res: res.illegal_total) -> int:
+            illegal: Callable[[Any], int] = lambda res: res.illegal_total,
+            out: Callable[[Any], dict] = lambda res: res.to_dict()) -> int:
     """Play ``match()``, print its ``tables``, draw its ``plot`` (``--plot``), do ``after`` (replays),
-    write the JSON; the exit code (1 when an agent acted illegally, 130 when interrupted)."""
+    write the JSON (``out``); the exit code (1 when an agent acted illegally, 130 when interrupted)."""
     try:
         res = match()
     except IllegalActionError as exc:
@@ -188,7 +189,7 @@ def _report(args: argparse.Namespace, match: Callable[[], Any], tables: Callable
         plot(res, args.plot)
     if after is not None:
         after(res)
-    return _finish(args, res.to_dict(), illegal(res))
+    return _finish(args, out(res), illegal(res))
 
 
 def _refuse(p: argparse.ArgumentParser, options: Sequence[tuple[str, Any]], where: str) -> None:
@@ -230,7 +231,7 @@ def _field_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except ValueError as exc:
         p.error(str(exc))
     return _report(args, lambda: play_field(candidate, opponents, **_match_kwargs(args, flags, workers)),
-                   field_tables, plot_field)
+                   field_tables, plot_field, out=lambda res: res.to_dict(per_deal=True))
 
 
 REPLAY_ORDER = {"swing": "largest score swings", "set": "sets, largest swing first", "order": "first hands"}
