@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
@@ -206,8 +207,8 @@ def record_hand(
             ag.reset()
     game = raw.game
     L = game.L
-    rec = HandRecord(agents=labels, flags=_plain(raw.config.to_dict()), seed=seed,
-                     options=_plain(dict(options)) if options else None, game=game_of(game).name)
+    rec = HandRecord(agents=labels, flags=json_ready(raw.config.to_dict()), seed=seed,
+                     options=json_ready(dict(options)) if options else None, game=game_of(game).name)
     hands_played = game.hands_played
     while not game.is_over and game.hands_played == hands_played:
         name = env.agent_selection
@@ -240,7 +241,7 @@ def record_hand(
         env.step(action)
     rec.final = snapshot(game) if game.hands_played == hands_played else _final_of_hand(rec, game)
     if game.hands_played != hands_played:
-        rec.result = _plain(dict(game.hand_result))
+        rec.result = json_ready(dict(game.hand_result))
         if "called" in rec.result:  # call-your-partner: the summary names the called cards
             rec.result["called_names"] = [L.card_name(c) for c in game.hand_result["called"]]
     return rec
@@ -262,16 +263,19 @@ def _final_of_hand(rec: HandRecord, game: Any) -> dict[str, Any]:
     return fin
 
 
-def _plain(x: Any) -> Any:
-    """JSON-ready copy (numpy numbers and arrays to Python)."""
+def json_ready(x: Any) -> Any:
+    """A JSON-ready copy: numpy numbers and arrays to Python, tuples to lists, keys to strings, and
+    NaN / infinity to None (JSON has no such numbers)."""
     if isinstance(x, Mapping):
-        return {str(k): _plain(v) for k, v in x.items()}
+        return {str(k): json_ready(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
+        return [json_ready(v) for v in x]
     if isinstance(x, np.ndarray):
-        return x.tolist()
+        return json_ready(x.tolist())
     if isinstance(x, np.generic):
-        return x.item()
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
     return x
 
 

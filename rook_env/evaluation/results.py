@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from rook_env.replay import json_ready as to_json_safe  # one JSON-ready conversion for results and replays
+
 __all__ = ["DEFAULT_BLOCK_SIZE", "FIELD", "REC_FIELDS", "MatchResult", "Speed", "TeamStats", "mean_or_nan", "team_stats",
            "to_json_safe"]
 
@@ -90,21 +92,6 @@ def team_stats(rec: np.ndarray, team: int) -> TeamStats:
         mean_counters=mean_or_nan(counters),
     )
 
-
-def to_json_safe(x: Any) -> Any:
-    """JSON-safe: NaN/inf -> None, numpy scalars -> Python, tuples -> lists."""
-    if isinstance(x, dict):
-        return {str(k): to_json_safe(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [to_json_safe(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return to_json_safe(x.tolist())
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        x = float(x)
-        return x if math.isfinite(x) else None
-    return x
 
 
 @dataclass
