@@ -20,10 +20,12 @@ finds them with :func:`table_parts`.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .cards import COLOUR_LETTERS, COLOUR_NAMES, N_SEATS, ROOK_NAME, Layout, bits, rank_power
 from .games import GameSpec, game_names, get_game
+from .config import RookConfig
+from .observation import decode
 from .render_image import Scene, draw_scene
 from .rules import CIRCUS, PHASE_NAMES, RookState
 
@@ -94,7 +96,7 @@ class TableParts:
     scores). ``spectator_extra(state)`` / ``seat_extra(view, seat, config)``: the game's own
     fields of the spectator's and a seat's :class:`Scene` (a seat's figures among them).
     ``decode(vec, config)``: the game's observation decoder (a view with ``layout``, ``phase``,
-    ``hand``, ``bids``, ``passes``, ...); ``default_config()``: the config used when none is given.
+    ``hand``, ``bids``, ``passes``, ...); ``config_class()``: the config used when none is given.
     ``nest_label(view, config, bidder)``: how a seat that did not win the auction sees the nest
     after the auction. ``snapshot_extra(state)`` / ``hand_summary(result)``: a replay's own entries
     of the table and its line on a finished hand.
@@ -125,11 +127,10 @@ class TableParts:
     def seat_extra(self, view: Any, seat: int, config: Any) -> dict[str, Any]:
         raise NotImplementedError
 
-    def decode(self, vec: Any, config: Any) -> Any:
-        raise NotImplementedError
-
-    def default_config(self) -> Any:
-        raise NotImplementedError
+    # The game's observation decoder, ``decode(vec, config) -> view``, and its rules config class
+    # (``config_class()``: the default rules, when a seat's view is drawn without a config).
+    decode: Callable[[Any, Any], Any]
+    config_class: Callable[[], Any]
 
     def nest_label(self, view: Any, config: Any, bidder: int | None) -> str:
         return f"nest (with P{bidder})"
@@ -144,6 +145,7 @@ class TableParts:
 
     # The same three views for every game, through the game's parts.
     def text(self, state: Any, seat: int | None = None) -> str:
+        """The table as text: every seat's view (``seat`` None), or only what ``seat`` may know."""
         return table_text(state, self, seat)
 
     def spectator(self, state: Any) -> Scene:
@@ -246,7 +248,7 @@ def seat_scene(observation: Any, seat: int, parts: TableParts, config: Any = Non
     and discards only for the bidder. ``to_act``: the seat to act (public at a table; the
     observation does not hold it)."""
     vec = observation["observation"] if isinstance(observation, dict) else observation
-    config = config if config is not None else parts.default_config()
+    config = config if config is not None else parts.config_class()
     view = parts.decode(vec, config)
     L = view.layout
     n = getattr(view, "players", N_SEATS)
@@ -396,20 +398,9 @@ class PartnershipParts(TableParts):
         return (f"P{r['bidder']} bid {r['bid']} in {contract_text(r)}, {'made' if r['made'] else 'set'}; "
                 f"hand scores {scores}")
 
-    def decode(self, vec: Any, config: Any) -> Any:
-        from .observation import decode  # numpy-based: imported when a seat's view is drawn
-
-        return decode(vec, config)
-
-    def default_config(self) -> Any:
-        from .config import RookConfig
-
-        return RookConfig()
+    decode = staticmethod(decode)
+    config_class = RookConfig
 
 
 PARTNERSHIP = PartnershipParts()
-
-
-def render_text(state: RookState, seat: int | None = None) -> str:
-    """The partnership table as text (module docstring)."""
-    return table_text(state, PARTNERSHIP, seat)
+render_text = PARTNERSHIP.text  # the partnership table as text (module docstring)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..cards import COLOUR_NAMES
-from ..render import TableParts, contract_text, table_text
+from ..render import TableParts, contract_text
 from .config import CallPartnerConfig
 from .layout import ROOK_CHOICES
 from .observation import decode, known_partners
@@ -145,16 +145,9 @@ class CallPartnerParts(TableParts):
         return (f"P{r['bidder']} bid {r['bid']} in {contract_text(r)}, called {called} ({partners}), "
                 f"{'made' if r['made'] else 'set'} with {r['side_points']}; hand scores {scores}")
 
-    def decode(self, vec: Any, config: CallPartnerConfig) -> Any:
-        return decode(vec, config)
-
-    def default_config(self) -> CallPartnerConfig:
-        return CallPartnerConfig()
+    decode = staticmethod(decode)
+    config_class = CallPartnerConfig
 
 
 CALL_PARTNER = CallPartnerParts()
-
-
-def render_text(state: CallPartnerState, seat: int | None = None) -> str:
-    """The call-your-partner table as text (module docstring)."""
-    return table_text(state, CALL_PARTNER, seat)
+render_text = CALL_PARTNER.text  # the call-your-partner table as text (module docstring)
