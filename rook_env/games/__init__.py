@@ -54,7 +54,11 @@ class GameSpec:
     - ``layout`` / ``obs_layout``: ``layout_for(config)`` (cards and action ids) and
       ``obs_layout(config)`` (the observation's sections);
     - ``vector``: the batched engine class; ``heuristic``: the heuristic agent's spec string
-      for :func:`rook_env.agents.make_agent`; ``render_scene``: the image scene builder.
+      for :func:`rook_env.agents.make_agent`; ``render_scene``: the game's table views, a
+      :class:`rook_env.render.TableParts` (text, drawn scenes, replay snapshots);
+    - ``extra["play"]``: the game's terminal session class (:mod:`rook_env.cli.session`);
+      ``extra["match"]``: its evaluation scheme (``play_match``: two fixed teams in duplicate;
+      ``play_rotation_match``: a field rotated through every seat).
     """
 
     name: str
