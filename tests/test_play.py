@@ -294,3 +294,14 @@ def test_help_lists_the_in_game_commands(capsys):
     assert "in-game commands" in out and "--auto-forced" in out
     for word in ("help", "show", "quit"):
         assert re.search(rf"^  {word}\b", out, re.MULTILINE), word
+
+
+@pytest.mark.parametrize("game", list(__import__("rook_env.games", fromlist=["game_names"]).game_names()))
+def test_every_registered_game_plays_a_hand(game):
+    """The play CLI offers the registry's games: each names its session class (the 'play' part)."""
+    from rook_env.cli.session import TerminalSession
+    from rook_env.games import get_game
+
+    assert issubclass(get_game(game).load("play"), TerminalSession)
+    rc, text = run(["--game", game, "--hands", "1", "--seed", "2", "--auto-forced"], ["1"] * 300)
+    assert rc == 0 and "=== Hand 1 over ===" in text and "Played 1 hand(s)." in text

@@ -250,3 +250,22 @@ def test_a_no_trump_call_is_drawn():
     assert g.trump == -1 and PARTNERSHIP.spectator(g).call == "no trump high"
     img = env.render()
     assert img.shape == (700, 1000, 3)
+
+
+def test_every_registered_game_has_table_views():
+    """Each game of the registry names its table views (render_scene): text, spectator and seat scenes."""
+    from rook_env.games import game_names, get_game
+    from rook_env.render import TableParts, draw_table, table_parts
+
+    for game in game_names():
+        parts = get_game(game).load("render_scene")
+        assert isinstance(parts, TableParts)
+        e = rook_env.raw_env(game=game, render_mode="rgb_array")
+        e.reset(seed=1)
+        assert table_parts(e) is parts and table_parts(e.game) is parts
+        assert parts.text(e.game).count(" hand: ") == len(e.possible_agents)  # the spectator sees every hand
+        assert parts.text(e.game, seat=0).count(" hand: ") == 1
+        assert np.array_equal(draw_table(e.game), e.render())
+        assert draw_seat_view(e, "player_0").shape == e.render().shape
+    with pytest.raises(TypeError, match="no registered game"):
+        table_parts(object())
