@@ -33,38 +33,22 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .config import RookConfig
+from .core.deck import (  # the deck every game shares; re-exported: the partnership game's names
+    COLOUR_LETTERS,
+    COLOUR_NAMES,
+    N_COLOURS,
+    RANK_POINTS,
+    ROOK_NAME,
+    ROOK_POINTS,
+    DeckLayout,
+    bits,
+    rank_power,
+)
 
 N_SEATS = 4
-N_COLOURS = 4
-COLOUR_NAMES = ("red", "yellow", "green", "black")
-COLOUR_LETTERS = "RYGB"
-ROOK_NAME = "Rook"
-
-# Ranks of each deck, in id order; RANK_POWER orders them within a colour.
+# Ranks of each deck, in id order; rank_power orders them within a colour.
 DECK_RANKS = {"tournament": tuple(range(5, 15)), "full": tuple(range(1, 15))}
-# Counter value of a rank; the Rook Bird counts 20.
-RANK_POINTS = {1: 15, 5: 5, 10: 10, 14: 10}
-ROOK_POINTS = 20
 NEST_SIZE = 5  # the nest with the Rook Bird in the deck (4 without it)
-
-
-def rank_power(rank: int) -> int:
-    """Order of a rank within its colour: 5 < ... < 14 < 1 (the 1 is high in the full deck)."""
-    return 15 if rank == 1 else rank
-
-
-def bits(mask: int) -> list[int]:
-    """The set bit positions of ``mask``, ascending."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
-def popcount(mask: int) -> int:
-    return mask.bit_count()
 
 
 # Standard-card names (flag card_names="standard", tournament deck): suits for the colours,
@@ -88,7 +72,7 @@ def contract_low(contract: int) -> bool:
     return N_COLOURS <= contract < 2 * N_COLOURS or contract == NO_TRUMP_LOW
 
 
-class Layout:
+class Layout(DeckLayout):
     """Deck and action-id layout for one configuration; ids <-> meanings <-> short text.
 
     Obtain it with :func:`layout_for` (cached per the flags it depends on).
@@ -98,54 +82,31 @@ class Layout:
                  ones: str | None = None, card_names: str = "rook", trump_calls: str = "colour",
                  circus: bool = False) -> None:
         self.deck = deck
-        self.ranks: tuple[int, ...] = DECK_RANKS[deck]
-        self.n_ranks = len(self.ranks)
-        self.has_rook = rook_bird
-        self.n_cards = N_COLOURS * self.n_ranks + (1 if rook_bird else 0)
-        self.rook = self.n_cards - 1 if rook_bird else -1  # -1: no Rook Bird in the deck
-        self.rook_bit = 1 << self.rook if rook_bird else 0
+        self.ones = ones
+        one_points = RANK_POINTS[1] if ones != "low" else 0  # a low 1 counts nothing (F15)
+        self._build_deck(DECK_RANKS[deck], rook_bird, {**RANK_POINTS, 1: one_points})
         # A nest of 5 with the Rook Bird, 4 without (the deck shares out evenly), none without a nest.
         self.nest_size = (NEST_SIZE if rook_bird else NEST_SIZE - 1) if nest else 0
         self.hand_size = (self.n_cards - self.nest_size) // N_SEATS
         self.n_tricks = self.hand_size
-        self.ones = ones
-        self.bids = bids
-        self.n_bids = len(bids)
         self.n_contracts = N_CONTRACTS_EXTENDED if trump_calls == "extended" else N_COLOURS
-        # Action ids.
-        self.PASS = self.n_cards
-        self.BID0 = self.PASS + 1
-        self.TRUMP0 = self.BID0 + self.n_bids
+        # Action ids: cards, PASS, bids, contracts (the core's), then REDEAL and CIRCUS.
+        self._build_bids(bids, self.n_contracts)
         self.REDEAL = self.TRUMP0 + self.n_contracts
         self.CIRCUS = self.REDEAL + 1 if circus else -1
         self.n_actions = self.REDEAL + (2 if circus else 1)
-        # Card masks.
-        self.all_cards = (1 << self.n_cards) - 1
-        self.colour_mask = tuple(((1 << self.n_ranks) - 1) << (c * self.n_ranks) for c in range(N_COLOURS))
-        rook_tail = [-1] if rook_bird else []
-        self.card_colour = tuple([c for c in range(N_COLOURS) for _ in range(self.n_ranks)] + rook_tail)
-        self.card_rank = tuple(list(self.ranks) * N_COLOURS + ([0] if rook_bird else []))
-        one_points = RANK_POINTS[1] if ones != "low" else 0  # a low 1 counts nothing (F15)
-        points = {**RANK_POINTS, 1: one_points}
-        self.card_points = tuple(
-            [points.get(r, 0) for r in self.card_rank[:N_COLOURS * self.n_ranks]] + ([ROOK_POINTS] if rook_bird else [])
-        )
         # Order of each card within its colour (the Rook Bird: 0): 2 < ... < 14 < 1, or 1 < 2 < ... with ones="low".
         self.rank_order = tuple(
             [self.rank_power_of(r) for r in self.card_rank[:N_COLOURS * self.n_ranks]] + ([0] if rook_bird else [])
         )
-        self.counter_mask = sum(1 << c for c, p in enumerate(self.card_points) if p)
         self.total_points = sum(self.card_points)
         self.card_mask = self.all_cards  # action bits that are cards
-        self.bid_mask = ((1 << self.n_bids) - 1) << self.BID0
-        self.trump_mask = ((1 << self.n_contracts) - 1) << self.TRUMP0
         # Names.
         self.standard_names = card_names == "standard"
         self.colour_names = STANDARD_COLOUR_NAMES if self.standard_names else COLOUR_NAMES
         self.colour_letters = STANDARD_COLOUR_LETTERS if self.standard_names else COLOUR_LETTERS
         self.rook_name = JOKER_NAME if self.standard_names else ROOK_NAME
-        self.card_names = tuple(self._card_name(c) for c in range(self.n_cards))
-        self._name_to_card = {n.lower(): c for c, n in enumerate(self.card_names)}
+        self._name_cards(tuple(self._card_name(c) for c in range(self.n_cards)))
         if trump_calls == "extended":
             self.contract_names = tuple(
                 [f"{c} high" for c in self.colour_names] + [f"{c} low" for c in self.colour_names]
@@ -159,12 +120,6 @@ class Layout:
         """Order of a rank within its colour: the 1 above the 14 unless ``ones="low"``."""
         return rank if self.ones == "low" else rank_power(rank)
 
-    def card_id(self, colour: int, rank: int) -> int:
-        """Card id of ``rank`` (e.g. 14) in ``colour`` (0..3)."""
-        if rank not in self.ranks or not 0 <= colour < N_COLOURS:
-            raise ValueError(f"no card of colour {colour} and rank {rank} in the {self.deck} deck")
-        return colour * self.n_ranks + self.ranks.index(rank)
-
     def rank_text(self, rank: int) -> str:
         """A rank as shown: ``14``, or ``A`` with standard names."""
         return STANDARD_RANKS.get(rank, str(rank)) if self.standard_names else str(rank)
@@ -177,22 +132,9 @@ class Layout:
             return f"{self.rank_text(rank)}{self.colour_letters[colour]}"
         return f"{COLOUR_LETTERS[colour]}{rank}"
 
-    def card_name(self, card: int) -> str:
-        """Short text of a card: ``R14``, ``B5``, ``Rook`` (standard names: ``AH``, ``5S``, ``Joker``)."""
-        return self.card_names[card]
-
-    def parse_card(self, text: str) -> int:
-        """Inverse of :meth:`card_name` (case-insensitive)."""
-        try:
-            return self._name_to_card[text.strip().lower()]
-        except KeyError:
-            example = "AH, 5S, Joker" if self.standard_names else ("R14, Y5, Rook" if self.has_rook else "R14, Y5")
-            raise ValueError(f"unknown card {text!r}; cards look like {example}") from None
-
-    def bid_action(self, value: int) -> int:
-        if value not in self.bids:
-            raise ValueError(f"bid {value} is not one of {self.bids}")
-        return self.BID0 + self.bids.index(value)
+    def _unknown_card_hint(self) -> str:
+        example = "AH, 5S, Joker" if self.standard_names else ("R14, Y5, Rook" if self.has_rook else "R14, Y5")
+        return f"; cards look like {example}"
 
     def trump_action(self, colour: int) -> int:
         """The action naming ``colour`` trump (its *high* contract with extended calls)."""
@@ -249,10 +191,6 @@ class Layout:
             what = "trump colour" if self.n_contracts == N_COLOURS else "trump call"
             raise ValueError(f"unknown {what} {contract!r}; one of {', '.join(self.contract_names)}")
         return self.parse_card(t)
-
-    def table(self) -> list[tuple[int, str, str]]:
-        """Every action as (id, kind, short text)."""
-        return [(a, self.action_kind(a), self.action_name(a)) for a in range(self.n_actions)]
 
 
 @lru_cache(maxsize=64)  # bounded: a sweep over bid ranges must not grow memory for good

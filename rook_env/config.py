@@ -7,10 +7,10 @@ naming it and the allowed values; nothing is silently accepted or remapped.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
-from .core.flags import COMMON_CHOICES, as_float, as_int, check_choices, check_numbers
+from .core.flags import COMMON_CHOICES, RulesConfig, as_float, as_int, check_choices, check_numbers, check_twos
 
 __all__ = ["CHOICES", "FLAG_NAMES", "ON_OFF", "ONES", "PRESETS", "RookConfig", "as_float", "as_int", "default_bids",
            "make_config"]
@@ -51,7 +51,7 @@ def default_bids(deck: str, rook_bird: str, ones: str | None) -> tuple[int, int]
 
 
 @dataclass(frozen=True)
-class RookConfig:
+class RookConfig(RulesConfig):
     """The rules of one table. Defaults are Kentucky Discard tournament Rook."""
 
     target_score: int = 300
@@ -107,22 +107,12 @@ class RookConfig:
             raise ValueError(f"nest_discard={self.nest_discard!r} needs nest='on': without a nest nothing is discarded")
         if self.card_names == "standard" and self.deck != "tournament":
             raise ValueError("card_names='standard' needs deck='tournament' (standard cards without 2s to 4s)")
-        for name in ("black_two_trump", "red_two_little_rook"):
-            if getattr(self, name) == "on" and self.deck != "full":
-                raise ValueError(f"{name}='on' needs deck='full': only the full deck has the 2s")
+        check_twos(self)
         if self.black_two_trump == "on" and self.rook_bird == "off":
             raise ValueError("black_two_trump='on' needs rook_bird='on': the black 2 trumps the Rook Bird")
         if self.circus_rook == "on" and self.nest_discard != "any":
             raise ValueError(f"circus_rook='on' cannot be combined with nest_discard={self.nest_discard!r} "
                              "(trump would be named before the discard, circus after it)")
-
-    @property
-    def bids(self) -> tuple[int, ...]:
-        """The legal bid values, lowest first."""
-        return tuple(range(self.min_bid, self.max_bid + 1, self.bid_step))
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # The flags of make_config / env(...): the config's fields, and ``preset`` (expanded, never stored).

@@ -22,7 +22,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Sequence
 
-from .cards import N_COLOURS, N_SEATS, Layout, bits, contract_low, contract_trump, layout_for
+from .cards import N_COLOURS, N_SEATS, bits, contract_low, contract_trump, layout_for
 from .config import RookConfig
 from .core.rules import TrickState
 
@@ -146,22 +146,15 @@ class RookState(TrickState):
         self.last_trick_team = -1
 
     # ------------------------------------------------------------ legal moves
-    def legal_mask(self) -> int:
-        """Legal actions of the seat to act, as a bitmask over action ids (0 when over)."""
-        phase = self.phase
-        if phase == PLAY:
-            return self._play_mask()
-        if phase == BID:
-            return self._bid_mask()
-        if phase == DISCARD:
-            return self._discard_mask(self._trumps if self.config.nest_discard != "any" else 0)
+    def _phase_mask(self, phase: int) -> int:
         if phase == TRUMP:
             if self._circus_on and not self.circus:
                 return self.L.trump_mask | 1 << self.L.CIRCUS
             return self.L.trump_mask
-        if phase == CIRCUS:
-            return self.hands[self.current]
-        return 0
+        return self.hands[self.current]  # CIRCUS: the card to pass
+
+    def _trump_cards(self) -> int:
+        return self._trumps
 
     def _play_mask(self) -> int:
         hand = self.hands[self.current]
@@ -176,20 +169,8 @@ class RookState(TrickState):
         return hand
 
     # ------------------------------------------------------------------ apply
-    def apply(self, action: int, legal: int | None = None) -> None:
-        """Apply a legal action of the seat to act; an illegal one raises ``ValueError``.
-
-        ``legal``: the current ``legal_mask()`` when the caller already has it (saves recomputing).
-        """
-        self._check_action(action, legal)
-        phase = self.phase
-        if phase == PLAY:
-            self._apply_play(action)
-        elif phase == BID:
-            self._apply_bid(action)
-        elif phase == DISCARD:
-            self._apply_discard(action)
-        elif phase == TRUMP:
+    def _apply_phase(self, phase: int, action: int) -> None:
+        if phase == TRUMP:
             self._apply_trump(action)
         else:
             self._apply_circus_pass(action)

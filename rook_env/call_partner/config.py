@@ -10,10 +10,10 @@ and ``red_two_little_rook`` work as in the partnership game (RULES.md F17, F18),
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
-from ..core.flags import COMMON_CHOICES, as_int, check_choices, check_numbers
+from ..core.flags import COMMON_CHOICES, RulesConfig, as_int, check_choices, check_numbers, check_twos
 
 # Allowed values of the enumerated flags (the first is the default).
 CHOICES: dict[str, tuple[Any, ...]] = {
@@ -42,7 +42,7 @@ NOT_HERE: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class CallPartnerConfig:
+class CallPartnerConfig(RulesConfig):
     """The rules of one call-your-partner table. Defaults: 5 players, the full 57-card deck."""
 
     players: int = 5
@@ -66,23 +66,13 @@ class CallPartnerConfig:
             raise ValueError(f"players={self.players!r} is not allowed; allowed values: "
                              f"{', '.join(map(str, sorted(PLAYERS)))}")
         check_choices(self, CHOICES, ON_OFF)
-        for name in ("black_two_trump", "red_two_little_rook"):  # RULES.md F17, F18: only the full deck has 2s
-            if getattr(self, name) == "on" and self.deck != "full":
-                raise ValueError(f"{name}='on' needs deck='full': deck={self.deck!r} has no 2s")
+        check_twos(self)
         check_numbers(self, ("target_score", "min_bid", "max_bid", "bid_step"))
-
-    @property
-    def bids(self) -> tuple[int, ...]:
-        """The legal bid values, lowest first (100, 105, ..., 200 by default)."""
-        return tuple(range(self.min_bid, self.max_bid + 1, self.bid_step))
 
     @property
     def n_called(self) -> int:
         """Cards the bidder calls: two with six players, else one (RULES.md C6.3)."""
         return 2 if self.players == 6 else 1
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 FLAG_NAMES: tuple[str, ...] = tuple(f.name for f in fields(CallPartnerConfig))

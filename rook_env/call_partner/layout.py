@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..cards import COLOUR_LETTERS, COLOUR_NAMES, N_COLOURS, RANK_POINTS, ROOK_NAME, ROOK_POINTS, bits, rank_power
+from ..core.deck import COLOUR_LETTERS, COLOUR_NAMES, N_COLOURS, RANK_POINTS, ROOK_NAME, DeckLayout, bits, rank_power
 from .config import CallPartnerConfig
 
 # Ranks of each deck, in id order (RULES.md C2.1).
@@ -41,53 +41,35 @@ ROOK_CHOICES = ("high", "low")
 __all__ = [
     "COLOUR_NAMES", "DEAL_SIZES", "DECK_RANKS", "LAST_TRICK_POINTS", "ROOK_CHOICES", "CallPartnerLayout",
     "bits", "layout_for", "rank_power",
-]
+]  # COLOUR_NAMES, bits and rank_power: the core's (rook_env.core.deck), for this game's importers
 
 
-class CallPartnerLayout:
+class CallPartnerLayout(DeckLayout):
     """Deck, deal sizes and action ids of one configuration; ids <-> meanings <-> short text.
 
-    Obtain it with :func:`layout_for` (cached per deck, player count and bid range)."""
+    Obtain it with :func:`layout_for` (cached per deck, player count, bid range and 2s flags)."""
 
     def __init__(self, deck: str, players: int, bids: tuple[int, ...], black_two_trump: bool = False,
                  red_two_little_rook: bool = False) -> None:
         self.deck = deck
         self.players = players
-        self.ranks: tuple[int, ...] = DECK_RANKS[deck]
-        self.n_ranks = len(self.ranks)
-        self.n_cards = N_COLOURS * self.n_ranks + 1
-        self.rook = self.n_cards - 1
-        self.rook_bit = 1 << self.rook
+        self._build_deck(DECK_RANKS[deck], True, RANK_POINTS)
         self.nest_size, self.hand_size = DEAL_SIZES[deck, players]
         assert self.nest_size + players * self.hand_size == self.n_cards
         self.n_tricks = self.hand_size
-        self.bids = bids
-        self.n_bids = len(bids)
-        # Action ids (module docstring).
-        self.PASS = self.n_cards
-        self.BID0 = self.PASS + 1
-        self.TRUMP0 = self.BID0 + self.n_bids
+        # Action ids (module docstring): cards, PASS, bids, trumps (the core's), then the game's.
+        self._build_bids(bids, N_COLOURS)
         self.ROOK_HIGH = self.TRUMP0 + N_COLOURS
         self.ROOK_LOW = self.ROOK_HIGH + 1
         self.REDEAL = self.ROOK_LOW + 1
         self.n_actions = self.REDEAL + 1
-        # Card masks and values.
-        self.all_cards = (1 << self.n_cards) - 1
-        self.colour_mask = tuple(((1 << self.n_ranks) - 1) << (c * self.n_ranks) for c in range(N_COLOURS))
-        self.card_colour = tuple([c for c in range(N_COLOURS) for _ in range(self.n_ranks)] + [-1])
-        self.card_rank = tuple(list(self.ranks) * N_COLOURS + [0])
-        self.card_points = tuple([RANK_POINTS.get(r, 0) for r in self.card_rank[:-1]] + [ROOK_POINTS])
-        self.counter_mask = sum(1 << c for c, p in enumerate(self.card_points) if p)
         self.counter_points = sum(self.card_points)  # 180
         self.total_points = self.counter_points + LAST_TRICK_POINTS  # 200 per hand
-        self.bid_mask = ((1 << self.n_bids) - 1) << self.BID0
-        self.trump_mask = ((1 << N_COLOURS) - 1) << self.TRUMP0
         self.rook_mask = (1 << self.ROOK_HIGH) | (1 << self.ROOK_LOW)
-        self.card_names = tuple(
+        self._name_cards(tuple(
             ROOK_NAME if c == self.rook else f"{COLOUR_LETTERS[self.card_colour[c]]}{self.card_rank[c]}"
             for c in range(self.n_cards)
-        )
-        self._name_to_card = {n.lower(): c for c, n in enumerate(self.card_names)}
+        ))
         # Trick power of a card within its colour (the 1 above the 14).
         self.card_power = tuple(rank_power(r) for r in self.card_rank[:-1]) + (0,)
         # The 2s of RULES.md F17 and F18 (full deck only; -1: not in play).
@@ -102,28 +84,6 @@ class CallPartnerLayout:
                   else self.colour_mask[col] & ~little for c, col in enumerate(self.card_colour))
             for t in range(N_COLOURS)
         )
-
-    def card_id(self, colour: int, rank: int) -> int:
-        """Card id of ``rank`` (e.g. 14) in ``colour`` (0..3)."""
-        if rank not in self.ranks or not 0 <= colour < N_COLOURS:
-            raise ValueError(f"no card of colour {colour} and rank {rank} in the {self.deck} deck")
-        return colour * self.n_ranks + self.ranks.index(rank)
-
-    def card_name(self, card: int) -> str:
-        """Short text of a card: ``R14``, ``B1``, ``Rook``."""
-        return self.card_names[card]
-
-    def parse_card(self, text: str) -> int:
-        """Inverse of :meth:`card_name` (case-insensitive)."""
-        try:
-            return self._name_to_card[text.strip().lower()]
-        except KeyError:
-            raise ValueError(f"unknown card {text!r} in the {self.deck} deck; cards look like R14, Y1, Rook") from None
-
-    def bid_action(self, value: int) -> int:
-        if value not in self.bids:
-            raise ValueError(f"bid {value} is not one of {self.bids}")
-        return self.BID0 + self.bids.index(value)
 
     def action_kind(self, action: int) -> str:
         """'card', 'pass', 'bid', 'trump', 'rook' or 'redeal'."""
@@ -176,10 +136,6 @@ class CallPartnerLayout:
                 return self.ROOK_HIGH + ROOK_CHOICES.index(choice)
             raise ValueError(f"unknown Rook rank {choice!r}; 'rook high' or 'rook low'")
         return self.parse_card(t)
-
-    def table(self) -> list[tuple[int, str, str]]:
-        """Every action as (id, kind, short text)."""
-        return [(a, self.action_kind(a), self.action_name(a)) for a in range(self.n_actions)]
 
 
 @lru_cache(maxsize=64)  # bounded: a sweep over bid ranges must not grow memory for good

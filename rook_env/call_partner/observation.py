@@ -47,7 +47,6 @@ from typing import Sequence
 
 import numpy as np
 
-from ..core.observation import unpack_mask
 from .config import CallPartnerConfig
 from .layout import ROOK_CHOICES, CallPartnerLayout, bits, layout_for
 from .rules import BID, N_PHASES, PHASE_NAMES, CallPartnerState

@@ -92,27 +92,20 @@ class CallPartnerState(TrickState):
         self.last_trick_winner = -1
 
     # ------------------------------------------------------------ legal moves
-    def legal_mask(self) -> int:
-        """Legal actions of the seat to act, as a bitmask over action ids (0 when over)."""
-        phase = self.phase
-        if phase == PLAY:
-            return self._play_mask()
-        if phase == BID:
-            return self._bid_mask()
-        if phase == DISCARD:
-            return self._discard_mask(self.L.trump_cards[self.trump] if self.trump >= 0 else 0)
+    def _phase_mask(self, phase: int) -> int:
         if phase == TRUMP:
             return self.L.trump_mask
         if phase == ROOK:
             return self.L.rook_mask
-        if phase == CALL:
-            # Any card not in the bidder's hand, its own discards and the Rook Bird included;
-            # with six players two different cards (RULES.md C6.3, C6.5).
-            mask = self.L.all_cards & ~self.hands[self.bidder]
-            for c in self.called:
-                mask &= ~(1 << c)
-            return mask
-        return 0
+        # CALL: any card not in the bidder's hand, its own discards and the Rook Bird included;
+        # with six players two different cards (RULES.md C6.3, C6.5).
+        mask = self.L.all_cards & ~self.hands[self.bidder]
+        for c in self.called:
+            mask &= ~(1 << c)
+        return mask
+
+    def _trump_cards(self) -> int:
+        return self.L.trump_cards[self.trump]
 
     def _play_mask(self) -> int:
         # Follow suit when able; the Rook Bird (and a little rook) is a trump like the others (C7.1-C7.2).
@@ -123,19 +116,8 @@ class CallPartnerState(TrickState):
         return self._follow_mask(L.suit_cards[self.trump][trick[0]])
 
     # ------------------------------------------------------------------ apply
-    def apply(self, action: int, legal: int | None = None) -> None:
-        """Apply a legal action of the seat to act; an illegal one raises ``ValueError``.
-
-        ``legal``: the current ``legal_mask()`` when the caller already has it."""
-        self._check_action(action, legal)
-        phase = self.phase
-        if phase == PLAY:
-            self._apply_play(action)
-        elif phase == BID:
-            self._apply_bid(action)
-        elif phase == DISCARD:
-            self._apply_discard(action)
-        elif phase == TRUMP:
+    def _apply_phase(self, phase: int, action: int) -> None:
+        if phase == TRUMP:
             self.trump = action - self.L.TRUMP0
             self.phase = DISCARD if self.config.nest_discard == "no_counters_unless_forced" else ROOK
         elif phase == ROOK:

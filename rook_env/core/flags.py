@@ -6,9 +6,10 @@ the allowed values; nothing is silently accepted or remapped (RULES.md section F
 from __future__ import annotations
 
 import operator
+from dataclasses import asdict
 from typing import Any
 
-__all__ = ["COMMON_CHOICES", "as_float", "as_int", "check_choices", "check_numbers"]
+__all__ = ["COMMON_CHOICES", "RulesConfig", "as_float", "as_int", "check_choices", "check_numbers", "check_twos"]
 
 
 def as_int(value: Any, name: str) -> int:
@@ -82,3 +83,27 @@ def check_numbers(config: Any, names: tuple[str, ...]) -> None:
         raise ValueError(
             f"max_bid - min_bid = {config.max_bid - config.min_bid} must be a multiple of bid_step={config.bid_step}"
         )
+
+
+def check_twos(config: Any) -> None:
+    """The 2s flags (RULES.md F17, F18) need a deck with 2s: ``deck="full"``."""
+    for name in ("black_two_trump", "red_two_little_rook"):
+        if getattr(config, name) == "on" and config.deck != "full":
+            raise ValueError(f"{name}='on' needs deck='full': only the full deck has the 2s")
+
+
+class RulesConfig:
+    """What every game's frozen config dataclass shares (a mixin without fields)."""
+
+    __slots__ = ()
+    min_bid: int
+    max_bid: int
+    bid_step: int
+
+    @property
+    def bids(self) -> tuple[int, ...]:
+        """The legal bid values, lowest first."""
+        return tuple(range(self.min_bid, self.max_bid + 1, self.bid_step))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]

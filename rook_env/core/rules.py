@@ -10,6 +10,9 @@ the scoring of a hand. OpenSpiel's style: a pure state with ``legal_mask()`` / `
 
 Hooks a game provides (all called from the methods below):
 
+- ``_phase_mask(phase)`` / ``_apply_phase(phase, action)``: its own phases (trump, the call, ...);
+- ``_play_mask()``: the cards the seat to act may play; ``_trump_cards()``: the trump cards;
+
 - the phase ids ``BID``, ``DISCARD``, ``TRUMP``, ``PLAY``, ``OVER`` and ``PHASE_NAMES`` as class
   attributes (each game numbers its phases; observations encode those numbers);
 - ``_after_nest()``: the phase after the bidder took the nest (``DISCARD``, or ``TRUMP`` first);
@@ -228,7 +231,28 @@ class TrickState:
     def legal_actions(self) -> list[int]:
         return bits(self.legal_mask())
 
-    def legal_mask(self) -> int:  # pragma: no cover - every game defines its phases
+    def legal_mask(self) -> int:
+        """Legal actions of the seat to act, as a bitmask over action ids (0 when over)."""
+        phase = self.phase
+        if phase == self.PLAY:
+            return self._play_mask()
+        if phase == self.BID:
+            return self._bid_mask()
+        if phase == self.DISCARD:
+            return self._discard_mask()
+        if phase == self.OVER:
+            return 0
+        return self._phase_mask(phase)
+
+    def _phase_mask(self, phase: int) -> int:  # pragma: no cover - per game
+        """The legal mask of one of the game's own phases."""
+        raise NotImplementedError
+
+    def _play_mask(self) -> int:  # pragma: no cover - per game
+        raise NotImplementedError
+
+    def _trump_cards(self) -> int:  # pragma: no cover - per game
+        """The trump cards of the named trump (a mask), for the German discard rule."""
         raise NotImplementedError
 
     def _bid_mask(self) -> int:
@@ -243,14 +267,14 @@ class TrickState:
         bids = (L.bid_mask >> (L.BID0 + above)) << (L.BID0 + above)
         return (1 << L.PASS) | bids | redeal
 
-    def _discard_mask(self, trumps: int) -> int:
-        """The bidder's cards it may lay in the nest; ``trumps``: the trump cards (RULES.md F5, D23)."""
+    def _discard_mask(self) -> int:
+        """The bidder's cards it may lay in the nest (RULES.md F5, D23; C5.1)."""
         hand = self.hands[self.bidder]
         if self.config.nest_discard == "any":
             return hand
         # German rule: counters only when every card left is a counter or a trump (no trump: a counter).
         free = hand & ~self.L.counter_mask
-        if free & ~trumps:
+        if free & ~self._trump_cards():
             return free
         return hand
 
@@ -260,13 +284,28 @@ class TrickState:
         return (hand & follow) or hand
 
     # ------------------------------------------------------------------ apply
-    def _check_action(self, action: Any, legal: int | None) -> int:
-        """``legal`` (the legal mask, computed when None) after checking ``action`` is in it."""
+    def apply(self, action: int, legal: int | None = None) -> None:
+        """Apply a legal action of the seat to act; an illegal one raises ``ValueError``.
+
+        ``legal``: the current ``legal_mask()`` when the caller already has it (saves recomputing).
+        """
         if legal is None:
             legal = self.legal_mask()
         if not isinstance(action, int) or action < 0 or not (legal >> action) & 1:
             raise ValueError(self.illegal_message(action, legal))
-        return legal
+        phase = self.phase
+        if phase == self.PLAY:
+            self._apply_play(action)
+        elif phase == self.BID:
+            self._apply_bid(action)
+        elif phase == self.DISCARD:
+            self._apply_discard(action)
+        else:
+            self._apply_phase(phase, action)
+
+    def _apply_phase(self, phase: int, action: int) -> None:  # pragma: no cover - per game
+        """Apply an action of one of the game's own phases."""
+        raise NotImplementedError
 
     def illegal_message(self, action: Any, legal: int | None = None) -> str:
         L = self.L
