@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PURE = ["rules.py", "cards.py", "config.py", "core/rules.py", "core/flags.py"]
+PURE = ["rules.py", "cards.py", "config.py", "core/rules.py", "core/flags.py", "core/deck.py"]
 STDLIB_OK = {"__future__", "random", "typing", "dataclasses", "functools", "operator"}
 
 
