@@ -50,9 +50,9 @@ def game_flags(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Ga
     return spec, flags
 
 
-def parse_flags(items: Iterable[str] | None, game: str = "partnership") -> dict[str, Any]:
+def parse_flags(items: Iterable[str] | None, game: str = DEFAULT_GAME) -> dict[str, Any]:
     """``["deck=full", "target_score=500"]`` -> ``{"deck": "full", "target_score": 500}`` (validated
-    against the rules of ``game`` (``"partnership"`` or ``"call_partner"``): a bad name or value
+    against the rules of ``game``, a game of the registry: a bad name or value
     raises ValueError naming it). The result holds the rule flags only, not ``game``."""
     if game not in game_names():  # a caller's slip: the command lines offer the registry's games only
         raise ValueError(f"game={game!r} is not allowed; allowed values: {', '.join(game_names())}")
