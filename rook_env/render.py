@@ -16,6 +16,25 @@ finds them with :func:`table_parts`.
   :class:`~rook_env.render_image.Scene`;
 - :func:`seat_scene` -- what one seat may know, built from its observation vector alone (through
   the game's ``decode``), so it cannot show a hidden card.
+
+A new game's views are one subclass and one instance, named in its registration
+(``render_scene="my_game.render:MY_GAME"``)::
+
+    class MyGameParts(TableParts):
+        phase_names = PHASE_NAMES               # the game's phase names by id
+        decode = staticmethod(decode)           # its observation decoder
+        config_class = MyGameConfig             # its default rules
+
+        def table_title(self, n): return f"My game ({n} players)"
+        def header(self, state): return f"phase: {PHASE_NAMES[state.phase]}   dealer: P{state.dealer}"
+        def totals(self, state): return ["scores: " + "  ".join(f"P{s} {v}" for s, v in enumerate(state.scores))]
+        def seat_extra(self, view, seat, config): return {"counters": ..., "tricks_won": ..., "scores": ...}
+        def hand_summary(self, result): return f"P{result['bidder']} bid {result['bid']}"
+
+    MY_GAME = MyGameParts()
+
+The rest (``seat_label``, ``contract_lines``, ``spectator_extra``, ``nest_label``,
+``snapshot_extra``) has defaults to override where the game shows more.
 """
 
 from __future__ import annotations
