@@ -24,8 +24,14 @@ def add_game_options(p: argparse.ArgumentParser, game_help: str | None = None) -
                    help=game_help or "; ".join(f"{g.name}: {g.title}" for g in games) + f" (default {DEFAULT_GAME})")
     sized = [g for g in games if g.takes_players]
     p.add_argument("--players", type=int, default=None,
-                   help="; ".join(f"--game {g.name}: {', '.join(map(str, sorted(g.players)))} players (default "
-                                  f"{g.default_players})" for g in sized))
+                   help="; ".join(f"--game {g.name}: {_either(sorted(g.players))} players (default {g.default_players})"
+                                  for g in sized))
+
+
+def _either(values: list[int]) -> str:
+    """``4, 5 or 6``."""
+    words = [str(v) for v in values]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
 
 def game_flags(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[GameSpec, dict[str, Any]]:
