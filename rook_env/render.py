@@ -42,16 +42,16 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from .cards import COLOUR_LETTERS, COLOUR_NAMES, N_SEATS, ROOK_NAME, Layout, bits, rank_power
-from .games import GameSpec, game_names, get_game
 from .config import RookConfig
+from .games import GameSpec, game_names, get_game
 from .observation import decode
 from .render_image import Scene, draw_scene
 from .rules import CIRCUS, PHASE_NAMES, RookState
 
 __all__ = [
-    "PARTNERSHIP", "TableParts", "auction_text", "bid_word", "draw_seat_view", "draw_table", "game_of", "hand_text",
-    "render_text", "seat_scene",
-    "sorted_cards", "sorted_hand", "spectator_scene", "table_parts", "table_text",
+    "PARTNERSHIP", "PartnershipParts", "TableParts", "auction_text", "bid_word", "contract_text", "draw_seat_view",
+    "draw_table", "game_of", "hand_text", "render_text", "seat_scene", "sorted_cards", "sorted_hand",
+    "spectator_scene", "table_parts", "table_text",
 ]
 
 
