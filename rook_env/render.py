@@ -29,12 +29,11 @@ A new game's views are one subclass and one instance, named in its registration
         def header(self, state): return f"phase: {PHASE_NAMES[state.phase]}   dealer: P{state.dealer}"
         def totals(self, state): return ["scores: " + "  ".join(f"P{s} {v}" for s, v in enumerate(state.scores))]
         def seat_extra(self, view, seat, config): return {"counters": ..., "tricks_won": ..., "scores": ...}
-        def hand_summary(self, result): return f"P{result['bidder']} bid {result['bid']}"
 
     MY_GAME = MyGameParts()
 
 The rest (``seat_label``, ``contract_lines``, ``spectator_extra``, ``nest_label``,
-``snapshot_extra``) has defaults to override where the game shows more.
+``snapshot_extra``, ``outcome``) has defaults to override where the game shows more.
 """
 
 from __future__ import annotations
@@ -117,8 +116,8 @@ class TableParts:
     ``decode(vec, config)``: the game's observation decoder (a view with ``layout``, ``phase``,
     ``hand``, ``bids``, ``passes``, ...); ``config_class()``: the config used when none is given.
     ``nest_label(view, config, bidder)``: how a seat that did not win the auction sees the nest
-    after the auction. ``snapshot_extra(state)`` / ``hand_summary(result)``: a replay's own entries
-    of the table and its line on a finished hand.
+    after the auction. ``snapshot_extra(state)`` / ``outcome(result)``: a replay's own entries
+    of the table and how a finished hand went (in :meth:`hand_summary`).
     """
 
     phase_names: Sequence[str] = ()
@@ -160,7 +159,13 @@ class TableParts:
 
     def hand_summary(self, result: dict[str, Any]) -> str:
         """One line on a finished hand (``result``: the hand result, as a replay stores it)."""
-        raise NotImplementedError
+        scores = " / ".join(f"{v:+d}" for v in result["hand_scores"])
+        return (f"P{result['bidder']} bid {result['bid']} in {contract_text(result)}, {self.outcome(result)}; "
+                f"hand scores {scores}")
+
+    def outcome(self, result: dict[str, Any]) -> str:
+        """How a finished hand went, in :meth:`hand_summary`: ``"made"`` or ``"set"``, and the game's own."""
+        return "made" if result["made"] else "set"
 
     # The same three views for every game, through the game's parts.
     def text(self, state: Any, seat: int | None = None) -> str:
@@ -410,12 +415,6 @@ class PartnershipParts(TableParts):
     def snapshot_extra(self, state: RookState) -> dict[str, Any]:
         # a no-trump call has no colour: the call is written out
         return {"trump": state.L.contract_name(state.call)} if state.trump < 0 and state.call >= 0 else {}
-
-    def hand_summary(self, result: dict[str, Any]) -> str:
-        r = result
-        scores = " / ".join(f"{v:+d}" for v in r["hand_scores"])
-        return (f"P{r['bidder']} bid {r['bid']} in {contract_text(r)}, {'made' if r['made'] else 'set'}; "
-                f"hand scores {scores}")
 
     decode = staticmethod(decode)
     config_class = RookConfig

@@ -279,13 +279,18 @@ def json_ready(x: Any) -> Any:
     return x
 
 
-def select_hands(records: Sequence[HandRecord], n: int, by: str = "swing") -> list[HandRecord]:
-    """``n`` hands to look at: ``by="swing"`` the largest score swings; ``"set"`` the hands where the
-    bidders were set (largest swing first); ``"order"`` the first ``n``."""
+def check_selection(n: Any, by: str) -> None:
+    """Raise ValueError naming a bad number of hands ``n`` or way ``by`` of choosing them (:data:`SELECT_BY`)."""
     if by not in SELECT_BY:
         raise ValueError(f"by={by!r} is not allowed; allowed values: {', '.join(SELECT_BY)}")
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n={n!r} must be a non-negative integer")
+
+
+def select_hands(records: Sequence[HandRecord], n: int, by: str = "swing") -> list[HandRecord]:
+    """``n`` hands to look at: ``by="swing"`` the largest score swings; ``"set"`` the hands where the
+    bidders were set (largest swing first); ``"order"`` the first ``n``."""
+    check_selection(n, by)
     if by == "order":
         return list(records[:n])
     pool = [r for r in records if by == "swing" or (r.result is not None and not r.result["made"])]

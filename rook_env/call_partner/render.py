@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..cards import COLOUR_NAMES
-from ..render import TableParts, contract_text
+from ..render import TableParts
 from .config import CallPartnerConfig
 from .layout import ROOK_CHOICES
 from .observation import decode, known_partners
@@ -137,13 +137,10 @@ class CallPartnerParts(TableParts):
                 "called": [state.L.card_name(c) for c in state.called], "partners": revealed,
                 "secret_partners": secret, "partners_text": text, "nest_announced": nest_announced(state)}
 
-    def hand_summary(self, result: dict[str, Any]) -> str:
-        r = result
-        scores = " / ".join(f"{v:+d}" for v in r["hand_scores"])
-        called = " ".join(r.get("called_names", []))
-        partners = f"partner {' '.join(f'P{s}' for s in r['partners'])}" if r["partners"] else "alone"
-        return (f"P{r['bidder']} bid {r['bid']} in {contract_text(r)}, called {called} ({partners}), "
-                f"{'made' if r['made'] else 'set'} with {r['side_points']}; hand scores {scores}")
+    def outcome(self, result: dict[str, Any]) -> str:
+        called = " ".join(result.get("called_names", []))
+        partners = f"partner {' '.join(f'P{s}' for s in result['partners'])}" if result["partners"] else "alone"
+        return f"called {called} ({partners}), {'made' if result['made'] else 'set'} with {result['side_points']}"
 
     decode = staticmethod(decode)
     config_class = CallPartnerConfig

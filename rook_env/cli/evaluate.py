@@ -150,11 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error("--replays saves hands of a two-team match, not of a round robin")
     if args.game_scores and args.replays:
         p.error("--replays records hands at 0-0; it cannot replay the running game scores of --game-scores")
-    workers = _check_numbers(p, args)
-    _, flags = game_flags(p, args)
+    workers, flags = _setup(p, args)
     try:
-        _prepare_outputs(args)
-        flags = check_flags(flags)
         specs = args.round_robin or args.specs
         teams = [parse_team(s) for s in specs]
         for t in {t.name: t for t in teams}.values():
@@ -199,12 +196,20 @@ def _refuse(p: argparse.ArgumentParser, options: Sequence[tuple[str, Any]], wher
             p.error(f"{option} is not available with {where}")
 
 
-def _prepare_outputs(args: argparse.Namespace) -> None:
-    """Create the folders of the output files asked for (ValueError naming a bad path)."""
-    prepare_out_path("--json", args.json)
-    prepare_out_path("--plot", args.plot)
-    if args.replays:
-        prepare_out_path("--replays-out", args.replays_out)
+def _setup(p: argparse.ArgumentParser, args: argparse.Namespace, keep_game: bool = False) -> tuple[int, dict]:
+    """Check the numbers, the game's rule flags (``game`` kept in them with ``keep_game``) and the
+    output paths (their folders are created); returns (worker processes, the checked flags)."""
+    workers = _check_numbers(p, args)
+    spec, flags = game_flags(p, args)
+    try:
+        prepare_out_path("--json", args.json)
+        prepare_out_path("--plot", args.plot)
+        if args.replays:
+            prepare_out_path("--replays-out", args.replays_out)
+        flags = check_flags({"game": spec.name, **flags} if keep_game else flags)
+    except ValueError as exc:
+        p.error(str(exc))
+    return workers, flags
 
 
 def _match_kwargs(args: argparse.Namespace, flags: dict, workers: int) -> dict:
@@ -222,11 +227,8 @@ def _field_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.specs or args.round_robin:
         p.error("give one of: two team specs, --round-robin SPEC SPEC ..., or --field CANDIDATE [--opponents ...]")
     _refuse(p, (("--players", args.players is not None), ("--replays", args.replays)), "--field")
-    workers = _check_numbers(p, args)
-    _, flags = game_flags(p, args)
+    workers, flags = _setup(p, args)
     try:
-        _prepare_outputs(args)
-        flags = check_flags(flags)
         candidate, opponents = field_teams(args.field, args.opponents, flags)  # every spec built once: fail early
     except ValueError as exc:
         p.error(str(exc))
@@ -290,11 +292,8 @@ def _rotation_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     _refuse(p, (("--round-robin", args.round_robin), ("--field", args.field), ("--opponents", args.opponents),
                 ("--no-duplicate", args.no_duplicate), ("--independent-seeds", args.independent_seeds),
                 ("--plot", args.plot), ("--game-scores", args.game_scores)), f"--game {args.game} (a rotation match)")
-    workers = _check_numbers(p, args)
-    spec, flags = game_flags(p, args)
+    workers, flags = _setup(p, args, keep_game=True)
     try:
-        _prepare_outputs(args)
-        flags = check_flags({"game": spec.name, **flags})
         members = field_specs(args.specs, flags["players"])
         for member in dict.fromkeys(members):
             check_team(parse_team((member, member)), flags)

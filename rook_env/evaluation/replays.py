@@ -24,7 +24,7 @@ import numpy as np
 
 from rook_env.agents.registry import parse_team, spec_label, split_game
 from rook_env.games import get_game
-from rook_env.replay import SELECT_BY, HandRecord, record_hand
+from rook_env.replay import HandRecord, check_selection, record_hand
 
 from . import call_partner as rotation
 from .deals import make_deal
@@ -34,19 +34,12 @@ from .results import FIELD, MatchResult
 __all__ = ["match_replays", "rotation_replays", "select_rotation_hands", "select_rows"]
 
 
-def _check_selection(n: int, by: str) -> None:
-    if by not in SELECT_BY:
-        raise ValueError(f"by={by!r} is not allowed; allowed values: {', '.join(SELECT_BY)}")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n={n!r} must be a non-negative integer")
-
-
 def select_rows(records: np.ndarray, n: int, by: str = "swing") -> list[int]:
     """Row indices of ``n`` hands of a match's records (rows in (deal, seating) order), as
     :func:`rook_env.replay.select_hands` picks them: ``"swing"`` the largest |score A - score B|,
     ``"set"`` the hands whose bidders were set (largest swing first), ``"order"`` the first ``n``;
     ties keep the match's order."""
-    _check_selection(n, by)
+    check_selection(n, by)
     order = np.lexsort((records[:, FIELD["seating"]], records[:, FIELD["deal"]]))
     if by == "order":
         return [int(i) for i in order[:n]]
@@ -103,7 +96,7 @@ def select_rotation_hands(records: np.ndarray, n: int, by: str = "swing") -> lis
     and seat; :data:`.call_partner.ROT_FIELDS`), as :func:`rook_env.replay.select_hands` picks them:
     ``"swing"`` the largest best-minus-worst hand score, ``"set"`` the hands whose bidders were set
     (largest swing first), ``"order"`` the first ``n``; ties keep the (deal, rotation) order."""
-    _check_selection(n, by)
+    check_selection(n, by)
     rf = rotation.RF
     rows = records[np.lexsort((records[:, rf["seat"]], records[:, rf["rotation"]], records[:, rf["deal"]]))]
     players = int(rows[:, rf["seat"]].max()) + 1 if rows.size else 1
