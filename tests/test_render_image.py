@@ -269,3 +269,22 @@ def test_every_registered_game_has_table_views():
         assert draw_seat_view(e, "player_0").shape == e.render().shape
     with pytest.raises(TypeError, match="no registered game"):
         table_parts(object())
+
+
+def test_png_command_line(tmp_path, capsys):
+    """python -m rook_env.cli.render_image: a PNG of the table, the spectator's or one seat's, any game."""
+    from PIL import Image
+
+    from rook_env.cli.render_image import main
+
+    out = tmp_path / "t.png"
+    assert main(["--seed", "3", "--decisions", "5", "--out", str(out)]) == 0
+    assert Image.open(out).size == (WIDTH, HEIGHT)
+    cp = tmp_path / "cp.png"
+    assert main(["--game", "call_partner", "--players", "6", "--decisions", "8", "--seat", "5", "--out", str(cp)]) == 0
+    assert Image.open(cp).size == (1344, 768) and f"wrote {cp}" in capsys.readouterr().out
+    for argv, message in ((["--seat", "4"], "--seat must be a seat 0..3"),
+                          (["--players", "5"], "--players is for --game call_partner")):
+        with pytest.raises(SystemExit):
+            main([*argv, "--out", str(out)])
+        assert message in capsys.readouterr().err
