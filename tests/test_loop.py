@@ -104,7 +104,7 @@ def test_make_agent_rejects_a_misspelt_flag_for_every_agent(spec):
 
 
 def test_protocol_module_imports_no_agent_implementation():
-    with open(os.path.join(ROOT, "agents", "base.py")) as f:
+    with open(os.path.join(ROOT, "rook_env", "agents", "base.py")) as f:
         tree = ast.parse(f.read())
     imported = set()
     for node in ast.walk(tree):
