@@ -144,45 +144,24 @@ class Layout(DeckLayout):
         """``green`` (colour calls) or ``green low``, ``no trump high`` (extended calls)."""
         return self.contract_names[contract]
 
-    def action_kind(self, action: int) -> str:
-        """'card', 'pass', 'bid', 'trump', 'redeal' or 'circus'."""
-        if not 0 <= action < self.n_actions:
-            raise ValueError(f"action {action} out of range 0..{self.n_actions - 1}")
-        if action < self.n_cards:
-            return "card"
-        if action == self.PASS:
-            return "pass"
-        if action < self.TRUMP0:
-            return "bid"
+    def _own_kind(self, action: int) -> str:
         if action < self.REDEAL:
             return "trump"
         return "redeal" if action == self.REDEAL else "circus"
 
-    def action_name(self, action: int) -> str:
-        """Short text of an action: ``R14``, ``Rook``, ``pass``, ``bid 85``, ``trump green``, ``redeal``
-        (extended calls: ``green low``, ``no trump high``; Circus Rook: ``circus``)."""
-        kind = self.action_kind(action)
-        if kind == "card":
-            return self.card_names[action]
-        if kind == "bid":
-            return f"bid {self.bids[action - self.BID0]}"
+    def _own_name(self, kind: str, action: int) -> str:
+        # extended calls: ``green low``, ``no trump high``; colour calls: ``trump green``
         if kind == "trump":
             name = self.contract_names[action - self.TRUMP0]
             return name if self.n_contracts != N_COLOURS else f"trump {name}"
         return kind
 
-    def parse_action(self, text: str) -> int:
-        """Inverse of :meth:`action_name` (case-insensitive; ``85`` alone means ``bid 85``;
-        ``trump`` may precede a contract: ``trump green low``)."""
-        t = " ".join(text.strip().lower().split())
-        if t in ("pass", "redeal"):
-            return self.PASS if t == "pass" else self.REDEAL
+    def _parse_own(self, t: str) -> int | None:
+        # ``trump`` may precede a contract: ``trump green low``
+        if t == "redeal":
+            return self.REDEAL
         if t == "circus" and self.CIRCUS >= 0:
             return self.CIRCUS
-        if t.startswith("bid "):
-            t = t[4:]
-        if t.isdigit():
-            return self.bid_action(int(t))
         contract = t[6:] if t.startswith("trump ") else t
         contract = contract.replace("notrump", "no trump").replace("no-trump", "no trump")
         if contract in self._name_to_contract:
@@ -190,7 +169,7 @@ class Layout(DeckLayout):
         if t.startswith("trump ") or contract.startswith("no trump"):
             what = "trump colour" if self.n_contracts == N_COLOURS else "trump call"
             raise ValueError(f"unknown {what} {contract!r}; one of {', '.join(self.contract_names)}")
-        return self.parse_card(t)
+        return None
 
 
 @lru_cache(maxsize=64)  # bounded: a sweep over bid ranges must not grow memory for good

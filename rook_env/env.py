@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 from pettingzoo import AECEnv
 
-from .cards import N_SEATS, layout_for
+from .cards import N_SEATS
 from .core.aec import (
     OPTION_KEYS,
     RENDER_MODES,
@@ -69,15 +69,17 @@ from .core.aec import (
     IllegalActionWarning,
     NotResetError,
     TrickTakingEnv,
+    env_metadata,
 )
-from .observation import SCORE_CLIP, ObservationEncoder, obs_layout
+from .games import get_game
+from .observation import SCORE_CLIP, ObservationEncoder
 from .rules import OVER, RookState
 
 __all__ = ["AGENTS", "ENV_ID", "OPTION_KEYS", "RENDER_MODES", "CheckedRookEnv", "IllegalActionWarning",
            "NotResetError", "env", "raw_env"]
 
 # The registered id (namespace/name-version); metadata["name"] is its name-version part.
-ENV_ID = "rook_env/Rook-v1"
+ENV_ID = get_game("partnership").env_id  # "rook_env/Rook-v1"
 
 AGENTS = tuple(f"player_{i}" for i in range(N_SEATS))
 AGENT_SEAT = {a: i for i, a in enumerate(AGENTS)}
@@ -89,17 +91,9 @@ class raw_env(TrickTakingEnv):
 
     GAME = "partnership"
     RENDER_TEXT = "rook_env.render:render_text"
-    state_class = RookState
-    layout_for = staticmethod(layout_for)
-    obs_layout_for = staticmethod(obs_layout)
     _NOT_COPIED = TrickTakingEnv._NOT_COPIED + ("_enc",)
 
-    metadata = {
-        "render_modes": RENDER_MODES,
-        "name": ENV_ID.split("/")[1],
-        "is_parallelizable": False,
-        "render_fps": 1,
-    }
+    metadata = env_metadata(ENV_ID.split("/")[1])
 
     def __init__(self, render_mode: str | None = None, max_hands: int | None = None, game: Any = None,
                  **flags: Any) -> None:

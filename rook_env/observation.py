@@ -62,7 +62,7 @@ import numpy as np
 
 from .cards import N_SEATS, Layout, bits, contract_trump, layout_for
 from .config import RookConfig
-from .core.observation import relative_seats, unpack_mask
+from .core.observation import SectionLayout, encode_common, relative_seats, unpack_mask
 from .rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
 
 # The score entries hold clip(score / target_score, -SCORE_CLIP, SCORE_CLIP): finite Box bounds that
@@ -70,7 +70,7 @@ from .rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookSta
 SCORE_CLIP = 4.0
 
 
-class ObsLayout:
+class ObsLayout(SectionLayout):
     """Offsets of every observation section for one configuration (or its action :class:`Layout`)."""
 
     def __init__(self, config: RookConfig | Layout) -> None:
@@ -100,25 +100,7 @@ class ObsLayout:
         ]
         if circus:
             sizes += [("circus", 1), ("passed", n), ("received", n)]
-        self.sections: list[tuple[str, int, int]] = []
-        start = 0
-        for name, size in sizes:
-            self.sections.append((name, start, start + size))
-            setattr(self, name.upper(), start)
-            start += size
-        self.size = start
-        self.slices = {name: slice(a, z) for name, a, z in self.sections}
-        # Section starts in layout order, for decode_masks' bisection of the non-zero entries.
-        self.bounds = tuple(a for _, a, _ in self.sections)
-        # Box bounds: [0, 1] everywhere but the scores, [-SCORE_CLIP, SCORE_CLIP].
-        self.low = np.zeros(self.size, np.float32)
-        self.high = np.ones(self.size, np.float32)
-        self.low[self.slices["scores"]] = -SCORE_CLIP
-        self.high[self.slices["scores"]] = SCORE_CLIP
-
-    def table(self) -> list[tuple[str, int, int, int]]:
-        """(name, start, stop, size) for every section."""
-        return [(name, a, z, z - a) for name, a, z in self.sections]
+        self._build_sections(sizes, SCORE_CLIP)  # the scores: clip(score / target_score, -4, 4)
 
 
 def obs_layout(config: RookConfig) -> ObsLayout:
@@ -304,46 +286,17 @@ def encode(state: RookState, me: int, out: np.ndarray | None = None, ol: ObsLayo
     else:
         out[:] = 0.0
     L: Layout = state.L
-    n, nb = L.n_cards, L.n_bids
-    rel = REL[me]
-    out[ol.PHASE + state.phase] = 1.0
-    for c in bits(state.hands[me]):
-        out[ol.HAND + c] = 1.0
-    high = -1
-    for seat, a in state.bid_history:
-        if a == L.PASS:
-            out[ol.PASSES + rel[seat] * (nb + 1) + high + 1] = 1.0
-        elif a != L.REDEAL:
-            high = a - L.BID0
-            out[ol.BIDS + rel[seat] * nb + high] = 1.0
-    if state.bidder >= 0:
-        out[ol.BIDDER + rel[state.bidder]] = 1.0
-        out[ol.CONTRACT + state.high_bid] = 1.0
+    encode_common(state, me, out, ol, REL[me])
     if state.call >= 0:
         out[ol.TRUMP + state.call] = 1.0
-    if state.leader >= 0:
-        out[ol.LEADER + rel[state.leader]] = 1.0
-    for i, c in enumerate(state.trick):
-        out[ol.TRICK + rel[(state.leader + i) % N_SEATS] * n + c] = 1.0
-    for c in bits(state.played):
-        out[ol.PLAYED + rel[state.played_by[c]] * n + c] = 1.0
-    if me == state.bidder and state.phase != BID:
-        for c in bits(state.nest):
-            out[ol.NEST + c] = 1.0
-        for c in bits(state.discards):
-            out[ol.DISCARDS + c] = 1.0
-    if state.nest_has_counters:
-        out[ol.NEST_COUNTERS] = 1.0
     t = me & 1
     out[ol.COUNTERS] = state.points[t] / L.total_points
     out[ol.COUNTERS + 1] = state.points[1 - t] / L.total_points
     out[ol.TRICKS_WON] = state.tricks_won[t] / L.n_tricks
     out[ol.TRICKS_WON + 1] = state.tricks_won[1 - t] / L.n_tricks
-    out[ol.TRICKS_LEFT] = (L.n_tricks - len(state.tricks)) / L.n_tricks
     scaled = scaled_scores(state.scores, state.config.target_score)
     out[ol.SCORES] = scaled[t]
     out[ol.SCORES + 1] = scaled[1 - t]
-    out[ol.DEALER + rel[state.dealer]] = 1.0
     if state.circus:
         out[ol.CIRCUS] = 1.0
         passing = state.passing

@@ -136,6 +136,11 @@ class RookState(TrickState):
         self.call = -1
         self.circus = False
 
+    @property
+    def tables(self) -> ContractTables:
+        """How cards follow and win under each contract of this configuration (shared, read-only)."""
+        return self._ct
+
     def _scores_wanted(self) -> str:
         return "two integers (team 0, team 1)"
 
@@ -299,11 +304,5 @@ class RookState(TrickState):
             "call": self.call,
             "circus": self.circus,
             "passing": list(self.passing),
-            "leader": self.leader,
-            "trick": list(self.trick),
-            "tricks": [(lead, list(cards)) for lead, cards in self.tricks],
-            "points": list(self.points),
-            "tricks_won": list(self.tricks_won),
-            "scores": list(self.scores),
-            "winner": self.winner,
+            **self._play_dict(),
         }

@@ -81,6 +81,8 @@ class SingleAgentRookEnv(gymnasium.Env):
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action={illegal_action!r}; allowed: {', '.join(ILLEGAL_ACTION_MODES)}")
         if opponents is None:
+            if spec.heuristic is None:
+                raise ValueError(f"game={spec.name!r} has no heuristic agent to play the other seats; pass opponents=")
             opponents = spec.heuristic
         if not spec.takes_players:
             flags.pop("players", None)  # checked by raw_env above: the game's one table size
@@ -137,7 +139,7 @@ class SingleAgentRookEnv(gymnasium.Env):
         if self._done():
             raise RuntimeError("step() after the episode ended; call reset()")
         if self.illegal_action == "terminate":
-            a = self.aec._as_action(action)  # out of the action space / not an integer: raises
+            a = self.aec.as_action(action)  # out of the action space / not an integer: raises
             if not self._mask[a]:
                 seat = self.aec.game.current
                 warnings.warn(f"[rook_env] {self.aec.game.illegal_message(a)}; the episode ends and "

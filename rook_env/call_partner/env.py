@@ -57,10 +57,9 @@ from typing import Any, Sequence
 import numpy as np
 from pettingzoo import AECEnv
 
-from ..core.aec import OPTION_KEYS, RENDER_MODES, CheckedMixin, TrickTakingEnv
+from ..core.aec import OPTION_KEYS, CheckedMixin, TrickTakingEnv, env_metadata
 from .config import CallPartnerConfig
-from .layout import layout_for
-from .observation import CallPartnerView, decode, encode, obs_layout
+from .observation import CallPartnerView, decode, encode
 from .rules import OVER, CallPartnerState
 
 __all__ = ["OPTION_KEYS", "CheckedCallPartnerEnv", "env", "hand_rewards", "make_env", "raw_env"]
@@ -91,17 +90,9 @@ class raw_env(TrickTakingEnv):
 
     GAME = "call_partner"
     RENDER_TEXT = "rook_env.call_partner.render:render_text"
-    state_class = CallPartnerState
-    layout_for = staticmethod(layout_for)
-    obs_layout_for = staticmethod(obs_layout)
     _NOT_COPIED = TrickTakingEnv._NOT_COPIED + ("_obs",)
 
-    metadata = {
-        "render_modes": RENDER_MODES,
-        "name": "rook_call_partner_v0",
-        "is_parallelizable": False,
-        "render_fps": 1,
-    }
+    metadata = env_metadata("rook_call_partner_v0")
 
     # Observations are encoded on demand, once per step and seat (the state has no encoder).
     def _obs_reset(self, game: CallPartnerState) -> None:

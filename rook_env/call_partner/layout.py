@@ -85,46 +85,23 @@ class CallPartnerLayout(DeckLayout):
             for t in range(N_COLOURS)
         )
 
-    def action_kind(self, action: int) -> str:
-        """'card', 'pass', 'bid', 'trump', 'rook' or 'redeal'."""
-        if not isinstance(action, int) or not 0 <= action < self.n_actions:
-            raise ValueError(f"action {action!r} out of range 0..{self.n_actions - 1}")
-        if action < self.n_cards:
-            return "card"
-        if action == self.PASS:
-            return "pass"
-        if action < self.TRUMP0:
-            return "bid"
+    def _own_kind(self, action: int) -> str:
         if action < self.ROOK_HIGH:
             return "trump"
         if action < self.REDEAL:
             return "rook"
         return "redeal"
 
-    def action_name(self, action: int) -> str:
-        """Short text: ``R14``, ``Rook``, ``pass``, ``bid 135``, ``trump green``, ``rook high``, ``redeal``."""
-        kind = self.action_kind(action)
-        if kind == "card":
-            return self.card_names[action]
-        if kind == "bid":
-            return f"bid {self.bids[action - self.BID0]}"
+    def _own_name(self, kind: str, action: int) -> str:
         if kind == "trump":
             return f"trump {COLOUR_NAMES[action - self.TRUMP0]}"
         if kind == "rook":
             return f"rook {ROOK_CHOICES[action - self.ROOK_HIGH]}"
         return kind
 
-    def parse_action(self, text: str) -> int:
-        """Inverse of :meth:`action_name` (case-insensitive; ``135`` alone means ``bid 135``)."""
-        t = " ".join(text.strip().lower().split())
-        if t == "pass":
-            return self.PASS
+    def _parse_own(self, t: str) -> int | None:
         if t == "redeal":
             return self.REDEAL
-        if t.startswith("bid "):
-            t = t[4:]
-        if t.isdigit():
-            return self.bid_action(int(t))
         if t.startswith("trump "):
             colour = t[6:]
             if colour in COLOUR_NAMES:
@@ -135,7 +112,7 @@ class CallPartnerLayout(DeckLayout):
             if choice in ROOK_CHOICES:
                 return self.ROOK_HIGH + ROOK_CHOICES.index(choice)
             raise ValueError(f"unknown Rook rank {choice!r}; 'rook high' or 'rook low'")
-        return self.parse_card(t)
+        return None
 
 
 @lru_cache(maxsize=64)  # bounded: a sweep over bid ranges must not grow memory for good

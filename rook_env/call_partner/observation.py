@@ -47,14 +47,15 @@ from typing import Sequence
 
 import numpy as np
 
+from ..core.observation import SectionLayout, encode_common
 from .config import CallPartnerConfig
-from .layout import ROOK_CHOICES, CallPartnerLayout, bits, layout_for
+from .layout import ROOK_CHOICES, CallPartnerLayout, layout_for
 from .rules import BID, N_PHASES, PHASE_NAMES, CallPartnerState
 
 N_COLOURS = 4
 
 
-class CallPartnerObsLayout:
+class CallPartnerObsLayout(SectionLayout):
     """Offsets of every observation section for one configuration."""
 
     def __init__(self, config: CallPartnerConfig) -> None:
@@ -69,23 +70,7 @@ class CallPartnerObsLayout:
             ("nest_counters", 1), ("leader", n), ("trick", n * N), ("played", n * N), ("nest", N),
             ("discards", N), ("points", n), ("tricks_won", n), ("tricks_left", 1), ("scores", n), ("dealer", n),
         ]
-        self.sections: list[tuple[str, int, int]] = []
-        start = 0
-        for name, size in sizes:
-            self.sections.append((name, start, start + size))
-            setattr(self, name.upper(), start)
-            start += size
-        self.size = start
-        self.slices = {name: slice(a, z) for name, a, z in self.sections}
-        # Box bounds: [0, 1] everywhere but the scores, which are unbounded.
-        self.low = np.zeros(self.size, np.float32)
-        self.high = np.ones(self.size, np.float32)
-        self.low[self.slices["scores"]] = -np.inf
-        self.high[self.slices["scores"]] = np.inf
-
-    def table(self) -> list[tuple[str, int, int, int]]:
-        """(name, start, stop, size) for every section."""
-        return [(name, a, z, z - a) for name, a, z in self.sections]
+        self._build_sections(sizes, np.inf)  # the scores: score / target_score, unbounded
 
 
 @lru_cache(maxsize=None)
@@ -114,21 +99,9 @@ def encode(state: CallPartnerState, me: int, out: np.ndarray | None = None,
     else:
         out[:] = 0.0
     L: CallPartnerLayout = state.L
-    n, N, B = state.n, L.n_cards, L.n_bids
+    n = state.n
     rel = [(s - me) % n for s in range(n)]
-    out[ol.PHASE + state.phase] = 1.0
-    for c in bits(state.hands[me]):
-        out[ol.HAND + c] = 1.0
-    high = -1
-    for seat, a in state.bid_history:
-        if a == L.PASS:
-            out[ol.PASSES + rel[seat] * (B + 1) + high + 1] = 1.0
-        elif a != L.REDEAL:
-            high = a - L.BID0
-            out[ol.BIDS + rel[seat] * B + high] = 1.0
-    if state.bidder >= 0:
-        out[ol.BIDDER + rel[state.bidder]] = 1.0
-        out[ol.CONTRACT + state.high_bid] = 1.0
+    encode_common(state, me, out, ol, rel)
     if state.trump >= 0:
         out[ol.TRUMP + state.trump] = 1.0
     if state.rook_high >= 0:
@@ -137,27 +110,12 @@ def encode(state: CallPartnerState, me: int, out: np.ndarray | None = None,
         out[ol.CALLED + c] = 1.0
     for s in known_partners(state, me):
         out[ol.PARTNERS + rel[s]] = 1.0
-    if state.nest_has_counters:
-        out[ol.NEST_COUNTERS] = 1.0
-    if state.leader >= 0:
-        out[ol.LEADER + rel[state.leader]] = 1.0
-    for i, c in enumerate(state.trick):
-        out[ol.TRICK + rel[(state.leader + i) % n] * N + c] = 1.0
-    for c in bits(state.played):
-        out[ol.PLAYED + rel[state.played_by[c]] * N + c] = 1.0
-    if me == state.bidder and state.phase != BID:
-        for c in bits(state.nest):
-            out[ol.NEST + c] = 1.0
-        for c in bits(state.discards):
-            out[ol.DISCARDS + c] = 1.0
     target = state.config.target_score
     for s in range(n):
         r = rel[s]
         out[ol.POINTS + r] = state.points[s] / L.total_points
         out[ol.TRICKS_WON + r] = state.tricks_won[s] / L.n_tricks
         out[ol.SCORES + r] = state.scores[s] / target
-    out[ol.TRICKS_LEFT] = (L.n_tricks - len(state.tricks)) / L.n_tricks
-    out[ol.DEALER + rel[state.dealer]] = 1.0
     return out
 
 
@@ -280,8 +238,3 @@ def decode(vec: np.ndarray | Sequence[float], config: CallPartnerConfig | None =
         dealer=first("dealer") or 0,
         layout=L,
     )
-
-
-def decode_state(state: CallPartnerState, me: int) -> CallPartnerView:
-    """Seat ``me``'s view of a state (``decode(encode(state, me))``)."""
-    return decode(encode(state, me), state.config)

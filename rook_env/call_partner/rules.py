@@ -219,11 +219,5 @@ class CallPartnerState(TrickState):
             "rook": None if self.rook_high < 0 else ROOK_CHOICES[1 - self.rook_high],
             "called": list(self.called),
             "partners": list(self.partners),
-            "leader": self.leader,
-            "trick": list(self.trick),
-            "tricks": [(lead, list(cards)) for lead, cards in self.tricks],
-            "points": list(self.points),
-            "tricks_won": list(self.tricks_won),
-            "scores": list(self.scores),
-            "winner": self.winner,
+            **self._play_dict(),
         }

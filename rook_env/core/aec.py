@@ -1,7 +1,8 @@
 """The PettingZoo AEC wrapper every game shares: :class:`TrickTakingEnv` and its checked form.
 
-A game's environment subclasses :class:`TrickTakingEnv` and names its parts (``GAME``, its rules
-state, layout and observation functions, its text renderer as a ``"module:attribute"`` string);
+A game's environment subclasses :class:`TrickTakingEnv` and names its game (``GAME``: the registry
+gives its rules state, layout and observation layout) and its text renderer (``RENDER_TEXT``, a
+``"module:attribute"`` string, imported when first drawn);
 it overrides only what differs: how its observations are kept (``_obs_*``), the rewards of a
 finished hand (``_hand_rewards``), what ends or cuts an episode (``_end_of_hand``), and what the
 global state adds after the hidden cards (``_extra_state``). :func:`checked` builds the class with
@@ -27,11 +28,12 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from ..games import get_game, load_ref, resolve_game
+from .deck import bits
 from .flags import as_float, as_int
 from .observation import unpack_mask
-from .rules import bits
 
-__all__ = ["OPTION_KEYS", "RENDER_MODES", "CheckedMixin", "IllegalActionWarning", "NotResetError", "TrickTakingEnv"]
+__all__ = ["OPTION_KEYS", "RENDER_MODES", "CheckedMixin", "IllegalActionWarning", "NotResetError", "TrickTakingEnv",
+           "env_metadata"]
 
 OPTION_KEYS = ("hands", "nest", "dealer", "scores")  # the reset options every game takes
 
@@ -53,6 +55,11 @@ class IllegalActionWarning(UserWarning):
     """A checked environment was stepped with an illegal action: the episode ended with ``illegal_reward``."""
 
 
+def env_metadata(name: str) -> dict[str, Any]:
+    """PettingZoo metadata of a game's environment class (``name``: the id's name-version part)."""
+    return {"render_modes": RENDER_MODES, "name": name, "is_parallelizable": False, "render_fps": 1}
+
+
 class TrickTakingEnv(AECEnv, EzPickle):
     """The AEC environment of one registered game (see the module docstring for the hooks)."""
 
@@ -60,9 +67,6 @@ class TrickTakingEnv(AECEnv, EzPickle):
     CHECKED = False  # True for the classic-checks form (checked_env of the registry)
     RENDER_TEXT = ""  # "module:attribute" of render_text(state) -> str
     RENDER_IMAGE = "rook_env.render:draw_table"  # the spectator's table, drawn with Pillow
-    state_class: Callable[[Any], Any]
-    layout_for: Callable[[Any], Any]
-    obs_layout_for: Callable[[Any], Any]
     _NOT_COPIED: tuple[str, ...] = ("_game", "layout", "obs_layout")  # rebuilt or shared when copying
 
     def __new__(cls, *args: Any, game: Any = None, **kwargs: Any):
@@ -90,8 +94,7 @@ class TrickTakingEnv(AECEnv, EzPickle):
             if max_hands <= 0:
                 raise ValueError(f"max_hands={max_hands} must be a positive integer or None")
         self.max_hands = max_hands  # game episodes are truncated after this many hands
-        self.layout = type(self).layout_for(self.config)
-        self.obs_layout = type(self).obs_layout_for(self.config)
+        self._parts()
         self.n = len(self._seat_names())
         self.possible_agents = self._seat_names()
         self.agent_seat = {a: i for i, a in enumerate(self.possible_agents)}
@@ -121,6 +124,13 @@ class TrickTakingEnv(AECEnv, EzPickle):
         self.agent_selection = None
         self.rewards, self._cumulative_rewards, self.infos = {}, {}, {}
         self.terminations, self.truncations = {}, {}
+
+    def _parts(self) -> None:
+        """The game's rules state class and the layouts of this config, from the registry."""
+        spec = get_game(self.GAME)
+        self._state_class: Callable[[Any], Any] = spec.load("state")
+        self.layout = spec.load("layout")(self.config)
+        self.obs_layout = spec.load("obs_layout")(self.config)
 
     def _seat_names(self) -> list[str]:
         return [f"player_{i}" for i in range(self._players())]
@@ -171,7 +181,7 @@ class TrickTakingEnv(AECEnv, EzPickle):
             options = {}
         elif not isinstance(options, Mapping):
             raise ValueError(f"options must be a dict with keys {', '.join(OPTION_KEYS)} (or None), got {options!r}")
-        game = type(self).state_class(self.config)
+        game = self._state_class(self.config)
         scores = options.get("scores")
         if scores is not None:
             scores = self._check_scores(game, scores)
@@ -260,14 +270,20 @@ class TrickTakingEnv(AECEnv, EzPickle):
             raise self._done_error(action) from None
         return False
 
-    def step(self, action: Any) -> None:
-        game = self._game
-        if game is None:
+    def _begin_step(self, action: Any) -> int | None:
+        """The checks every step starts with: reset first, PettingZoo's dead step (None returned),
+        an integer action inside the action space (returned)."""
+        if self._game is None:
             raise NotResetError("step() called before reset(); call reset() first")
         if self._dead_step(action):
+            return None
+        return action if type(action) is int and 0 <= action < self.layout.n_actions else self.as_action(action)
+
+    def step(self, action: Any) -> None:
+        a = self._begin_step(action)
+        if a is None:
             return
-        agent = self.agent_selection
-        a = action if type(action) is int and 0 <= action < self.layout.n_actions else self._as_action(action)
+        game, agent = self._game, self.agent_selection
         seat, phase, high_bid, deals, hands_played = (
             game.current, game.phase, game.high_bid, game.deals, game.hands_played
         )
@@ -287,7 +303,9 @@ class TrickTakingEnv(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
-    def _as_action(self, action: Any) -> int:
+    def as_action(self, action: Any) -> int:
+        """``action`` as an action id of this environment, else ``ValueError`` saying why (None, not
+        an integer, outside the action space)."""
         if action is None:
             raise ValueError(f"action None given for {self.agent_selection}, which is not done; pass an action id")
         try:
@@ -421,8 +439,7 @@ class TrickTakingEnv(AECEnv, EzPickle):
         state = dict(state)
         obs = state.pop("_obs")
         self.__dict__.update(state)
-        self.layout = type(self).layout_for(self.config)
-        self.obs_layout = type(self).obs_layout_for(self.config)
+        self._parts()
         if self._game is not None:
             self._obs_reset(self._game)
             self._obs_restore(obs)
@@ -443,13 +460,10 @@ class CheckedMixin:
         self.illegal_reward = illegal_reward
 
     def step(self, action: Any) -> None:
-        game = self._game
-        if game is None:
-            raise NotResetError("step() called before reset(); call reset() first")
-        if self._dead_step(action):
+        a = self._begin_step(action)  # type: ignore[attr-defined]
+        if a is None:
             return
-        agent = self.agent_selection
-        a = action if type(action) is int and 0 <= action < self.layout.n_actions else self._as_action(action)
+        game, agent = self._game, self.agent_selection  # type: ignore[attr-defined]
         if self._mask is None:
             self._mask = game.legal_mask()
         if not (self._mask >> a) & 1:

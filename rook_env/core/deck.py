@@ -110,10 +110,52 @@ class DeckLayout:
             raise ValueError(f"bid {value} is not one of {self.bids}")
         return self.BID0 + self.bids.index(value)
 
-    def action_kind(self, action: int) -> str:  # pragma: no cover - per game
+    def action_kind(self, action: int) -> str:
+        """'card', 'pass', 'bid', or the game's kind of a later action (``_own_kind``)."""
+        try:
+            inside = 0 <= action < self.n_actions and not isinstance(action, (bool, float))
+        except TypeError:
+            inside = False
+        if not inside:
+            raise ValueError(f"action {action!r} out of range 0..{self.n_actions - 1}")
+        if action < self.n_cards:
+            return "card"
+        if action == self.PASS:
+            return "pass"
+        if action < self.TRUMP0:
+            return "bid"
+        return self._own_kind(action)
+
+    def _own_kind(self, action: int) -> str:  # pragma: no cover - per game
         raise NotImplementedError
 
-    def action_name(self, action: int) -> str:  # pragma: no cover - per game
+    def action_name(self, action: int) -> str:
+        """Short text of an action: ``R14``, ``Rook``, ``pass``, ``bid 85``, ``trump green``, ..."""
+        kind = self.action_kind(action)
+        if kind == "card":
+            return self.card_names[action]
+        if kind == "bid":
+            return f"bid {self.bids[action - self.BID0]}"
+        return self._own_name(kind, action)
+
+    def _own_name(self, kind: str, action: int) -> str:
+        """The text of an action after the bids (the kind itself unless a game says more)."""
+        return kind
+
+    def parse_action(self, text: str) -> int:
+        """Inverse of :meth:`action_name` (case-insensitive; ``85`` alone means ``bid 85``)."""
+        t = " ".join(text.strip().lower().split())
+        if t == "pass":
+            return self.PASS
+        if t.startswith("bid "):
+            t = t[4:]
+        if t.isdigit():
+            return self.bid_action(int(t))
+        own = self._parse_own(t)
+        return self.parse_card(t) if own is None else own
+
+    def _parse_own(self, text: str) -> int | None:  # pragma: no cover - per game
+        """The game's own action named by ``text`` (normalised), None when it names none."""
         raise NotImplementedError
 
     def table(self) -> list[tuple[int, str, str]]:

@@ -31,19 +31,10 @@ from __future__ import annotations
 import random
 from typing import Any, Sequence
 
+from .deck import bits
 from .flags import as_int
 
-__all__ = ["TrickState", "bits"]
-
-
-def bits(mask: int) -> list[int]:
-    """The set bit positions of ``mask``, ascending."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+__all__ = ["TrickState"]
 
 
 class TrickState:
@@ -466,4 +457,16 @@ class TrickState:
             "bidder": self.bidder,
             "bid": L.bids[self.high_bid] if self.high_bid >= 0 else None,
             "trump": self.trump,
+        }
+
+    def _play_dict(self) -> dict[str, Any]:
+        """The card play and the score of :meth:`to_dict` (after the game's own fields)."""
+        return {
+            "leader": self.leader,
+            "trick": list(self.trick),
+            "tricks": [(lead, list(cards)) for lead, cards in self.tricks],
+            "points": list(self.points),
+            "tricks_won": list(self.tricks_won),
+            "scores": list(self.scores),
+            "winner": self.winner,
         }
