@@ -305,3 +305,32 @@ def test_every_registered_game_plays_a_hand(game):
     assert issubclass(get_game(game).load("play"), TerminalSession)
     rc, text = run(["--game", game, "--hands", "1", "--seed", "2", "--auto-forced"], ["1"] * 300)
     assert rc == 0 and "=== Hand 1 over ===" in text and "Played 1 hand(s)." in text
+
+
+BARE_GAME = r"""
+import contextlib, dataclasses, io
+from rook_env.games import get_game, register_game
+register_game(dataclasses.replace(get_game("partnership"), name="bare", heuristic=None, render_scene=None, extra={}))
+from rook_env.agents import make_agent
+from rook_env.cli import evaluate, play
+for main, argv, message in ((play.main, ["--game", "bare"], "--game bare cannot be played at the terminal"),
+                            (evaluate.main, ["--game", "bare", "random", "random"], "--game bare cannot be evaluated")):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            main(argv)
+        except SystemExit as exc:
+            assert exc.code == 2
+    assert message in err.getvalue() and "has no part" in err.getvalue(), err.getvalue()
+try:
+    make_agent("nonsense", game="bare")
+except ValueError as exc:
+    assert "the bare game takes 'random'" in str(exc), exc
+print("ok")
+"""
+
+
+def test_a_game_without_a_terminal_table_is_refused_by_name():
+    """A registered game that names no 'play' or 'match' part: the command lines say so, no traceback."""
+    res = subprocess.run([sys.executable, "-c", BARE_GAME], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr

@@ -32,7 +32,7 @@ from .random_agent import RandomAgent
 
 __all__ = [
     "AGENT_SPECS", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "HEURISTICS", "ONE_GAME_SPECS", "TeamSpec", "build_agent",
-    "check_team", "game_config", "make_agent", "parse_team", "spec_game", "spec_label", "split_game",
+    "check_team", "game_config", "game_specs", "make_agent", "parse_team", "spec_game", "spec_label", "split_game",
 ]
 
 GAMES = game_names()  # values of the ``game`` key of rule flags: the game registry's (rook_env.games)
@@ -46,19 +46,24 @@ HEURISTICS: dict[str, Callable[..., Agent]] = {"heuristic": HeuristicAgent,
                                                "call_partner_heuristic": CallPartnerHeuristic}
 
 
-def _game_specs() -> dict[str, tuple[str, ...]]:
-    return {g: ("random", get_game(g).heuristic, *(s for s, sg in ONE_GAME_SPECS.items() if sg == g))
-            for g in game_names()}
+def _registry_specs(game: str) -> tuple[str, ...]:
+    heuristic = get_game(game).heuristic
+    return ("random", *((heuristic,) if heuristic else ()), *(s for s, sg in ONE_GAME_SPECS.items() if sg == game))
 
 
 # Agent specs per game, from the registry (the partnership game also takes a checkpoint path ending in .pt).
-GAME_SPECS = _game_specs()
+GAME_SPECS = {g: _registry_specs(g) for g in game_names()}
 AGENT_SPECS = tuple(dict.fromkeys(s for specs in GAME_SPECS.values() for s in specs))  # besides .pt paths
+
+
+def game_specs(game: str) -> tuple[str, ...]:
+    """The agent specs of ``game`` (:data:`GAME_SPECS`; a game registered later: from the registry)."""
+    return GAME_SPECS.get(game) or _registry_specs(game)
 
 
 def _spec_help(game: str) -> str:
     """What agent specs ``game`` takes, for error messages."""
-    specs = ", ".join(repr(s) for s in GAME_SPECS[game])
+    specs = ", ".join(repr(s) for s in game_specs(game))
     forms = ONE_GAME_FORMS.get(game)
     return (f"the {game} game takes {specs}" + (f", {forms}" if forms else "")
             + f" or 'ppo:<path>' (a checkpoint trained with game: {game})")

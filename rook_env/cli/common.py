@@ -12,7 +12,7 @@ from typing import Any, Iterable
 from rook_env.agents.registry import game_config
 from rook_env.games import DEFAULT_GAME, GameSpec, game_names, get_game
 
-__all__ = ["add_game_options", "game_flags", "parse_flags", "prepare_out_path"]
+__all__ = ["add_game_options", "game_flags", "game_part", "parse_flags", "prepare_out_path"]
 
 _WORDS = {4: "four", 5: "five", 6: "six"}  # "the partnership game has four players"
 
@@ -54,6 +54,15 @@ def game_flags(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Ga
     if spec.takes_players:
         flags.setdefault("players", spec.default_players)
     return spec, flags
+
+
+def game_part(p: argparse.ArgumentParser, game: GameSpec, part: str, needed_for: str) -> Any:
+    """The game's registered ``part`` (``"play"``, ``"match"``, ``"render_scene"``); a game without it
+    ends the command line naming what it lacks."""
+    try:
+        return game.load(part)
+    except ValueError as exc:
+        p.error(f"--game {game.name} cannot be {needed_for}: {exc}")
 
 
 def parse_flags(items: Iterable[str] | None, game: str = DEFAULT_GAME) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from rook_env.evaluation.report import (
 from rook_env.evaluation.round_robin import DEFAULT_RATING_BOOT
 from rook_env.replay import SELECT_BY, write_html
 
-from .common import add_game_options, game_flags, prepare_out_path
+from .common import add_game_options, game_flags, game_part, prepare_out_path
 
 DEFAULT_REPLAYS = os.path.join("runs", "eval", "replays.html")
 
@@ -134,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     # A game is evaluated by its registered match scheme: two fixed teams (duplicate matches, round
     # robins, fields) or a rotation of a field of agents through every seat.
-    if get_game(args.game).load("match") is play_rotation_match:
+    if game_part(p, get_game(args.game), "match", "evaluated") is play_rotation_match:
         return _rotation_main(p, args)
     if args.opponents and args.field is None:
         p.error("--opponents gives the field of --field CANDIDATE")

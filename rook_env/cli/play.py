@@ -28,10 +28,9 @@ import os
 import sys
 from typing import Sequence, TextIO
 
-from rook_env.games import get_game
 from rook_env.loop import IllegalActionError
 
-from .common import add_game_options, game_flags
+from .common import add_game_options, game_flags, game_part
 from .session import TerminalSession
 
 IN_GAME_HELP = """in-game commands (at your turn):
@@ -76,7 +75,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     spec, flags = game_flags(p, args)
     if flags.get("episode", "hand") != "hand":
         p.error("play deals hand by hand itself; do not set the episode flag")
-    session_class: type[TerminalSession] = get_game(spec.name).load("play")
+    session_class: type[TerminalSession] = game_part(p, spec, "play", "played at the terminal")
     return _run_session(session_class.from_args(p, args, flags, inp, out), args.hands, stdout)
 
 

@@ -5,7 +5,7 @@
 
 The spectator view (:func:`rook_env.render.draw_table`), or one seat's (``--seat``,
 :func:`rook_env.render.draw_seat_view`); every game of the registry (:mod:`rook_env.games`), each
-seat played by the game's heuristic agent.
+seat played by the game's heuristic agent (random agents for a game without one).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from rook_env.agents import make_agent
 from rook_env.render import draw_seat_view, draw_table
 from rook_env.render_image import require_pillow
 
-from .common import add_game_options, game_flags
+from .common import add_game_options, game_flags, game_part
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,12 +33,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     Image, _, _ = require_pillow()
     spec, flags = game_flags(p, args)
+    game_part(p, spec, "render_scene", "drawn")
     env = spec.load("raw_env")(**flags)
     n = len(env.possible_agents)
     if args.seat is not None and not 0 <= args.seat < n:
         p.error(f"--seat must be a seat 0..{n - 1}, got {args.seat}")
     env.reset(seed=args.seed)
-    agents = [make_agent(spec.heuristic, seed=args.seed + s, game=spec.name, **flags) for s in range(n)]
+    player = spec.heuristic or "random"  # the game's heuristic where it has one
+    agents = [make_agent(player, seed=args.seed + s, game=spec.name, **flags) for s in range(n)]
     for _ in range(args.decisions):
         if env.game.is_over:
             break

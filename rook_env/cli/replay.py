@@ -17,7 +17,7 @@ from typing import Sequence
 from rook_env.agents import make_agent
 from rook_env.replay import SELECT_BY, record_hand, select_hands, write_html
 
-from .common import add_game_options, game_flags
+from .common import add_game_options, game_flags, game_part
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -44,9 +44,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         p.error(str(exc))
     n = len(env.possible_agents)
-    parts = game.load("render_scene")
+    parts = game_part(p, game, "render_scene", "recorded (a replay shows its table views)")
     # By default the game's heuristic plays one team (fixed partnerships) or one seat against random agents.
-    default = [game.heuristic if (s % 2 == 0 if parts.fixed_teams else s == 0) else "random" for s in range(n)]
+    best = game.heuristic or "random"
+    default = [best if (s % 2 == 0 if parts.fixed_teams else s == 0) else "random" for s in range(n)]
     specs = args.agents or default
     if len(specs) != n:
         p.error(f"--agents needs one spec per seat ({n}), got {len(specs)}")
