@@ -1,4 +1,5 @@
-"""Rule flags of RULES.md, validated in one place.
+"""Rule flags of the partnership game (RULES.md section F), validated in one place; the checks
+every game shares (integers, bids, the common flags) are :mod:`rook_env.core.flags`'.
 
 Every flag is a keyword argument of ``rook_env.env(...)`` / ``rook_env.raw_env(...)``
 (and of :class:`rook_env.rules.RookState`). A bad name or value raises ``ValueError``
@@ -10,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .core.flags import COMMON_CHOICES, RulesConfig, as_float, as_int, check_choices, check_numbers, check_twos
+from .core.flags import COMMON_CHOICES, RulesConfig, check_choices, check_numbers, check_twos
 
-__all__ = ["CHOICES", "FLAG_NAMES", "ON_OFF", "ONES", "PRESETS", "RookConfig", "as_float", "as_int", "default_bids",
-           "make_config"]
+__all__ = ["CHOICES", "FLAG_NAMES", "ON_OFF", "ONES", "PRESETS", "RookConfig", "default_bids", "make_config"]
 
 # Allowed values of the enumerated flags (the first is the default).
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -127,7 +127,8 @@ def make_config(**flags: Any) -> RookConfig:
     """
     unknown = sorted(set(flags) - set(FLAG_NAMES))
     if unknown:
-        raise ValueError(f"unknown rule flag(s) {', '.join(unknown)}; known flags: {', '.join(FLAG_NAMES)}")
+        raise ValueError(f"unknown rule flag(s) {', '.join(unknown)} for game='partnership'; "
+                         f"known flags: {', '.join(FLAG_NAMES)}")
     preset = flags.pop("preset", None)
     if preset is not None:
         if not isinstance(preset, str) or preset not in PRESETS:

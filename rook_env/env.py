@@ -75,7 +75,7 @@ from .games import get_game
 from .observation import SCORE_CLIP, ObservationEncoder
 from .rules import OVER, RookState
 
-__all__ = ["AGENTS", "ENV_ID", "OPTION_KEYS", "RENDER_MODES", "CheckedRookEnv", "IllegalActionWarning",
+__all__ = ["AGENTS", "AGENT_SEAT", "ENV_ID", "OPTION_KEYS", "RENDER_MODES", "CheckedRookEnv", "IllegalActionWarning",
            "NotResetError", "env", "raw_env"]
 
 # The registered id (namespace/name-version); metadata["name"] is its name-version part.

@@ -91,6 +91,13 @@ def test_single_agent_env_takes_game_and_players(players):
     assert sum(e.aec.infos["player_0"]["hand"]["hand_scores"]) != 0 or total == 0
     with pytest.raises(ValueError, match="players=5 .*game='call_partner'"):
         SingleAgentRookEnv(players=5)
+    with pytest.raises(ValueError, match="no fixed partnerships, so the learner plays one seat"):
+        SingleAgentRookEnv(game="call_partner", players=players, learner_seats=(0, 2), opponents="random")
+    # by default the other seats play the game's heuristic (the registry's spec), the 2s flags included
+    d = SingleAgentRookEnv(game="call_partner", players=players, black_two_trump="on")
+    assert sorted(d.others) == list(range(1, players)) and d.learner_seats == (0,)
+    assert {type(a).__name__ for a in d.others.values()} == {"CallPartnerHeuristic"}
+    assert SingleAgentRookEnv().learner_seats == (0, 2)
 
 
 @pytest.mark.skipif(getattr(pettingzoo, "aec_registry", None) is None, reason="PettingZoo < 1.27 has no registry")
@@ -98,3 +105,31 @@ def test_call_partner_id_is_registered():
     env = pettingzoo.make("aec", "rook_env/RookCallPartner-v0", players=5)
     env.reset(seed=0)
     assert len(env.agents) == 5
+
+
+@pytest.mark.parametrize("game,flags", [("partnership", {}), ("call_partner", {"players": 6})])
+def test_copies_and_pickles_continue_mid_hand_in_both_games(game, flags):
+    """One wrapper for both games: deepcopy and pickle carry the whole state (the RNG included)."""
+    import copy
+    import pickle
+    import random
+
+    def play(e, rng, steps):
+        seen = []
+        for _ in range(steps):
+            a = e.agent_selection
+            if not e.agents or e.terminations[a] or e.truncations[a]:
+                break
+            obs = e.observe(a)
+            e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+            seen.append(e.observe(e.agent_selection)["observation"].tobytes() if e.agents else b"")
+        return seen
+
+    e = rook_env.raw_env(game=game, episode="game", **flags)
+    e.reset(seed=11)
+    play(e, random.Random(1), 30)
+    copies = [copy.deepcopy(e), pickle.loads(pickle.dumps(e))]
+    want = play(e, random.Random(2), 400)
+    for c in copies:
+        assert type(c) is type(e)
+        assert play(c, random.Random(2), 400) == want

@@ -86,6 +86,7 @@ def make_config(**flags: Any) -> CallPartnerConfig:
     unknown = sorted(set(flags) - set(FLAG_NAMES))
     if unknown:
         raise ValueError(
-            f"unknown call-your-partner flag(s) {', '.join(unknown)}; known flags: {', '.join(FLAG_NAMES)}"
+            f"unknown call-your-partner flag(s) {', '.join(unknown)} for game='call_partner'; "
+            f"known flags: {', '.join(FLAG_NAMES)}"
         )
     return CallPartnerConfig(**flags)

@@ -427,14 +427,18 @@ class TrickState:
     def is_over(self) -> bool:
         return self.phase == self.OVER
 
+    @classmethod
+    def state_fields(cls) -> tuple[str, ...]:
+        """Every field of the state: the slots of the game's class and of the core's."""
+        return tuple(name for klass in cls.__mro__ for name in getattr(klass, "__slots__", ()))
+
     def clone(self):
         """An independent copy (the RNG state included)."""
         cls = type(self)
         new = cls.__new__(cls)
-        for klass in cls.__mro__:
-            for name in getattr(klass, "__slots__", ()):
-                if hasattr(self, name):
-                    setattr(new, name, getattr(self, name))
+        for name in cls.state_fields():
+            if hasattr(self, name):
+                setattr(new, name, getattr(self, name))
         new.rng = random.Random()
         new.rng.setstate(self.rng.getstate())
         for name in self._LISTS:

@@ -280,7 +280,7 @@ def fork(state: RookState) -> RookState:
     return new
 
 
-_SLOTS = tuple(RookState.__slots__)
+_SLOTS = RookState.state_fields()
 
 
 def make_world(template: RookState, holders: Sequence[Holder], deal: Sequence[int]) -> RookState:
