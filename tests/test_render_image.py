@@ -294,7 +294,7 @@ def test_a_table_without_a_nest_draws_no_nest_backs():
     """nest='off': a seat's view shows as many nest backs as there are nest cards, none (it drew five)."""
     from rook_env.render import PARTNERSHIP
 
-    e = rook_env.raw_env(render_mode="rgb_array", nest="off")
+    e = rook_env.raw_env(render_mode="rgb_array", nest="off", rook_bird="off")
     e.reset(seed=2)
     scene = PARTNERSHIP.seat_view(e.observe("player_1"), 1, e.config)
     assert scene.nest == 0 and PARTNERSHIP.spectator(e.game).nest == []
