@@ -13,6 +13,8 @@ so the ratios are meaningful on a noisy shared machine:
   Both backends where numba is installed: ``numba`` (the compiled kernels of
   ``rook_env.kernels``, what ``backend="auto"`` takes) and ``numpy`` (numpy alone, its
   actions drawn by the numpy ``pick_legal``)
+- ``RookVectorEnv(64, game="call_partner", players=5)``: the other game's engine (one rules
+  state per table, numpy, no kernels)
 - OpenSpiel ``spades`` (PyPI ``open-spiel``), the reference: observation tensor and
   legal actions read at every step
 - optionally (``--pz-wrappers``) ``raw_env`` under PettingZoo's three standard classic
@@ -36,7 +38,7 @@ import platform
 import random
 import statistics
 import time
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -46,6 +48,7 @@ from rook_env.rules import OVER, RookState
 from rook_env.vector import RookVectorEnv, pick_legal, sample_legal
 
 VECTOR_SIZES = (1, 64, 1024)
+CALL_PARTNER_TABLES = 64  # call-your-partner's engine steps its tables in a loop: N changes little
 CLOCK = time.perf_counter  # --clock cpu: time.process_time (CPU seconds: robust to other processes)
 WARMUP_STEPS = 100  # batched steps before timing: the tables' phases spread out from the common start
 
@@ -89,9 +92,10 @@ def numpy_sample(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return pick_legal(mask, rng.random(mask.shape[0]))
 
 
-def bench_vector(num_envs: int, steps: int, seed: int = 0, backend: str = "auto") -> float:
-    """Agent steps/s of the batched engine: ``num_envs`` agent steps per ``step`` call."""
-    env = RookVectorEnv(num_envs, backend=backend)
+def bench_vector(num_envs: int, steps: int, seed: int = 0, backend: str = "auto", **game: Any) -> float:
+    """Agent steps/s of the batched engine: ``num_envs`` agent steps per ``step`` call (``game``: ``game=``,
+    ``players=`` and flags, as for ``RookVectorEnv``)."""
+    env = RookVectorEnv(num_envs, backend=backend, **game)
     sample = sample_legal if env.backend == "numba" else numpy_sample
     _obs, info = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
@@ -183,6 +187,9 @@ def main() -> None:
         for n in VECTOR_SIZES:
             subjects[f"RookVectorEnv N={n} ({backend})"] = \
                 lambda n=n, b=backend: bench_vector(n, args.vector_steps, backend=b)
+    # the other game's engine (one rules state per table, no kernels): its cost per decision
+    subjects[f"RookVectorEnv call_partner 5p N={CALL_PARTNER_TABLES}"] = \
+        lambda: bench_vector(CALL_PARTNER_TABLES, args.steps, backend="numpy", game="call_partner", players=5)
     if args.pz_wrappers:
         subjects["raw_env + PettingZoo classic wrappers"] = lambda: bench_aec(pz_wrapped, args.steps)
     results: dict[str, list[float]] = {name: [] for name in subjects}

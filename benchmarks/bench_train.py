@@ -37,16 +37,27 @@ import time
 import types
 from pathlib import Path
 
+import torch
+
+from rook_env import raw_env
+from rook_env.agents.learned.model import ActorCritic
+from rook_env.training import checkpoints, collection, config, loop, ppo
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-import torch  # noqa: E402
-
-import train  # noqa: E402
-from rook_env.agents.learned.model import ActorCritic  # noqa: E402
 
 OLD_REF = "f6d7738"  # the last commit whose train.py collects with one raw_env per table
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def new_ppo_update(model, optimizer, batch, cfg, ent_coef):
+    """rook_env.training's update with the old train.py's call (the whole config)."""
+    return ppo.ppo_update(model, optimizer, batch, ppo.PPOSettings.of(cfg), ent_coef)
+
+
+# rook_env.training as the Subject sees a train module (the old train.py loaded by load_old has these names)
+NEW = types.SimpleNamespace(seed_everything=checkpoints.seed_everything, make_optimizer=ppo.make_optimizer,
+                            Collector=collection.Collector, ppo_update=new_ppo_update,
+                            make_train_config=config.make_train_config)
 PARTS = ("env", "opponents", "network", "bookkeeping", "update")
 
 
@@ -78,9 +89,9 @@ class Subject:
     def __init__(self, name: str, module, cfg, clock, overlap: bool = False) -> None:
         self.name, self.module, self.cfg, self.clock, self.overlap = name, module, cfg, clock, overlap
         torch.set_num_threads(cfg.torch_threads)
-        self.device = train.pick_device(cfg.device)
+        self.device = loop.pick_device(cfg.device)
         rng = module.seed_everything(cfg.seed)
-        env = train.raw_env(**cfg.env_flags)
+        env = raw_env(**cfg.env_flags)
         obs_dim = env.observation_space("player_0")["observation"].shape[0]
         critic_dim = env.state_space.shape[0] if cfg.central_critic else None
         self.model = ActorCritic(obs_dim, env.action_space("player_0").n, cfg.hidden, critic_dim,
@@ -147,7 +158,8 @@ class Subject:
         return len(batch["act"]), parts
 
     def _overlapped(self) -> tuple[int, dict]:
-        """train.py's overlap: the update of the rollout collected ahead runs beside the next collection."""
+        """The loop's overlap (rook_env.training.loop): the update of the rollout collected ahead runs beside the
+        next collection."""
         cfg, clock = self.cfg, self.clock
         if self.ahead is None:
             self.ahead = self.col.collect(self.behaviour, 0.0)
@@ -157,7 +169,7 @@ class Subject:
 
         def update():
             t = clock()
-            out = train.ppo_update(self.model, self.opt, batch, cfg, cfg.ent_coef)
+            out = self.module.ppo_update(self.model, self.opt, batch, cfg, cfg.ent_coef)
             seconds["update"] = clock() - t
             return out
 
@@ -168,7 +180,7 @@ class Subject:
             return out
 
         t0 = clock()
-        _, self.ahead = train.run_beside(update, collect)
+        _, self.ahead = loop.run_beside(update, collect)
         seconds["iteration"] = clock() - t0
         n = len(batch["act"])  # the next rollout's size differs a little: rates are per own size
         seconds["collect"] *= n / len(self.ahead[0]["act"])
@@ -199,10 +211,10 @@ def main(argv=None) -> None:
             old_cfg = old.make_train_config(str(old_configs / name) if (old_configs / name).is_file() else args.config,
                                             args.set)
             subjects.append(Subject(f"old ({args.old_ref}, raw_env per table)", old, old_cfg, clock))
-    new_cfg = train.make_train_config(args.config, args.set + args.new_set)
-    subjects.append(Subject("new (RookVectorEnv)", train, new_cfg, clock))
+    new_cfg = config.make_train_config(args.config, args.set + args.new_set)
+    subjects.append(Subject("new (RookVectorEnv)", NEW, new_cfg, clock))
     if args.clock == "wall":  # two threads: a CPU clock would add them up
-        subjects.append(Subject("new, overlap (update beside the next collection)", train, new_cfg, clock, overlap=True))
+        subjects.append(Subject("new, overlap (update beside the next collection)", NEW, new_cfg, clock, overlap=True))
     for s in subjects:
         c = s.cfg
         print(f"{s.name}: device {s.device}, torch threads {c.torch_threads}, num_envs {c.num_envs}, rollout "

@@ -1,16 +1,17 @@
 """Compiled kernels for the batched engine's hot paths (optional: needs ``numba``).
 
-:class:`rook_env.vector.RookVectorEnv` runs on numpy alone; with ``backend="numba"`` (or
-``"auto"`` where numba is installed: ``pip install rook_env[fast]``) three of its per-step
-passes run as one loop over tables each, compiled by numba, instead of a few dozen numpy calls:
+:class:`rook_env.vector.partnership.PartnershipVectorEnv` (the partnership game's batched
+engine) runs on numpy alone; with ``backend="numba"`` (or ``"auto"`` where numba is installed:
+``pip install rook_env[fast]``) three of its per-step passes run as one loop over tables each,
+compiled by numba, instead of a few dozen numpy calls:
 
-- :func:`play_cards`: the play phase of ``RookVectorEnv._step_play`` (a card leaves the hand,
+- :func:`play_cards`: the play phase of ``PartnershipVectorEnv._step_play`` (a card leaves the hand,
   enters the trick in every seat's observation; a full trick is resolved, scored and cleared);
-- :func:`refresh`: ``RookVectorEnv._refresh``, the legal actions (as bits and as the int8
+- :func:`refresh`: ``PartnershipVectorEnv._refresh``, the legal actions (as bits and as the int8
   mask) and the float32 observation of the seat to act at every table;
 - :func:`pick_legal`: :func:`rook_env.vector.sample_legal`'s choice of the k-th legal action.
 
-The numpy code in ``vector.py`` is the reference: every kernel mirrors one numpy method
+The numpy code in ``rook_env/vector/partnership.py`` is the reference: every kernel mirrors one numpy method
 line for line, and ``tests/test_vector.py`` plays both backends in lock-step with ``raw_env``
 (bitwise observations, masks, rewards and hand facts, every rule flag). Why compiled: at
 N = 1024 tables most of a numpy step is the fixed cost of many small array calls and the
@@ -46,7 +47,7 @@ def compiled() -> SimpleNamespace:
 def play_cards(p, c, current, hands_flat, trick_flat, hand_state, points_flat, tricks_won_flat,
                discards, flat, num_flat, card_bit, card_off, card_val, play_off, eff, power_flat,
                card_points, rel_one_hot, all_rows, totals_div, ints, ended):
-    """``RookVectorEnv._step_play`` for tables ``p`` playing cards ``c``; writes the tables whose
+    """``PartnershipVectorEnv._step_play`` for tables ``p`` playing cards ``c``; writes the tables whose
     hand ended into ``ended`` (in ``p``'s order) and returns their number.
 
     ``hand_state`` columns as ``HAND_STATE_INIT``; ``ints``: D, n_cards, n_tricks, n_colours,
@@ -132,7 +133,7 @@ def play_cards(p, c, current, hands_flat, trick_flat, hand_state, points_flat, t
 def refresh(phase, current, hands_flat, trick_len, trick_flat, call, n_passed, high_bid, circus,
             follow, follow_plus, phase_cards, pass_and_bids_above, call_trumps, u64s, ints,
             obs2d, num2d, counters_col, legal, mask, out):
-    """``RookVectorEnv._refresh``: ``legal`` ``(N, words)`` bits, ``mask`` ``(N, A)`` int8 and ``out``
+    """``PartnershipVectorEnv._refresh``: ``legal`` ``(N, words)`` bits, ``mask`` ``(N, A)`` int8 and ``out``
     ``(N, D)`` float32 of the seat to act at every table.
 
     ``u64s``: no_counter, counter_mask, bid0_bit, redeal_bit, trump_bits, circus_bit;

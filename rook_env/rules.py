@@ -5,6 +5,10 @@ and the game score. It answers ``legal_mask()`` / ``legal_actions()`` and takes
 ``apply(action)``, one legal/apply pair per phase, and ``clone()``s cheaply for search.
 Card sets are ``int`` bitmasks over card ids (see :mod:`rook_env.cards`).
 
+The deal, auction, nest exchange and trick play are the shared trick-taking core's
+(:class:`rook_env.core.rules.TrickState`); this module holds what the partnership game changes:
+the contract and its card tables, Circus Rook, team credit (R1) and scoring (R8, F9, F10).
+
 Phases, in order: ``BID`` -> ``DISCARD`` -> ``TRUMP`` -> ``PLAY`` -> ``OVER``
 (with ``nest_discard="no_counters_unless_forced"`` the bidder names trump before
 discarding: ``BID`` -> ``TRUMP`` -> ``DISCARD`` -> ``PLAY``; with ``nest="off"`` there is

@@ -71,7 +71,8 @@ def test_wheel_holds_the_agents_the_cli_and_the_checkpoint(wheel_names):
     for needed in ("rook_env/agents/registry.py", "rook_env/agents/heuristic/agent.py", "rook_env/agents/learned/agent.py",
                    "rook_env/agents/search/worlds.py",
                    "rook_env/agents/checkpoints/ppo_default.pt", "rook_env/evaluation/match.py",
-                   "rook_env/cli/evaluate.py", "rook_env/cli/play.py", "rook_env/loop.py"):
+                   "rook_env/cli/evaluate.py", "rook_env/cli/play.py", "rook_env/loop.py",
+                   "rook_env/serve/pages/showdown.js", "rook_env/serve/pages/game.html"):  # the browser app's pages
         assert needed in names, needed
     assert not any(n.startswith("tests/") or n in ("evaluate.py", "play.py", "train.py") for n in names)
 
@@ -86,7 +87,8 @@ def test_wheel_declares_the_console_scripts(wheel, wheel_names):
 def test_console_scripts_point_at_the_library_mains():
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
         scripts = tomllib.load(f)["project"]["scripts"]
-    assert scripts == {"rook-eval": "rook_env.cli.evaluate:main", "rook-play": "rook_env.cli.play:main"}
+    assert scripts == {"rook-eval": "rook_env.cli.evaluate:main", "rook-play": "rook_env.cli.play:main",
+                       "rook-serve": "rook_env.serve.cli:main"}
     for target in scripts.values():
         module, func = target.split(":")
         assert callable(getattr(importlib.import_module(module), func))

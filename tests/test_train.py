@@ -1,4 +1,4 @@
-"""train.py: masked sampling, GAE / credit assignment and the PPO loss on hand-checked cases,
+"""rook_env.training (train.py): masked sampling, GAE / credit assignment and the PPO loss on hand-checked cases,
 configs and their errors, checkpoints (corrupt ones too), run folders, Ctrl-C, resumes (bit-exact,
 TensorBoard steps not duplicated), the smoke config end to end, and tools/ship.py."""
 
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-import train
-from rook_env.agents.learned import PPOAgent
+from rook_env.training import behaviour_cloning, cli, collection, config, loop, ppo, reporting, selection
+from rook_env.agents.learned import DEFAULT_CHECKPOINT, PPOAgent
 from rook_env.agents.learned.model import (ActorCritic, CheckpointError, MaskedCategorical, load_checkpoint,
                                        model_from_checkpoint)
 from torch import nn
@@ -56,10 +56,10 @@ def test_empty_mask_raises():
 
 
 def test_collected_actions_are_legal_and_forced_moves_skipped():
-    cfg = train.make_train_config(SMOKE, ["num_envs=4", "rollout_decisions=200", "opponent_mix={self: 1}"])
+    cfg = config.make_train_config(SMOKE, ["num_envs=4", "rollout_decisions=200", "opponent_mix={self: 1}"])
     torch.manual_seed(0)
     model = ActorCritic(583, 58, cfg.hidden, 788)
-    batch, stats = train.Collector(cfg, torch.device("cpu"), np.random.default_rng(0)).collect(model, 0.0)
+    batch, stats = collection.Collector(cfg, torch.device("cpu"), np.random.default_rng(0)).collect(model, 0.0)
     n = len(batch["act"])
     assert n >= 200 and stats["hands"] >= 4
     assert batch["mask"][np.arange(n), batch["act"]].all()
@@ -68,10 +68,10 @@ def test_collected_actions_are_legal_and_forced_moves_skipped():
 
 
 def _collector(*overrides, pool=True, seed=0):
-    cfg = train.make_train_config(SMOKE, ["num_envs=8", "rollout_decisions=300", *overrides])
+    cfg = config.make_train_config(SMOKE, ["num_envs=8", "rollout_decisions=300", *overrides])
     torch.manual_seed(seed)
     model = ActorCritic(583, 58, cfg.hidden, 788)
-    col = train.Collector(cfg, torch.device("cpu"), np.random.default_rng(seed))
+    col = collection.Collector(cfg, torch.device("cpu"), np.random.default_rng(seed))
     if pool:
         col.pool.append(ActorCritic(583, 58, cfg.hidden, 788).actor.eval())
     return cfg, model, col
@@ -91,7 +91,7 @@ def test_collected_batch_has_the_old_layout_for_every_opponent_kind():
     assert (batch["mask"].sum(1) > 1).all()  # forced moves are not decisions
     np.testing.assert_array_equal(batch["cin"][:, :583], batch["obs"])  # state_for starts with the observation
     assert (batch["logp"] <= 0).all() and np.isfinite(batch["adv"]).all()
-    assert all(stats["returns"][k] for k in train.OPPONENT_KINDS), {k: len(v) for k, v in stats["returns"].items()}
+    assert all(stats["returns"][k] for k in config.OPPONENT_KINDS), {k: len(v) for k, v in stats["returns"].items()}
     assert sum(len(v) for v in stats["returns"].values()) == stats["hands"]
     assert min(stats[k] for k in ("t_env", "t_opp", "t_net")) > 0
     cfg, _, col = _collector("central_critic=false")
@@ -105,22 +105,22 @@ def test_opponent_kinds_learning_teams_and_snapshots_are_drawn_in_proportion():
     rows = np.arange(cfg.num_envs)
     kinds, teams, snaps = [], [], []
     col._episodes = 0
-    p = np.array([train.mix_at(cfg, 0.0)[k] for k in train.OPPONENT_KINDS])
+    p = np.array([config.mix_at(cfg, 0.0)[k] for k in config.OPPONENT_KINDS])
     for _ in range(2500):  # 20,000 episodes
         col._new_episodes(rows, p)
         kinds.append(col.kind.copy()), teams.append(col.team.copy()), snaps.append(col.snap.copy())
     kinds, teams, snaps = np.concatenate(kinds), np.concatenate(teams), np.concatenate(snaps)
     freq = np.bincount(kinds, minlength=4) / len(kinds)
     np.testing.assert_allclose(freq, [0.4, 0.2, 0.3, 0.1], atol=0.015)  # 4.5 standard errors
-    assert (teams[kinds == train.SELF] == -1).all()
-    assert abs(np.mean(teams[kinds != train.SELF]) - 0.5) < 0.015
-    assert abs(np.mean(snaps[kinds == train.POOL]) - 0.5) < 0.03
+    assert (teams[kinds == collection.SELF] == -1).all()
+    assert abs(np.mean(teams[kinds != collection.SELF]) - 0.5) < 0.015
+    assert abs(np.mean(snaps[kinds == collection.POOL]) - 0.5) < 0.03
     assert len(np.unique(col.episode)) == cfg.num_envs and col._episodes == 20000
     # without snapshots, pool games are self-play; the mix moves with the training progress
     cfg, model, col = _collector("opponent_mix={pool: 1}", "opponent_mix_end={random: 1}", pool=False)
     col._episodes = 0
-    col._new_episodes(rows, np.array([train.mix_at(cfg, 0.0)[k] for k in train.OPPONENT_KINDS]))
-    assert (col.kind == train.SELF).all()
+    col._new_episodes(rows, np.array([config.mix_at(cfg, 0.0)[k] for k in config.OPPONENT_KINDS]))
+    assert (col.kind == collection.SELF).all()
     _, stats = col.collect(model, 1.0)
     assert stats["hands"] == len(stats["returns"]["random"]) > 0
 
@@ -145,7 +145,7 @@ def test_league_members_play_pool_games_beside_the_snapshots():
     rows = np.arange(cfg.num_envs)
     col._episodes = 0
     col._new_episodes(rows, np.array([0.0, 1.0, 0.0, 0.0]))
-    assert (col.kind == train.POOL).all() and (col.snap == 0).all()
+    assert (col.kind == collection.POOL).all() and (col.snap == 0).all()
     batch, stats = col.collect(model, 0.0)
     assert member.rows > 0 and len(stats["returns"]["pool"]) > 0
     # league + one snapshot: both are drawn, league members first
@@ -207,7 +207,7 @@ def test_rewards_are_credited_to_the_seats_that_earned_them():
         return out
 
     def step(actions):
-        learner = col.active & ((col.kind == train.SELF) | ((env.current_player & 1) == col.team))
+        learner = col.active & ((col.kind == collection.SELF) | ((env.current_player & 1) == col.team))
         log["steps"].append((np.array(actions), env.current_player, learner, col.active.copy()))
         out = real_step(actions)
         deals_now(np.flatnonzero(out[2] | out[3]))
@@ -252,21 +252,21 @@ def test_trajectory_advantages_equal_compute_gae_per_trajectory():
     rng = np.random.default_rng(0)
     traj = rng.integers(0, 40, 600)  # interleaved trajectories, each in order
     rewards, values = rng.normal(size=600), rng.normal(size=600)
-    adv, ret = train.trajectory_advantages(traj, rewards, values, gamma=0.97, gae_lambda=0.9)
+    adv, ret = ppo.trajectory_advantages(traj, rewards, values, gamma=0.97, gae_lambda=0.9)
     for t in np.unique(traj):
         i = np.flatnonzero(traj == t)
         dones = np.zeros(len(i))
         dones[-1] = 1
-        a, r = train.compute_gae(rewards[i], values[i], dones, 0.0, 0.97, 0.9)
+        a, r = ppo.compute_gae(rewards[i], values[i], dones, 0.0, 0.97, 0.9)
         np.testing.assert_allclose(adv[i], a, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(ret[i], r, rtol=1e-4, atol=1e-5)
-    assert train.trajectory_advantages(np.zeros(0, np.int64), [], [], 1.0, 0.95)[0].shape == (0,)
+    assert ppo.trajectory_advantages(np.zeros(0, np.int64), [], [], 1.0, 0.95)[0].shape == (0,)
 
 
 def test_heuristic_games_for_behaviour_cloning():
-    cfg = train.make_train_config(SMOKE, ["num_envs=8", "bc_hands=20"])
+    cfg = config.make_train_config(SMOKE, ["num_envs=8", "bc_hands=20"])
     seen = []
-    data = train.heuristic_games(cfg, np.random.default_rng(0), lambda what, done, total: seen.append((done, total)))
+    data = behaviour_cloning.heuristic_games(cfg, np.random.default_rng(0), lambda what, done, total: seen.append((done, total)))
     assert seen == [(k, 20) for k in range(1, 21)]
     n = len(data["act"])
     assert sorted(np.unique(data["episode"])) == list(range(20)) and n > 20 * 30
@@ -275,20 +275,20 @@ def test_heuristic_games_for_behaviour_cloning():
     for e in range(20):  # score_diff: partners share a return, the other team's is its negative
         ret = {int(s): r for s, r in zip(data["seat"][data["episode"] == e], data["ret"][data["episode"] == e])}
         assert len(ret) == 4 and ret[0] == ret[2] == -ret[1] == -ret[3] != 0
-    again = train.heuristic_games(cfg, np.random.default_rng(0), lambda *a: None)
+    again = behaviour_cloning.heuristic_games(cfg, np.random.default_rng(0), lambda *a: None)
     for k in data:
         np.testing.assert_array_equal(data[k], again[k], err_msg=k)
 
 
 # ------------------------------------------------------------------------------ GAE, credit assignment
 def test_compute_gae_hand_checked():
-    adv, ret = train.compute_gae(np.array([0, 0, 1.0]), np.array([0.5, 0.6, 0.7]), np.array([0, 0, 1]),
+    adv, ret = ppo.compute_gae(np.array([0, 0, 1.0]), np.array([0.5, 0.6, 0.7]), np.array([0, 0, 1]),
                                  last_value=9.0, gamma=1.0, gae_lambda=0.5)
     # t=2: 1 - 0.7 = 0.3;  t=1: (0.7 - 0.6) + 0.5 * 0.3 = 0.25;  t=0: (0.6 - 0.5) + 0.5 * 0.25 = 0.225
     np.testing.assert_allclose(adv, [0.225, 0.25, 0.3], atol=1e-6)
     np.testing.assert_allclose(ret, [0.725, 0.85, 1.0], atol=1e-6)
     # gamma < 1, an episode boundary inside, and a bootstrap from last_value at the end
-    adv, _ = train.compute_gae(np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.5, 0.2]), np.array([1, 0, 0]),
+    adv, _ = ppo.compute_gae(np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.5, 0.2]), np.array([1, 0, 0]),
                                last_value=1.0, gamma=0.9, gae_lambda=1.0)
     # t=2: 0 + 0.9 * 1.0 - 0.2 = 0.7;  t=1: 0 + 0.9 * 0.2 - 0.5 + 0.9 * 0.7 = 0.31;  t=0: done: 1 - 0 = 1
     np.testing.assert_allclose(adv, [1.0, 0.31, 0.7], atol=1e-6)
@@ -299,12 +299,12 @@ def test_episode_advantages_keep_each_seat_to_its_own_decisions():
     seats = [0, 1, 2, 3, 0, 1, 2, 3, 0]
     rewards = [0, 0, 0, 0, 0, -1.25, 1.25, -1.25, 1.25]
     values = [0.1, -0.2, 0.3, -0.4, 0.5, -0.6, 0.7, -0.8, 0.9]
-    adv, ret = train.episode_advantages(seats, rewards, values, gamma=1.0, gae_lambda=1.0)
+    adv, ret = ppo.episode_advantages(seats, rewards, values, gamma=1.0, gae_lambda=1.0)
     # lambda = gamma = 1: every decision's return is its own seat's final reward
     np.testing.assert_allclose(ret, [1.25, -1.25, 1.25, -1.25, 1.25, -1.25, 1.25, -1.25, 1.25], atol=1e-6)
     np.testing.assert_allclose(adv, np.array(ret) - np.array(values), atol=1e-6)
     # lambda = 0: one-step TD between a seat's consecutive decisions only
-    adv0, _ = train.episode_advantages(seats, rewards, values, gamma=1.0, gae_lambda=0.0)
+    adv0, _ = ppo.episode_advantages(seats, rewards, values, gamma=1.0, gae_lambda=0.0)
     np.testing.assert_allclose(adv0[0], values[4] - values[0], atol=1e-6)  # seat 0 -> seat 0's next decision
     np.testing.assert_allclose(adv0[1], values[5] - values[1], atol=1e-6)
     np.testing.assert_allclose(adv0[8], 1.25 - values[8], atol=1e-6)
@@ -315,8 +315,8 @@ def test_episode_advantages_keep_each_seat_to_its_own_decisions():
         if s != 0:
             values2[i] += 10.0
             rewards2[i] -= 3.0
-    adv2, _ = train.episode_advantages(seats, rewards2, values2, gamma=1.0, gae_lambda=0.7)
-    adv1, _ = train.episode_advantages(seats, rewards, values, gamma=1.0, gae_lambda=0.7)
+    adv2, _ = ppo.episode_advantages(seats, rewards2, values2, gamma=1.0, gae_lambda=0.7)
+    adv1, _ = ppo.episode_advantages(seats, rewards, values, gamma=1.0, gae_lambda=0.7)
     idx0 = [i for i, s in enumerate(seats) if s == 0]
     np.testing.assert_allclose(adv2[idx0], adv1[idx0], atol=1e-6)
 
@@ -327,7 +327,7 @@ def test_ppo_loss_hand_checked():
     new_logp = t([math.log(1.5), math.log(0.5), math.log(0.5)])
     old_logp = t([0.0, 0.0, 0.0])
     adv = t([1.0, 1.0, -1.0])
-    out = train.ppo_loss(new_logp, old_logp, adv, new_values=t([1.0, 0.0, 0.0]), old_values=t([0.0, 0.0, 0.0]),
+    out = ppo.ppo_loss(new_logp, old_logp, adv, new_values=t([1.0, 0.0, 0.0]), old_values=t([0.0, 0.0, 0.0]),
                          returns=t([2.0, 0.0, 1.0]), entropy=t([0.3, 0.6, 0.9]), clip_coef=0.2, vf_coef=0.5,
                          ent_coef=0.1, clip_vloss=True, norm_adv=False)
     # ratios 1.5, 0.5, 0.5: max(-1.5, -1.2) = -1.2; max(-0.5, -0.8) = -0.5; max(0.5, 0.8) = 0.8
@@ -340,7 +340,7 @@ def test_ppo_loss_hand_checked():
     kl = np.mean([(r - 1) - math.log(r) for r in (1.5, 0.5, 0.5)])
     assert math.isclose(out["approx_kl"].item(), kl, rel_tol=1e-5)
     # unclipped value loss; normalised advantages with ratio 1 give a zero policy loss
-    out = train.ppo_loss(old_logp, old_logp, adv, t([1.0, 0.0, 0.0]), t([0.0, 0.0, 0.0]), t([2.0, 0.0, 1.0]),
+    out = ppo.ppo_loss(old_logp, old_logp, adv, t([1.0, 0.0, 0.0]), t([0.0, 0.0, 0.0]), t([2.0, 0.0, 1.0]),
                          t([0.0, 0.0, 0.0]), 0.2, 0.5, 0.0, clip_vloss=False, norm_adv=True)
     assert abs(out["pg_loss"].item()) < 1e-6
     assert math.isclose(out["v_loss"].item(), 0.5 * 2 / 3, rel_tol=1e-5)
@@ -349,25 +349,25 @@ def test_ppo_loss_hand_checked():
 # ------------------------------------------------------------------------------ configs
 def test_config_files_load():
     for name in ("default", "smoke"):
-        cfg = train.make_train_config(os.path.join(ROOT, "configs", f"{name}.yaml"))
+        cfg = config.make_train_config(os.path.join(ROOT, "configs", f"{name}.yaml"))
         assert cfg.name == name
 
 
 def test_overrides_from_the_command_line():
-    args = train.parse_args(["--config", SMOKE, "--lr", "1e-4", "--set", "seed=3", "--opponent_mix.heuristic", "0.5",
+    args = cli.parse_args(["--config", SMOKE, "--lr", "1e-4", "--set", "seed=3", "--opponent_mix.heuristic", "0.5",
                              "--hidden=[32, 32]", "--total-decisions", "100_000"])
-    cfg = train.make_train_config(args.config, args.set)
+    cfg = config.make_train_config(args.config, args.set)
     assert cfg.lr == 1e-4 and cfg.seed == 3 and cfg.opponent_mix["heuristic"] == 0.5
     assert cfg.hidden == [32, 32] and cfg.total_decisions == 100_000 and cfg.name == "smoke"
     assert cfg.opponent_mix == {"self": 0.4, "pool": 0.1, "heuristic": 0.5, "random": 0.3}  # one entry changed
 
 
 def test_a_whole_mapping_replaces_the_field(tmp_path):
-    cfg = train.make_train_config(SMOKE, ["opponent_mix={self: 1}"])
+    cfg = config.make_train_config(SMOKE, ["opponent_mix={self: 1}"])
     assert cfg.opponent_mix == {"self": 1.0}
     p = tmp_path / "mix.yaml"
     p.write_text("opponent_mix: {heuristic: 1}\nenv_flags: {deck: full}\n")
-    cfg = train.make_train_config(str(p))
+    cfg = config.make_train_config(str(p))
     assert cfg.opponent_mix == {"heuristic": 1.0} and cfg.env_flags == {"deck": "full"}
 
 
@@ -389,20 +389,20 @@ def test_a_whole_mapping_replaces_the_field(tmp_path):
 )
 def test_bad_config_values_name_the_field(override, field):
     with pytest.raises(ValueError, match=field):
-        train.make_train_config(SMOKE, override.split(" "))
+        config.make_train_config(SMOKE, override.split(" "))
 
 
 def test_unknown_field_in_a_yaml_file(tmp_path):
     p = tmp_path / "bad.yaml"
     p.write_text("name: x\nlearning_rate: 0.1\n")
     with pytest.raises(ValueError, match="unknown config field 'learning_rate'"):
-        train.make_train_config(str(p))
+        config.make_train_config(str(p))
 
 
 def test_unknown_cli_field_exits_with_a_clear_message(capsys):
-    assert train.main(["--config", SMOKE, "--learning-rate", "0.1"]) == 2
+    assert cli.main(["--config", SMOKE, "--learning-rate", "0.1"]) == 2
     assert "unknown config field 'learning_rate'" in capsys.readouterr().err
-    assert train.main(["--config", SMOKE, "--set", "epochs=3"]) == 2
+    assert cli.main(["--config", SMOKE, "--set", "epochs=3"]) == 2
     assert "unknown config field 'epochs'" in capsys.readouterr().err
 
 
@@ -410,26 +410,26 @@ def test_bad_values_in_a_yaml_file_name_the_field_and_the_file(tmp_path):
     p = tmp_path / "inf.yaml"
     p.write_text("name: x\nlr: .inf\n")
     with pytest.raises(ValueError, match="config field 'lr': must be a finite number"):
-        train.make_train_config(str(p))
+        config.make_train_config(str(p))
     p.write_text("name: x\nnum_envs: many\n")
     with pytest.raises(ValueError, match=r"config field 'num_envs' \(from .*inf.yaml\)"):
-        train.make_train_config(str(p))
+        config.make_train_config(str(p))
 
 
 def test_malformed_yaml_is_a_one_line_error_with_file_and_line(tmp_path, capsys):
     p = tmp_path / "broken.yaml"
     p.write_text("name: x\nhidden: [64, 64\nlr: 0.1\n")
-    assert train.main(["--config", str(p)]) == 2
+    assert cli.main(["--config", str(p)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
     assert "broken.yaml, line 3" in err and "malformed YAML" in err
     p.write_text("- just\n- a list\n")
     with pytest.raises(ValueError, match="must be a YAML mapping"):
-        train.make_train_config(str(p))
+        config.make_train_config(str(p))
     p.write_text("name: x\nlr: ${nowhere}\n")
     with pytest.raises(ValueError, match="config field 'lr'"):
-        train.make_train_config(str(p))
-    assert train.main(["--config", str(tmp_path / "missing.yaml")]) == 2
+        config.make_train_config(str(p))
+    assert cli.main(["--config", str(tmp_path / "missing.yaml")]) == 2
     assert "missing.yaml" in capsys.readouterr().err
 
 
@@ -459,7 +459,7 @@ def test_corrupt_or_incompatible_checkpoints_give_clear_errors(tmp_path, capsys)
     with pytest.raises(CheckpointError, match="observations of size 100.*583"):
         PPOAgent.load(str(wrong))
     # train.py --resume with a corrupt file: exit code 2 and the reason
-    assert train.main(["--config", SMOKE, "--resume", str(junk)]) == 2
+    assert cli.main(["--config", SMOKE, "--resume", str(junk)]) == 2
     assert "not a readable rook_env PPO checkpoint" in capsys.readouterr().err
 
 
@@ -477,14 +477,14 @@ def test_critic_hidden_sizes_the_critic_alone_and_older_checkpoints_still_load(t
     del old["critic_hidden"]
     assert ActorCritic(**old).critic_hidden == [32, 32]
     # the config's critic_hidden reaches the trained network
-    s = train.train(_tiny(tmp_path, "narrow", "critic_hidden=[24]", "total_decisions=500"), quiet=True)
+    s = loop.train(_tiny(tmp_path, "narrow", "critic_hidden=[24]", "total_decisions=500"), quiet=True)
     ckpt = load_checkpoint(str(tmp_path / "narrow" / "best.pt"))
     assert ckpt["model_kwargs"]["critic_hidden"] == [24] and ckpt["model"]["critic.0.weight"].shape[0] == 24
 
 
 # ------------------------------------------------------------------------------ end to end
 def _tiny(tmp_path, name, *extra):
-    return train.make_train_config(SMOKE, [f"run_dir={tmp_path}", f"name={name}", "progress=false", "bc_steps=10",
+    return config.make_train_config(SMOKE, [f"run_dir={tmp_path}", f"name={name}", "progress=false", "bc_steps=10",
                                            "bc_hands=4", "eval_deals=4", "eval_every=0", "rollout_decisions=1024",
                                            "checkpoint_every=1", *extra])
 
@@ -499,19 +499,19 @@ def _same_weights(path_a, path_b) -> bool:
 def straight_run(tmp_path_factory):
     """Three iterations in one go: what every cut-and-resumed run must reproduce exactly."""
     out = tmp_path_factory.mktemp("straight")
-    return train.train(_tiny(out, "straight", "total_decisions=3000"), quiet=True)
+    return loop.train(_tiny(out, "straight", "total_decisions=3000"), quiet=True)
 
 
 def test_league_checkpoints_join_the_pool_and_selection_takes_the_weakest_result(straight_run, tmp_path):
     member = straight_run["paths"]["agent"]
-    s = train.train(_tiny(tmp_path, "league", f"league=[{member}]", "opponent_mix={pool: 1}", "pool_every=1000",
+    s = loop.train(_tiny(tmp_path, "league", f"league=[{member}]", "opponent_mix={pool: 1}", "pool_every=1000",
                           "total_decisions=1000", "eval_opponents=[random, heuristic]", "select_by=min"), quiet=True)
     best = s["best"]
     assert best["score"] == min(best["eval"][o]["mean"] for o in ("random", "heuristic"))
     assert load_checkpoint(s["paths"]["last"])["pool"] == []  # league members are the config's, not snapshots
-    bad = train.make_train_config(SMOKE, [f"run_dir={tmp_path}", "name=bad", "league=[no/such.pt]", "progress=false"])
+    bad = config.make_train_config(SMOKE, [f"run_dir={tmp_path}", "name=bad", "league=[no/such.pt]", "progress=false"])
     with pytest.raises(CheckpointError, match="no/such.pt"):
-        train.train(bad, quiet=True)
+        loop.train(bad, quiet=True)
 
 
 def test_game_episodes_train_and_are_evaluated_hand_by_hand(tmp_path):
@@ -527,7 +527,7 @@ def test_game_episodes_train_and_are_evaluated_hand_by_hand(tmp_path):
     batch_h, stats_h = col_h.collect(model_h, 0.0)
     per_hand = len(batch_h["act"]) / stats_h["hands"]  # learner decisions per one-hand episode
     assert len(batch["act"]) / len(returns) > 2 * per_hand  # a game episode spans several hands
-    s = train.train(_tiny(tmp_path, "game", "env_flags={episode: game, reward: win_loss, target_score: 300}",
+    s = loop.train(_tiny(tmp_path, "game", "env_flags={episode: game, reward: win_loss, target_score: 300}",
                           "max_hands=12", "total_decisions=1000"), quiet=True)
     assert {"random", "heuristic"} <= set(s["best"]["eval"])
     # shipping a game-level agent evaluates it in real games (hands dealt with the running score)
@@ -547,40 +547,40 @@ def test_game_episode_runs_are_evaluated_with_the_running_game_score(monkeypatch
     monkeypatch.setattr(evaluation, "play_match", spy)
     model = ActorCritic(583, 58, [16], 788)
     for flags in ("env_flags={episode: game, reward: win_loss, target_score: 300}", "env_flags={}"):
-        cfg = train.make_train_config(SMOKE, [flags, "max_hands=12"])
-        assert train.evaluate_policy(model, "random", 2, 0, cfg)["deals"] == 2
+        cfg = config.make_train_config(SMOKE, [flags, "max_hands=12"])
+        assert selection.evaluate_policy(model, "random", 2, 0, cfg)["deals"] == 2
     assert seen == [True, False]
 
 
 def test_resume_continues_exactly(straight_run, tmp_path):
     assert straight_run["iterations"] >= 3
-    cut = train.train(_tiny(tmp_path, "cut", "total_decisions=1000"), quiet=True)
+    cut = loop.train(_tiny(tmp_path, "cut", "total_decisions=1000"), quiet=True)
     assert cut["iterations"] == 1
     cfg = _tiny(tmp_path, "cut", "total_decisions=3000")
-    resumed = train.train(cfg, resume=os.path.join(tmp_path, "cut", "last.pt"), quiet=True)
+    resumed = loop.train(cfg, resume=os.path.join(tmp_path, "cut", "last.pt"), quiet=True)
     assert resumed["iterations"] == straight_run["iterations"]
     assert resumed["decisions"] == straight_run["decisions"]
     assert _same_weights(straight_run["paths"]["last"], os.path.join(tmp_path, "cut", "last.pt"))
 
 
 def test_sync_loop_resumes_exactly_and_an_overlap_checkpoint_needs_overlap(tmp_path):
-    straight = train.train(_tiny(tmp_path, "sync", "total_decisions=3000", "overlap=false"), quiet=True)
-    cut = train.train(_tiny(tmp_path, "sync_cut", "total_decisions=1000", "overlap=false"), quiet=True)
+    straight = loop.train(_tiny(tmp_path, "sync", "total_decisions=3000", "overlap=false"), quiet=True)
+    cut = loop.train(_tiny(tmp_path, "sync_cut", "total_decisions=1000", "overlap=false"), quiet=True)
     assert cut["iterations"] == 1 and load_checkpoint(cut["paths"]["last"])["ahead"] is None
-    resumed = train.train(_tiny(tmp_path, "sync_cut", "total_decisions=3000", "overlap=false"),
+    resumed = loop.train(_tiny(tmp_path, "sync_cut", "total_decisions=3000", "overlap=false"),
                           resume=cut["paths"]["last"], quiet=True)
     assert resumed["decisions"] == straight["decisions"]
     assert _same_weights(straight["paths"]["last"], resumed["paths"]["last"])
-    overlapped = train.train(_tiny(tmp_path, "ov_cut", "total_decisions=1000"), quiet=True)
+    overlapped = loop.train(_tiny(tmp_path, "ov_cut", "total_decisions=1000"), quiet=True)
     assert load_checkpoint(overlapped["paths"]["last"])["ahead"] is not None
     with pytest.raises(CheckpointError, match="overlap: true"):
-        train.train(_tiny(tmp_path, "ov_cut", "total_decisions=3000", "overlap=false"),
+        loop.train(_tiny(tmp_path, "ov_cut", "total_decisions=3000", "overlap=false"),
                     resume=overlapped["paths"]["last"], quiet=True)
 
 
 def test_overlap_collects_the_next_rollout_with_the_weights_before_the_update(tmp_path):
-    one = train.train(_tiny(tmp_path, "one", "total_decisions=1000"), quiet=True)  # one iteration: theta_1
-    two = train.train(_tiny(tmp_path, "two", "total_decisions=2000"), quiet=True)  # two: theta_2
+    one = loop.train(_tiny(tmp_path, "one", "total_decisions=1000"), quiet=True)  # one iteration: theta_1
+    two = loop.train(_tiny(tmp_path, "two", "total_decisions=2000"), quiet=True)  # two: theta_2
     assert two["iterations"] == 2
     theta_1 = load_checkpoint(one["paths"]["last"])["model"]
     last = load_checkpoint(two["paths"]["last"])
@@ -594,7 +594,7 @@ def test_run_beside_returns_both_results_and_raises_only_after_both_stopped():
     import threading
     import time
 
-    assert train.run_beside(lambda: 1, lambda: 2) == (1, 2)
+    assert loop.run_beside(lambda: 1, lambda: 2) == (1, 2)
     done = threading.Event()
 
     def slow():
@@ -606,17 +606,17 @@ def test_run_beside_returns_both_results_and_raises_only_after_both_stopped():
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        train.run_beside(slow, failing)
+        loop.run_beside(slow, failing)
     assert done.is_set()  # the update was waited for: nothing runs on after the exception
     with pytest.raises(ValueError, match="in the update"):
-        train.run_beside(lambda: (_ for _ in ()).throw(ValueError("in the update")), lambda: "collected")
+        loop.run_beside(lambda: (_ for _ in ()).throw(ValueError("in the update")), lambda: "collected")
 
 
 def test_ctrl_c_in_an_update_saves_last_pt_and_resumes_exactly(straight_run, tmp_path, monkeypatch, capsys):
     """KeyboardInterrupt in the middle of iteration 2's update (the network already half-updated):
     last.pt holds iteration 1, and resuming from it reproduces the uninterrupted run bit for bit."""
     seen = {"updates": 0, "losses": 0}
-    real_update, real_loss = train.ppo_update, train.ppo_loss
+    real_update, real_loss = loop.ppo_update, ppo.ppo_loss
 
     def counting_update(*args, **kwargs):
         seen["updates"] += 1
@@ -629,25 +629,26 @@ def test_ctrl_c_in_an_update_saves_last_pt_and_resumes_exactly(straight_run, tmp
                 raise KeyboardInterrupt
         return real_loss(*args, **kwargs)
 
-    monkeypatch.setattr(train, "ppo_update", counting_update)
-    monkeypatch.setattr(train, "ppo_loss", interrupting_loss)
+    monkeypatch.setattr(loop, "ppo_update", counting_update)  # the name the loop calls
+    monkeypatch.setattr(ppo, "ppo_loss", interrupting_loss)  # the name ppo_update calls
     cfg = _tiny(tmp_path, "ctrl_c", "total_decisions=3000", "checkpoint_every=5")
-    out = train.train(cfg)
+    out = loop.train(cfg)
     assert out["stop_reason"] == "interrupted" and out["interrupted_during"] == "ppo"
     assert out["iterations"] == 1
     last = os.path.join(tmp_path, "ctrl_c", "last.pt")
     assert load_checkpoint(last)["iteration"] == 1  # saved although checkpoint_every is 5
     err = capsys.readouterr().err
     assert f"resume with: python train.py --resume {last}" in err and "Traceback" not in err
+    assert "nothing to evaluate yet" in err and "eval_every: 0 the only one comes at the end" in err  # no best.pt
     assert seen["losses"] == 3
-    monkeypatch.setattr(train, "ppo_loss", real_loss)
-    resumed = train.train(cfg, resume=last, quiet=True)
+    monkeypatch.setattr(ppo, "ppo_loss", real_loss)
+    resumed = loop.train(cfg, resume=last, quiet=True)
     assert resumed["decisions"] == straight_run["decisions"]
     assert _same_weights(straight_run["paths"]["last"], last)
 
 
 def test_ctrl_c_during_behaviour_cloning_saves_the_cloned_network(tmp_path, monkeypatch, capsys):
-    real_bc = train.behaviour_clone
+    real_bc = loop.behaviour_clone
 
     def interrupted_bc(model, cfg, device, rng, progress):
         def progress_then_interrupt(what, done, total):
@@ -657,9 +658,9 @@ def test_ctrl_c_during_behaviour_cloning_saves_the_cloned_network(tmp_path, monk
 
         return real_bc(model, cfg, device, rng, progress_then_interrupt)
 
-    monkeypatch.setattr(train, "behaviour_clone", interrupted_bc)
+    monkeypatch.setattr(loop, "behaviour_clone", interrupted_bc)
     cfg = _tiny(tmp_path, "bc", "total_decisions=1000")
-    out = train.train(cfg)
+    out = loop.train(cfg)
     assert out["stop_reason"] == "interrupted" and out["interrupted_during"] == "behaviour cloning"
     err = capsys.readouterr().err
     # progress lines while cloning, then what was saved and how to go on
@@ -667,21 +668,21 @@ def test_ctrl_c_during_behaviour_cloning_saves_the_cloned_network(tmp_path, monk
     assert "partly cloned network" in err and "resume with: python train.py --resume" in err
     last = load_checkpoint(os.path.join(tmp_path, "bc", "last.pt"))
     assert last["iteration"] == 0 and last["bc"] == {"interrupted": True}
-    untrained = train.ActorCritic(583, 58, cfg.hidden, 788)
+    untrained = ActorCritic(583, 58, cfg.hidden, 788)
     assert not torch.equal(last["model"]["actor.0.weight"], untrained.state_dict()["actor.0.weight"])
-    monkeypatch.setattr(train, "behaviour_clone", real_bc)
-    resumed = train.train(cfg, resume=os.path.join(tmp_path, "bc", "last.pt"), quiet=True)
+    monkeypatch.setattr(loop, "behaviour_clone", real_bc)
+    resumed = loop.train(cfg, resume=os.path.join(tmp_path, "bc", "last.pt"), quiet=True)
     assert resumed["stop_reason"] == "total_decisions" and resumed["iterations"] == 1
 
 
 def test_a_new_run_refuses_an_existing_run_folder(tmp_path, capsys):
     cfg = _tiny(tmp_path, "taken", "total_decisions=500", "bc_steps=0")
-    train.train(cfg, quiet=True)
+    loop.train(cfg, quiet=True)
     with pytest.raises(FileExistsError, match="--resume .*last.pt.*--overwrite"):
-        train.train(cfg, quiet=True)
-    assert train.main(["--config", SMOKE, "--set", f"run_dir={tmp_path}", "--set", "name=taken"]) == 2
+        loop.train(cfg, quiet=True)
+    assert cli.main(["--config", SMOKE, "--set", f"run_dir={tmp_path}", "--set", "name=taken"]) == 2
     assert "already holds a run" in capsys.readouterr().err
-    train.train(cfg, quiet=True, overwrite=True)
+    loop.train(cfg, quiet=True, overwrite=True)
     events = [f for f in os.listdir(tmp_path / "taken") if f.startswith("events.out.tfevents")]
     assert len(events) == 1  # the old run's event file went with it
 
@@ -699,12 +700,12 @@ def test_resumed_runs_do_not_duplicate_tensorboard_steps(tmp_path):
     crash: the purged iteration 2 is logged once, not twice."""
     import shutil
 
-    train.train(_tiny(tmp_path, "tb", "total_decisions=1000", "bc_steps=0"), quiet=True)
+    loop.train(_tiny(tmp_path, "tb", "total_decisions=1000", "bc_steps=0"), quiet=True)
     run_dir = os.path.join(tmp_path, "tb")
     shutil.copyfile(os.path.join(run_dir, "last.pt"), os.path.join(tmp_path, "it1.pt"))
     cfg = _tiny(tmp_path, "tb", "total_decisions=2000", "bc_steps=0")
-    train.train(cfg, resume=os.path.join(run_dir, "last.pt"), quiet=True)
-    train.train(cfg, resume=os.path.join(tmp_path, "it1.pt"), quiet=True)
+    loop.train(cfg, resume=os.path.join(run_dir, "last.pt"), quiet=True)
+    loop.train(cfg, resume=os.path.join(tmp_path, "it1.pt"), quiet=True)
     steps = _scalar_steps(run_dir, "losses/loss")
     assert len(steps) == 2 and len(set(steps)) == 2, steps
 
@@ -712,8 +713,8 @@ def test_resumed_runs_do_not_duplicate_tensorboard_steps(tmp_path):
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs")
-    cfg = train.make_train_config(SMOKE, [f"run_dir={out}", "progress=false"])
-    return train.train(cfg, quiet=True)
+    cfg = config.make_train_config(SMOKE, [f"run_dir={out}", "progress=false"])
+    return loop.train(cfg, quiet=True)
 
 
 def test_smoke_config_trains_end_to_end(smoke_run):
@@ -744,10 +745,10 @@ def test_smoke_config_trains_end_to_end(smoke_run):
 def test_playoff_replays_the_best_candidates_and_ships_the_winner(tmp_path):
     """playoff_candidates: the K best checkpoints by periodic score are kept on disk (the others deleted), played
     again at the end on playoff_deals fresh deals, and the winner's weights become agent.pt."""
-    cfg = train.make_train_config(SMOKE, [f"run_dir={tmp_path}", "progress=false", "total_decisions=12000",
+    cfg = config.make_train_config(SMOKE, [f"run_dir={tmp_path}", "progress=false", "total_decisions=12000",
                                           "eval_every=1", "eval_deals=10", "bc_steps=0", "playoff_candidates=2",
                                           "playoff_deals=12", "playoff_seed=777"])
-    s = train.train(cfg, quiet=True)
+    s = loop.train(cfg, quiet=True)
     periodic = sorted(((h["eval"], h["iteration"]) for h in s_history(s) if "eval" in h),
                       key=lambda e: -min(e[0][o]["mean"] for o in cfg.eval_opponents))
     assert len(periodic) >= 3  # more evaluated checkpoints than candidates
@@ -778,7 +779,7 @@ def s_history(summary: dict) -> list:
 
 
 def test_the_summary_prints_as_lines_not_a_dict(smoke_run, capsys):
-    train.print_summary(smoke_run)
+    reporting.print_summary(smoke_run)
     out = capsys.readouterr().out
     assert "{" not in out and "[" in out  # intervals, but no Python mappings
     assert f"{smoke_run['decisions']:,} decisions" in out and "stopped by total_decisions" in out
@@ -788,12 +789,12 @@ def test_the_summary_prints_as_lines_not_a_dict(smoke_run, capsys):
 
 def test_smoke_training_improves_over_the_untrained_policy(smoke_run):
     trained = PPOAgent.load(smoke_run["paths"]["agent"]).model
-    cfg = train.make_train_config(SMOKE)
+    cfg = config.make_train_config(SMOKE)
     torch.manual_seed(cfg.seed)
     untrained = ActorCritic(583, 58, cfg.hidden, 788)
     deals, seed = 100, 777_000
-    r_trained = train.evaluate_policy(trained, "random", deals, seed, cfg)
-    r_untrained = train.evaluate_policy(untrained, "random", deals, seed, cfg)
+    r_trained = selection.evaluate_policy(trained, "random", deals, seed, cfg)
+    r_untrained = selection.evaluate_policy(untrained, "random", deals, seed, cfg)
     # Measured: trained about +160, untrained policies between -50 and +60 points per deal.
     assert r_trained["mean"] > 120
     assert r_trained["mean"] > r_untrained["mean"] + 50
@@ -830,7 +831,7 @@ def test_ship_copies_the_model_and_writes_a_held_out_evaluation(smoke_run, tmp_p
 
 def test_ship_defaults_to_the_shipped_checkpoint_and_refuses_to_replace_it(smoke_run, capsys):
     ship = _ship_tool()
-    assert ship.SHIPPED == os.path.join("agents", "checkpoints", "ppo_default")
+    assert ship.SHIPPED + ".pt" == os.path.relpath(DEFAULT_CHECKPOINT, ROOT)  # the checkpoint make_agent("ppo") loads
     shipped = os.path.join(ROOT, ship.SHIPPED + ".pt")
     before = os.path.getmtime(shipped)
     cwd = os.getcwd()

@@ -1,4 +1,4 @@
-"""train.py on call-your-partner Rook: the config fields, the n-seat collector (learning seats,
+"""rook_env.training (train.py) on call-your-partner Rook: the config fields, the n-seat collector (learning seats,
 credit assignment replayed in raw_env), the smoke config end to end, and checkpoints that refuse
 a table of another game or size."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-import train
+from rook_env.training import collection, config, games, loop
 from rook_env.agents import make_agent
 from rook_env.agents.learned import DEFAULT_CHECKPOINT, PPOAgent
 from rook_env.agents.learned.model import ActorCritic, CheckpointError, load_checkpoint
@@ -22,26 +22,26 @@ SMOKE = os.path.join(ROOT, "configs", "call_partner_smoke.yaml")
 
 
 def _collector(*overrides, players=5, seed=0):
-    cfg = train.make_train_config(SMOKE, ["num_envs=6", "rollout_decisions=400", f"players={players}", *overrides])
+    cfg = config.make_train_config(SMOKE, ["num_envs=6", "rollout_decisions=400", f"players={players}", *overrides])
     env = call_partner_raw_env(players=players)
     obs_dim, n_actions = env.observation_space("player_0")["observation"].shape[0], env.action_space("player_0").n
     torch.manual_seed(seed)
     model = ActorCritic(obs_dim, n_actions, cfg.hidden, env.state_space.shape[0])
-    col = train.Collector(cfg, torch.device("cpu"), np.random.default_rng(seed))
+    col = collection.Collector(cfg, torch.device("cpu"), np.random.default_rng(seed))
     col.pool.append(ActorCritic(obs_dim, n_actions, cfg.hidden).actor.eval())
     return cfg, model, col, (obs_dim, n_actions, env.state_space.shape[0])
 
 
 def test_config_fields_and_their_errors():
-    cfg = train.make_train_config(SMOKE)
+    cfg = config.make_train_config(SMOKE)
     assert cfg.game == "call_partner" and cfg.players == 5
-    game = train.game_of(cfg)
+    game = games.game_of(cfg)
     assert (game.seats, game.groups, game.flags, game.heuristic) == (5, 5, {"players": 5}, "call_partner_heuristic")
-    default = train.game_of(train.make_train_config(SMOKE, ["players=0"]))
+    default = games.game_of(config.make_train_config(SMOKE, ["players=0"]))
     assert default.seats == 5 and default.flags == {"players": 5}  # the game's own default
-    six = train.game_of(train.make_train_config(SMOKE, ["players=6", "env_flags={deck: no_twos_to_fours}"]))
+    six = games.game_of(config.make_train_config(SMOKE, ["players=6", "env_flags={deck: no_twos_to_fours}"]))
     assert six.flags == {"deck": "no_twos_to_fours", "players": 6}
-    partnership = train.game_of(train.make_train_config(None))
+    partnership = games.game_of(config.make_train_config(None))
     assert (partnership.name, partnership.seats, partnership.groups) == ("partnership", 4, 2)
     for override, words in [
         ("game=doppelkopf", "'game'"),
@@ -51,9 +51,9 @@ def test_config_fields_and_their_errors():
         ("env_flags={dek: full}", "env_flags.*unknown"),
     ]:
         with pytest.raises(ValueError, match=words):
-            train.make_train_config(SMOKE, [override])
+            config.make_train_config(SMOKE, [override])
     with pytest.raises(ValueError, match="'players'.*partnership game has 4 seats"):
-        train.make_train_config(None, ["players=5"])
+        config.make_train_config(None, ["players=5"])
 
 
 @pytest.mark.parametrize("players", [4, 6])
@@ -67,22 +67,22 @@ def test_collected_batch_for_every_opponent_kind(players):
     np.testing.assert_array_equal(batch["cin"][:, :D], batch["obs"])  # state_for starts with the observation
     assert batch["mask"][np.arange(n), batch["act"]].all()  # every action was legal
     assert (batch["mask"].sum(1) > 1).all()  # forced moves are not decisions
-    assert all(stats["returns"][k] for k in train.OPPONENT_KINDS)
+    assert all(stats["returns"][k] for k in config.OPPONENT_KINDS)
     assert np.isfinite(batch["adv"]).all()
 
 
 def test_learning_seats_are_drawn_uniformly_one_per_non_self_episode():
     cfg, model, col, _ = _collector("opponent_mix={self: 0.25, heuristic: 0.5, random: 0.25}")
     rows = np.arange(cfg.num_envs)
-    p = np.array([train.mix_at(cfg, 0.0)[k] for k in train.OPPONENT_KINDS])
+    p = np.array([config.mix_at(cfg, 0.0)[k] for k in config.OPPONENT_KINDS])
     col._episodes = 0
     kinds, teams = [], []
     for _ in range(2000):
         col._new_episodes(rows, p)
         kinds.append(col.kind.copy()), teams.append(col.team.copy())
     kinds, teams = np.concatenate(kinds), np.concatenate(teams)
-    assert (teams[kinds == train.SELF] == -1).all()
-    freq = np.bincount(teams[kinds != train.SELF], minlength=5) / (kinds != train.SELF).sum()
+    assert (teams[kinds == collection.SELF] == -1).all()
+    freq = np.bincount(teams[kinds != collection.SELF], minlength=5) / (kinds != collection.SELF).sum()
     np.testing.assert_allclose(freq, 0.2, atol=0.015)
 
 
@@ -98,7 +98,7 @@ def test_rewards_are_credited_to_the_seats_that_earned_them():
     real_step = env.step
 
     def step(actions):
-        learner = col.active & ((col.kind == train.SELF) | ((env.current_player % 5) == col.team))
+        learner = col.active & ((col.kind == collection.SELF) | ((env.current_player % 5) == col.team))
         steps.append((np.array(actions), env.current_player, learner, col.active.copy(), col.kind.copy()))
         return real_step(actions)
 
@@ -126,7 +126,7 @@ def test_rewards_are_credited_to_the_seats_that_earned_them():
                 k += 1
             raw.reset()
             episodes += 1
-            if kind != train.SELF:
+            if kind != collection.SELF:
                 assert len({s for _, _, s in learned}) <= 1
             for ob, a, s in learned:
                 i = rows[ob["observation"].tobytes()]
@@ -142,8 +142,8 @@ def test_rewards_are_credited_to_the_seats_that_earned_them():
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs")
-    cfg = train.make_train_config(SMOKE, [f"run_dir={out}", "progress=false"])
-    return train.train(cfg, quiet=True)
+    cfg = config.make_train_config(SMOKE, [f"run_dir={out}", "progress=false"])
+    return loop.train(cfg, quiet=True)
 
 
 def test_smoke_config_trains_end_to_end_and_the_agent_plays_legally(smoke_run):
@@ -186,10 +186,10 @@ def test_a_checkpoint_refuses_a_table_of_another_game_or_size(smoke_run):
         with pytest.raises(CheckpointError, match="trained for the partnership game.*cannot play call-your-partner"):
             make_agent(f"ppo:{DEFAULT_CHECKPOINT}", game="call_partner", players=5)
     # train.py refuses it as a warm start for the partnership game
-    cfg = train.make_train_config(None, [f"init_checkpoint={path}", f"run_dir={os.path.dirname(path)}",
+    cfg = config.make_train_config(None, [f"init_checkpoint={path}", f"run_dir={os.path.dirname(path)}",
                                          "name=wrong_game", "progress=false"])
     with pytest.raises(CheckpointError, match="trained for call-your-partner Rook"):
-        train.train(cfg, quiet=True)
+        loop.train(cfg, quiet=True)
 
 
 def test_ship_evaluates_a_call_partner_agent_by_rotation(smoke_run, tmp_path):

@@ -414,10 +414,52 @@ def test_bad_actions_raise(actions, match):
     ({"num_envs": 2, "colour": 3}, "unknown rule flag"),
     ({"num_envs": 2, "deal_source": 5}, "deal_source"),
     ({"num_envs": 2, "backend": "jax"}, "backend='jax' is not allowed"),
+    ({"num_envs": 2, "game": "spades"}, "game='spades' is not allowed; allowed values: partnership, call_partner"),
+    ({"num_envs": 2, "players": 5}, "players=5 is not allowed for game='partnership'.*game='call_partner'"),
+    ({"num_envs": 2, "game": "call_partner", "players": 3}, "players"),
 ])
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         RookVectorEnv(**kwargs)
+
+
+def test_the_front_door_returns_the_games_engine():
+    from rook_env.vector.partnership import PartnershipVectorEnv
+
+    env = RookVectorEnv(2, game="partnership", players=4, deck="full")
+    assert type(env) is PartnershipVectorEnv and isinstance(env, RookVectorEnv)
+    assert env.game == "partnership" and env.n_seats == 4 and env.config.deck == "full"
+    assert type(RookVectorEnv(2)) is PartnershipVectorEnv  # the default game
+    with pytest.raises(ValueError, match=r"plays game 'partnership', not game='call_partner'"):
+        PartnershipVectorEnv(2, game="call_partner")
+
+
+def test_every_registered_game_has_its_engine():
+    """The registry's ``vector`` part of every game is a RookVectorEnv subclass playing that game, and the
+    front door returns it with the game's default table size."""
+    from rook_env.games import game_names, get_game
+
+    for name in game_names():
+        spec = get_game(name)
+        engine = spec.load("vector")
+        assert issubclass(engine, RookVectorEnv) and engine.GAME == name
+        env = RookVectorEnv(2, game=name)
+        assert type(env) is engine and env.n_seats == spec.default_players
+        obs, info = env.reset(seed=0)
+        assert obs.shape == (2, env.obs_dim) and info["action_mask"].shape == (2, env.n_actions)
+
+
+def test_numba_is_imported_by_the_first_numba_engine_only():
+    """The kernels compile lazily: importing the engine, or making a numpy or call-your-partner engine,
+    does not import numba."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from rook_env.vector import RookVectorEnv; RookVectorEnv(2, backend='numpy').reset(seed=0); "
+            "RookVectorEnv(2, game='call_partner', players=5).reset(seed=0); assert 'numba' not in sys.modules; "
+            "RookVectorEnv(2, backend='auto'); print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == str(kernels.AVAILABLE)
 
 
 def test_backend_choice_without_numba(monkeypatch):

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from rook_env import evaluation
 from rook_env.agents.learned.model import CheckpointError, load_checkpoint, model_from_checkpoint
 
-SHIPPED = os.path.join("agents", "checkpoints", "ppo_default")  # PPOAgent.load(None) / make_agent("ppo")
-HELD_OUT_SEED = 20261129  # not a training or checkpoint-selection seed (see train.py's eval_seed)
+SHIPPED = os.path.join("rook_env", "agents", "checkpoints", "ppo_default")  # PPOAgent.load(None) / make_agent("ppo")
+HELD_OUT_SEED = 20261129  # not a training or checkpoint-selection seed (see rook_env.training.Config.eval_seed)
 
 
 def ship(run_dir: str, dest: str, deals: int, seed: int = HELD_OUT_SEED, workers: int = 1,

@@ -2,6 +2,10 @@
 
 :class:`CallPartnerState` holds one table of 4, 5 or 6 players: the deal, the auction, the
 nest, trump, the Rook's rank, the called card(s), the tricks, and every player's game score.
+The deal, auction, nest exchange and trick play are the shared core's
+(:class:`rook_env.core.rules.TrickState`); this module holds what differs: the nest
+announcement, Rook high or low, the call and partners, the 2s flags (F17, F18), per-seat
+credit and individual scoring (C8).
 It answers ``legal_mask()`` / ``legal_actions()`` and takes ``apply(action)`` (one legal/apply
 pair per phase), and ``clone()``s cheaply for search. Card sets are ``int`` bitmasks over card
 ids (see :mod:`rook_env.call_partner.layout`), as in :class:`rook_env.rules.RookState`.

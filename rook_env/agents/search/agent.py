@@ -94,6 +94,7 @@ class SearchAgent:
         self.seed = int(seed) if seed is not None else random.SystemRandom().getrandbits(63)
         self._fallbacks = 0
         self._memory: dict[int, Memory] = {}
+        self.last_values: dict[int, float] | None = None  # the last searched decision: card -> mean score diff
 
     @property
     def fallbacks(self) -> int:
@@ -111,6 +112,7 @@ class SearchAgent:
 
     # ------------------------------------------------------------------ decisions
     def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int:
+        self.last_values = None
         mask = np.asarray(observation["action_mask"])
         legal = int.from_bytes(np.packbits(mask != 0, bitorder="little").tobytes(), "little")
         if not legal:
@@ -172,6 +174,7 @@ class SearchAgent:
                 st.apply(a, legal)
                 rollout(st)
                 totals[i] += hand_score_diff(st)
+        self.last_values = {a: totals[i] / self.samples for i, a in enumerate(actions)}  # shown by the showdown server
         pts, rp = tab.points, tab.rank_power
         best = max(range(len(actions)), key=lambda i: (totals[i], -pts[actions[i]], -rp[actions[i]]))
         return actions[best]

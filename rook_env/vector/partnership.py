@@ -1,53 +1,26 @@
-"""Batched Rook: ``num_envs`` tables stepped together with numpy (structure of arrays).
+"""The partnership game's batched engine: tables as rows of arrays (structure of arrays), numpy.
 
+``RookVectorEnv(N, **flags)`` (the default game) returns it; the API is :mod:`rook_env.vector`'s.
 The same game as :class:`rook_env.raw_env` (every rule flag, Circus Rook included,
 ``episode="hand"`` and ``"game"``, ``max_hands``), with the observations bit for bit those
-of ``raw_env``;
-``tests/test_vector.py`` plays both in lock-step to check it. Card sets are ``uint64``
-bitmasks (bit ``id``; the full deck's 57 cards fit), every table's state is one row of a
-few arrays, and legality, trick resolution, scoring and the incremental update of all four
-seats' observations are masked array operations per phase: no Python loop over tables
-in :meth:`RookVectorEnv.step`. numpy only (no torch). With ``backend="numba"`` (what
-``"auto"`` takes where numba is installed) card play, legality with the observation gather
-and :func:`sample_legal` run as the compiled loops of :mod:`rook_env.kernels` instead, on
-the same state arrays; ``backend="numpy"`` is the reference the kernels mirror.
+of ``raw_env``; ``tests/test_vector.py`` plays both in lock-step to check it. Card sets are
+``uint64`` bitmasks (bit ``id``; the full deck's 57 cards fit), every table's state is one row
+of a few arrays, and legality, trick resolution, scoring and the incremental update of all four
+seats' observations are masked array operations per phase: no Python loop over tables in a
+step. With ``backend="numba"`` (what ``"auto"`` takes where numba is installed) card play,
+legality with the observation gather and :func:`~rook_env.vector.sample_legal` run as the
+compiled loops of :mod:`rook_env.kernels` instead, on the same state arrays;
+``backend="numpy"`` is the reference the kernels mirror.
 
-API (in the style of gymnasium's vector environments and Pgx; ``N = num_envs``,
-``D = obs_dim``, ``A = n_actions``)::
-
-    env = RookVectorEnv(N, max_hands=None, illegal_action="raise", illegal_reward=-1.0,
-                        deal_source=None, backend="auto", **flags)
-    obs, info = env.reset(seed=None, options=None)
-    obs, rewards, terminated, truncated, info = env.step(actions)
-
-- ``obs``: ``(N, D)`` float32, the observation of the seat to act at every table.
-- ``info["seat"]``: ``(N,)`` int64, that seat (absolute, 0..3; teams {0, 2} and {1, 3}).
-- ``info["action_mask"]``: ``(N, A)`` int8, its legal actions.
-- ``actions``: ``(N,)`` integers, one action per table for its seat to act.
-- ``rewards``: ``(N, 4)`` float32 for the four absolute seats; non-zero only on the step
-  that ends a hand (or on an illegal action in ``"terminate"`` mode), with the flag
-  ``reward``'s meaning exactly as in ``raw_env``.
-- ``terminated`` / ``truncated``: ``(N,)`` bool; the episode (a hand, or a game with
-  ``episode="game"``) ended / was cut by ``max_hands``.
-- ``info["hand_over"]``: ``(N,)`` bool, a hand was finished on this step (in game
-  episodes also hands that do not end the game); ``info["hand"]``: the finished hands'
-  facts as arrays with ``raw_env``'s ``infos[agent]["hand"]`` keys: ``bidder``, ``bid``,
-  ``trump``, ``made`` ``(N,)``; ``counters``, ``bonus``, ``hand_scores``, ``scores``,
-  ``tricks_won`` ``(N, 2)`` per team; ``last_trick_team``, ``game_winner`` ``(N,)``; with
-  ``circus_rook="on"`` also ``circus`` ``(N,)`` bool (circus was called in that hand); with
-  ``trump_calls="extended"`` also ``call`` ``(N,)``, the contract as an index into
-  ``env.layout.contract_names`` (``raw_env`` gives the name, e.g. ``"green low"``).
-  Rows without a finished hand hold -1 (0 for per-team entries, False for ``made``/``circus``).
-  (The integer entries are column views of one array.)
-- ``info["illegal"]``: ``(N,)`` bool, the table's action was illegal (``"terminate"`` mode).
-
-Auto-reset: a table whose episode ends on a step (``terminated | truncated``) is reset in
-that same step: its ``rewards`` and ``info["hand"]`` describe the hand that just ended,
-while ``obs``, ``info["seat"]`` and ``info["action_mask"]`` are already the first
-decision of the next episode (a new deal, a new random first dealer, scores 0). Inside a
-game episode the next hand is dealt exactly as in ``raw_env`` (dealer rotated, scores
-kept), and a redeal deals again within the same step. The final observation of an ended
-episode is not returned (nothing follows a terminal decision).
+``info["hand"]`` holds the finished hands' facts as arrays with ``raw_env``'s
+``infos[agent]["hand"]`` keys: ``bidder``, ``bid``, ``trump``, ``made`` ``(N,)``; ``counters``,
+``bonus``, ``hand_scores``, ``scores``, ``tricks_won`` ``(N, 2)`` per team (teams {0, 2} and
+{1, 3}); ``last_trick_team``, ``game_winner`` ``(N,)``; with ``circus_rook="on"`` also
+``circus`` ``(N,)`` bool (circus was called in that hand); with ``trump_calls="extended"``
+also ``call`` ``(N,)``, the contract as an index into ``env.layout.contract_names``
+(``raw_env`` gives the name, e.g. ``"green low"``). Rows without a finished hand hold -1 (0 for
+per-team entries, False for ``made``/``circus``). (The integer entries are column views of one
+array.)
 
 Circus Rook (``circus_rook="on"``, RULES.md F20): the bidder's ``TRUMP`` decision may be the
 ``circus`` action; then the seat on its left names the contract and the table enters phase
@@ -55,49 +28,25 @@ Circus Rook (``circus_rook="on"``, RULES.md F20): the bidder's ``TRUMP`` decisio
 each pass one card (a card action), delivered together after the fourth; the namer leads.
 Its state and observation writes run only with the flag on.
 
-Other members: ``observe(seat)`` ``(N, D)`` (an int seat, or one seat per table),
-``state_for(seat)`` ``(N, D + 5 * n_cards)`` (``raw_env.state_for``'s layout),
-``current_player`` / ``action_mask`` / ``observation`` (the latest ones), ``scores``,
-``dealer``, ``phase``, ``hands_played`` (copies), ``single_observation_space``,
-``single_action_space``, ``config``, ``layout``, ``obs_layout``.
-
-Illegal actions: ``illegal_action="raise"`` (default) raises ``ValueError`` naming every
-offending table, its action, seat, phase and legal actions, and applies nothing on any
-table for that call. ``illegal_action="terminate"`` follows ``rook_env.env()``
-(PettingZoo's ``TerminateIllegalWrapper``): the offending table's episode ends
-(``terminated``), its offender receives ``illegal_reward`` and the other seats 0,
-``info["illegal"]`` marks it, and it is reset; the other tables step normally. Actions
-that are not integers or lie outside ``0..A-1`` always raise.
-
-Deals: drawn from a ``numpy.random.Generator`` seeded by ``reset(seed)``; the same seed,
-``N`` and actions give the same deals (not the same deals as ``raw_env``'s stream).
-``reset(options=[...])`` fixes per-table deals with ``raw_env``'s keys ``hands``,
-``nest``, ``dealer`` and ``scores`` (``None`` entries: random), validated with the same
-errors. ``deal_source(tables, new_game)`` (optional; tests and duplicate evaluation) is
-called whenever tables need a deal after ``reset``: ``tables`` are their indices,
-``new_game`` marks a new episode (else a redeal or the next hand of a game); it returns
-one entry per table, ``None`` (draw) or a dict of the same keys (``dealer``/``scores``
-only for a new game).
+Deals are drawn from the engine's ``numpy.random.Generator`` (not the same deals as
+``raw_env``'s stream). ``state_for(seat)`` is ``(N, D + 5 * n_cards)``: the seat's observation,
+the hands of its left, partner and right, the nest as dealt and the discards. Further members:
+``scores`` ``(N, 2)``, ``dealer``, ``hands_played`` (copies).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
-from gymnasium import spaces
 
-from . import kernels
-from .cards import N_COLOURS, N_SEATS, layout_for
-from .config import make_config
-from .env import OPTION_KEYS
-from .observation import REL, REL_ONE_HOT, SCORE_CLIP, obs_layout
-from .rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState, contract_tables
+from .. import kernels
+from ..cards import N_COLOURS, N_SEATS, layout_for
+from ..observation import REL, REL_ONE_HOT, SCORE_CLIP, obs_layout
+from ..rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState, contract_tables
+from .base import U64, RookVectorEnv, unpack_bits
 
-ILLEGAL_MODES = ("raise", "terminate")
-BACKENDS = ("auto", "numpy", "numba")  # "auto": numba where installed (rook_env.kernels)
 SEATS = np.arange(N_SEATS)
-U64 = np.dtype("<u8")  # card sets; little-endian so that a view as bytes unpacks bit i to element i
 # info["hand"]: name -> column(s) of one (N, FACT_COLUMNS) int64 array ("made" is returned as bool)
 FACTS = {"bidder": 0, "bid": 1, "trump": 2, "made": 3, "counters": slice(4, 6), "bonus": slice(6, 8),
          "hand_scores": slice(8, 10), "scores": slice(10, 12), "tricks_won": slice(12, 14), "last_trick_team": 14,
@@ -118,106 +67,33 @@ NUM_SIZE = 7  # counters 2 + tricks_won 2 + tricks_left 1 + scores 2
 NUM_TRICKS_LEFT, NUM_SCORES = 4, 5
 # REL_ONE_HOT in the store's dtype: numpy's fancy assignment is several times slower when it casts.
 REL_ONE_HOT_U8 = REL_ONE_HOT.astype(np.uint8)
-DealSource = Callable[[np.ndarray, np.ndarray], Sequence[Any]]
 
 
-def unpack_bits(masks: np.ndarray, n: int) -> np.ndarray:
-    """``uint64`` card masks of any shape -> uint8 0/1 array with a trailing axis of ``n`` (bit i -> i)."""
-    raw = np.ascontiguousarray(masks, U64).view(np.uint8).reshape(masks.shape + (8,))
-    return np.unpackbits(raw, axis=-1, count=n, bitorder="little")
+class PartnershipVectorEnv(RookVectorEnv):
+    """``num_envs`` partnership Rook tables stepped together; see the module docstring."""
 
+    GAME = "partnership"
+    COMPILED = True  # rook_env.kernels
 
-def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random legal action per row of an ``(N, A)`` 0/1 mask (vectorised), int64.
-
-    One uniform draw per row picks the k-th legal action (k < number of legal actions);
-    every row needs at least one legal action. Compiled where numba is installed (the same
-    actions: :func:`pick_legal` is the reference)."""
-    u = rng.random(mask.shape[0])
-    if kernels.AVAILABLE:
-        return kernels.compiled().pick_legal(mask, u, np.full(mask.shape[0], -1, np.int64))
-    return pick_legal(mask, u)
-
-
-def pick_legal(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """The k-th legal action of each row of ``mask``, k = floor(``u`` * number of legal actions), numpy."""
-    n, A = mask.shape
-    legal = mask.reshape(-1) != 0
-    pos = legal.nonzero()[0]  # the legal actions' flat positions, row after row
-    row_start = np.arange(0, n * A, A)
-    count = np.add.reduceat(legal, row_start, dtype=np.int64)  # legal actions per row
-    k = (u * count).astype(np.int64)
-    return pos[np.cumsum(count) - count + k] - row_start
-
-
-def check_actions(actions: Any, num_envs: int, n_actions: int) -> np.ndarray:
-    """``actions`` as an ``(N,)`` int64 array, or ValueError naming what is wrong (shape, dtype, or the
-    tables whose action lies outside ``0..n_actions-1``). Shared by the batched engines."""
-    N, A = num_envs, n_actions
-    a = np.asarray(actions)
-    if a.shape != (N,):
-        raise ValueError(f"actions must have shape ({N},) (one per table), got {a.shape}")
-    if a.dtype.kind not in "iu":
-        raise ValueError(f"actions must be integer action ids, got dtype {a.dtype}")
-    a = a.astype(np.int64, copy=False)
-    out = a.view(np.uint64) >= A  # negative actions wrap to huge values
-    if out.any():
-        bad = np.flatnonzero(out)
-        raise ValueError(
-            f"action(s) outside the action space Discrete({A}) at table(s) "
-            + ", ".join(f"{i} ({a[i]})" for i in bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
-        )
-    return a
-
-
-class RookVectorEnv:
-    """``num_envs`` Rook tables stepped together; see the module docstring for the API."""
-
-    def __init__(
-        self,
-        num_envs: int,
-        *,
-        max_hands: int | None = None,
-        illegal_action: str = "raise",
-        illegal_reward: float = -1.0,
-        deal_source: DealSource | None = None,
-        backend: str = "auto",
-        **flags: Any,
-    ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs <= 0:
-            raise ValueError(f"num_envs={num_envs!r} must be a positive integer")
-        if max_hands is not None and (isinstance(max_hands, bool) or not isinstance(max_hands, int) or max_hands <= 0):
-            raise ValueError(f"max_hands={max_hands!r} must be a positive integer or None")
-        if illegal_action not in ILLEGAL_MODES:
-            raise ValueError(f"illegal_action={illegal_action!r} is not allowed; allowed values: {', '.join(ILLEGAL_MODES)}")
-        if backend not in BACKENDS:
-            raise ValueError(f"backend={backend!r} is not allowed; allowed values: {', '.join(BACKENDS)}")
-        if backend == "numba" and not kernels.AVAILABLE:
-            raise ValueError("backend='numba' needs the numba package: pip install 'rook_env[fast]' (or numba)")
-        if deal_source is not None and not callable(deal_source):
-            raise ValueError(f"deal_source={deal_source!r} must be callable(tables, new_game) or None")
-        self.num_envs = N = int(num_envs)
-        self.max_hands = max_hands
-        self.illegal_action = illegal_action
-        self.illegal_reward = float(illegal_reward)
-        self.deal_source = deal_source
-        # "numba": play, legality and the observation gather run as compiled loops (rook_env.kernels)
-        self.backend = ("numba" if kernels.AVAILABLE else "numpy") if backend == "auto" else backend
-        self.config = cfg = make_config(**flags)
+    def _setup(self) -> None:
+        cfg = self.config
+        self.n_seats = N_SEATS
         self.layout = L = layout_for(cfg)
         self.obs_layout = ol = obs_layout(cfg)
-        self.obs_dim = D = ol.size
-        self.n_actions = L.n_actions
-        self.state_dim = D + 5 * L.n_cards
-        self.single_observation_space = spaces.Box(ol.low, ol.high, dtype=np.float32)
-        self.single_action_space = spaces.Discrete(L.n_actions)
+        self._set_spaces(ol.low, ol.high, L.n_actions)
+        self.state_dim = self._state_dim()
         self._scratch = RookState(cfg)  # validates fixed deals with raw_env's errors
-        self._rng: np.random.Generator | None = None
         self._german = cfg.nest_discard == "no_counters_unless_forced"
         self._circus_on = cfg.circus_rook == "on"
         self._build_tables()
-        # ---- state, one row per table (see RookState for the meaning of each field)
-        self._ar = np.arange(N)
+        self._alloc_obs()
+        self._alloc_state()
+        if self.backend == "numba":
+            self._kernel_args()
+
+    def _alloc_obs(self) -> None:
+        """Every seat's observation at every table, kept up to date by the step's writes."""
+        N, D, ol = self.num_envs, self.obs_dim, self.obs_layout
         self._row0 = self._ar * (N_SEATS * D)  # flat offset of each table's seat-0 observation
         # All four seats' observations, kept in two parts: the 0/1 entries as uint8 (a quarter of the
         # memory: the many scattered writes stay in cache) and the NUM_SIZE scaled numbers from
@@ -235,6 +111,10 @@ class RookVectorEnv:
         tp, nt = float(self.layout.total_points), float(self.layout.n_tricks)
         self._totals_div = np.array([tp, tp, nt, nt, nt] * 2)
         self._totals_cols = np.r_[0:NUM_SCORES, NUM_SIZE:NUM_SIZE + NUM_SCORES]
+
+    def _alloc_state(self) -> None:
+        """The state arrays, one row per table (see RookState for the meaning of each field)."""
+        N, cfg = self.num_envs, self.config
         self.hands = np.zeros((N, N_SEATS), U64)
         self.nest = np.zeros(N, U64)  # as dealt
         self.discards = np.zeros(N, U64)
@@ -267,21 +147,21 @@ class RookVectorEnv:
         self._facts = {**FACTS, **{k: FACT_COLUMNS + i for i, k in enumerate(extras)}}
         fact_defaults = np.append(FACT_DEFAULTS, [EXTRA_FACT_DEFAULTS[k] for k in extras]).astype(np.int64)
         self._facts_init = np.tile(fact_defaults, (N, 1))  # step() starts from a copy (a memcpy)
-        self._mask: np.ndarray | None = None  # returned to the caller; legality is checked on _legal
-        self._legal: np.ndarray | None = None  # (N, words) uint64: the legal actions as bits
-        self._obs_now: np.ndarray | None = None
-        if self.backend == "numba":  # the kernels' constants (see their docstrings for the order)
-            self._kernels = kernels.compiled()
-            ol, L = self.obs_layout, self.layout
-            self._k_play_ints = np.array(
-                [D, L.n_cards, L.n_tricks, N_COLOURS, self._black_two, self._rook, ol.LEADER, NUM_SIZE,
-                 *[HAND_STATE_COLUMNS.index(c) for c in ("leader", "trick_len", "n_tricks", "last_trick_team",
-                                                          "call")]], np.int64)
-            self._k_refresh_u64 = np.array([self._no_counter, self._counter_mask, self._bid0_bit, self._redeal_bit,
-                                            self._trump_bits, self._circus_bit], U64)
-            self._k_refresh_ints = np.array([L.n_cards, self._free_key, self._extra_shift, self._german,
-                                             cfg.no_counter_redeal == "on", self._circus_on], np.int64)
-            self._k_ended = np.empty(N, np.int64)
+        self._legal: np.ndarray | None = None  # (N, words) uint64: the legal actions as bits (_mask: returned)
+
+    def _kernel_args(self) -> None:
+        """The constants the compiled kernels take (see their docstrings for the order)."""
+        self._kernels = kernels.compiled()
+        ol, L, D, cfg = self.obs_layout, self.layout, self.obs_dim, self.config
+        self._k_play_ints = np.array(
+            [D, L.n_cards, L.n_tricks, N_COLOURS, self._black_two, self._rook, ol.LEADER, NUM_SIZE,
+             *[HAND_STATE_COLUMNS.index(c) for c in ("leader", "trick_len", "n_tricks", "last_trick_team",
+                                                      "call")]], np.int64)
+        self._k_refresh_u64 = np.array([self._no_counter, self._counter_mask, self._bid0_bit, self._redeal_bit,
+                                        self._trump_bits, self._circus_bit], U64)
+        self._k_refresh_ints = np.array([L.n_cards, self._free_key, self._extra_shift, self._german,
+                                         cfg.no_counter_redeal == "on", self._circus_on], np.int64)
+        self._k_ended = np.empty(self.num_envs, np.int64)
 
     # ------------------------------------------------------------------ lookup tables
     def _build_tables(self) -> None:
@@ -352,27 +232,6 @@ class RookVectorEnv:
 
     # ------------------------------------------------------------------ properties
     @property
-    def current_player(self) -> np.ndarray:
-        """``(N,)`` the absolute seat to act at every table."""
-        self._require_reset("current_player")
-        return self.current.copy()
-
-    @property
-    def action_mask(self) -> np.ndarray:
-        """``(N, A)`` int8 legal actions of the seat to act (a copy)."""
-        self._require_reset("action_mask")
-        return np.unpackbits(self._legal.view(np.uint8), axis=1, count=self.n_actions, bitorder="little").view(np.int8)
-
-    def _mask_of(self, i: int) -> np.ndarray:
-        return np.unpackbits(self._legal[i].view(np.uint8), count=self.n_actions, bitorder="little")
-
-    @property
-    def observation(self) -> np.ndarray:
-        """``(N, D)`` float32 observation of the seat to act (a copy)."""
-        self._require_reset("observation")
-        return self._obs_now.copy()
-
-    @property
     def scores(self) -> np.ndarray:
         """``(N, 2)`` game scores of teams 0 and 1 (a copy)."""
         return self._scores.copy()
@@ -391,41 +250,14 @@ class RookVectorEnv:
         """``(N,)`` hands finished in the current episode."""
         return self._hands_played.copy()
 
-    def _require_reset(self, what: str) -> None:
-        if self._mask is None:
-            raise RuntimeError(f"{what} used before reset(); call reset() first")
-
     # ------------------------------------------------------------------ reset
-    def reset(self, seed: int | None = None, options: Sequence[dict | None] | None = None):
-        """Start a new episode at every table; returns ``(obs, info)`` (see the module docstring).
-
-        ``options``: None, or one entry per table: None (random deal) or a dict with
-        ``raw_env.reset``'s keys ``hands``, ``nest``, ``dealer``, ``scores``.
-        """
-        N = self.num_envs
-        if seed is not None or self._rng is None:
-            self._rng = np.random.default_rng(seed)
-        if options is not None:
-            if isinstance(options, dict) or not isinstance(options, Sequence) or len(options) != N:
-                raise ValueError(
-                    f"options must be None or a list of {N} entries (one per table: a dict with keys "
-                    f"{', '.join(OPTION_KEYS)}, or None), got {type(options).__name__}"
-                    + (f" of length {len(options)}" if isinstance(options, Sequence) else "")
-                )
-            fixed = [None if o is None else self._check_option(o, f"options[{i}]", True) for i, o in enumerate(options)]
-        else:
-            fixed = [None] * N
+    def _new_episodes(self, options: list[dict | None]) -> None:
+        fixed = [None if o is None else self._check_option(o, f"options[{i}]", True) for i, o in enumerate(options)]
         self._new_game(self._ar, fixed)
-        self._refresh()
-        return self._obs_now, {"seat": self.current.copy(), "action_mask": self._mask}
 
     def _check_option(self, opt: Any, where: str, new_game: bool) -> tuple:
         """Validate one fixed deal as ``raw_env.reset(options=...)`` does -> (hands, nest, dealer, scores)."""
-        if not isinstance(opt, dict):
-            raise ValueError(f"{where} must be a dict with keys {', '.join(OPTION_KEYS)} or None, got {opt!r}")
-        unknown = sorted(set(opt) - set(OPTION_KEYS))
-        if unknown:
-            raise ValueError(f"{where}: unknown key(s) {', '.join(map(str, unknown))}; known: {', '.join(OPTION_KEYS)}")
+        self._check_option_keys(opt, where)
         if not new_game and ("dealer" in opt or "scores" in opt):
             raise ValueError(f"{where}: a deal inside a game (redeal or next hand) takes only 'hands' and 'nest'")
         st = self._scratch
@@ -445,7 +277,7 @@ class RookVectorEnv:
         if not len(idx):
             return
         self._start_games(idx, fixed)
-        self._deal(idx, [None if f is None or f[0] is None else (f[0], f[1]) for f in fixed])
+        self._deal_cards(idx, [None if f is None or f[0] is None else (f[0], f[1]) for f in fixed])
 
     def _start_games(self, idx: np.ndarray, fixed: Sequence[tuple | None]) -> None:
         """New episodes at tables ``idx``: first dealer drawn or given, scores 0 or given (no deal yet)."""
@@ -461,7 +293,7 @@ class RookVectorEnv:
         self._scores[idx] = scores
         self._hands_played[idx] = 0
 
-    def _deal(self, idx: np.ndarray, fixed: Sequence[tuple | None]) -> None:
+    def _deal_cards(self, idx: np.ndarray, fixed: Sequence[tuple | None]) -> None:
         """Deal at tables ``idx`` by their current dealer: fixed ``(hands, nest)`` or drawn."""
         L = self.layout
         m, n, hs = len(idx), L.n_cards, L.hand_size
@@ -523,7 +355,7 @@ class RookVectorEnv:
             self._start_games(idx[new_game], new_fixed)
         order = np.concatenate([idx[new_game], idx[~new_game]]) if 0 < len(new_fixed) < len(idx) else idx
         hands = new_fixed + [f for f, ng in zip(fixed, ng_list) if not ng]
-        self._deal(order, [None if f is None or f[0] is None else (f[0], f[1]) for f in hands])
+        self._deal_cards(order, [None if f is None or f[0] is None else (f[0], f[1]) for f in hands])
 
     # ------------------------------------------------------------------ observation writes
     def _write_totals(self, idx: np.ndarray) -> None:
@@ -561,28 +393,26 @@ class RookVectorEnv:
             off = self._row_off[start, w] = self._all_rows[:, None] + np.arange(start, start + w)
         self._flat[self._row0[idx][:, None, None] + off] = values
 
-    # ------------------------------------------------------------------ step
-    def step(self, actions: Any):
-        """One action per table for its seat to act; returns ``(obs, rewards, terminated, truncated, info)``."""
-        self._require_reset("step()")
-        N = self.num_envs
-        a = check_actions(actions, self.num_envs, self.n_actions)
+    # ------------------------------------------------------------------ step (RookVectorEnv.step's hooks)
+    def _legal_ok(self, a: np.ndarray) -> np.ndarray:
         if self._n_words == 1:
-            ok = ((self._legal[:, 0] >> a.view(U64)) & U64.type(1)) != 0
-        else:
-            ok = ((self._legal[self._ar, a >> 6] >> (a & 63).astype(U64)) & U64.type(1)) != 0
-        illegal = np.zeros(N, bool)
-        if not ok.all():
-            bad = np.flatnonzero(~ok)
-            if self.illegal_action == "raise":
-                raise ValueError(self._illegal_message(bad, a))
-            illegal[bad] = True
-        rewards = np.zeros((N, N_SEATS), np.float32)
-        terminated = np.zeros(N, bool)
-        truncated = np.zeros(N, bool)
-        hand_over = np.zeros(N, bool)
-        facts = self._facts_init.copy()  # the finished hands' facts, one row per table
-        phase = self._phase
+            return ((self._legal[:, 0] >> a.view(U64)) & U64.type(1)) != 0
+        return ((self._legal[self._ar, a >> 6] >> (a & 63).astype(U64)) & U64.type(1)) != 0
+
+    def _illegal_line(self, i: int, action: int) -> str:
+        L = self.layout
+        legal = np.flatnonzero(self._mask[i]).tolist()
+        legal_txt = ", ".join(f"{x} ({L.action_name(x)})" for x in legal)
+        return (f"illegal action {action} ({L.action_name(action)}) for player_{self.current[i]} "
+                f"in phase {PHASE_NAMES[self._phase[i]]!r}; legal actions: {legal_txt}")
+
+    def _new_facts(self) -> np.ndarray:
+        return self._facts_init.copy()  # the finished hands' facts, one row per table
+
+    def _advance(self, a: np.ndarray, illegal: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
+                 truncated: np.ndarray, hand_over: np.ndarray, facts: np.ndarray) -> np.ndarray:
+        """Apply the actions phase by phase; returns the tables to deal again within their episode."""
+        N, phase = self.num_envs, self._phase
         if illegal.any():
             phase = np.where(illegal, OVER, phase)
         counts = np.bincount(phase, minlength=len(PHASE_NAMES))
@@ -605,40 +435,21 @@ class RookVectorEnv:
                 self._step_trump(idx, a[idx])
             else:
                 self._step_circus(idx, a[idx])
-        # ---- deals: redeals and next hands of a game, then new episodes (ended or illegal)
-        if illegal.any():
-            bad = np.flatnonzero(illegal)
-            rewards[bad, self.current[bad]] = self.illegal_reward
-            terminated[bad] = True
-        again = np.concatenate(redeal) if redeal else self._ar[:0]
-        new = (terminated | truncated).nonzero()[0]
-        if len(again) or len(new):
-            idx = np.concatenate([again, new])
-            flags = np.zeros(len(idx), bool)
-            flags[len(again):] = True
-            self._deal_sourced(idx, flags)
-        self._refresh()
+        return np.concatenate(redeal) if redeal else self._ar[:0]
+
+    def _deal(self, again: np.ndarray, new: np.ndarray) -> None:
+        """Redeals and next hands of a game, then new episodes (ended or illegal), in one draw."""
+        idx = np.concatenate([again, new])
+        flags = np.zeros(len(idx), bool)
+        flags[len(again):] = True
+        self._deal_sourced(idx, flags)
+
+    def _hand_info(self, facts: np.ndarray) -> dict[str, np.ndarray]:
         hand = {name: facts[:, cols] for name, cols in self._facts.items()}
         hand["made"] = hand["made"] != 0
         if self._circus_on:
             hand["circus"] = hand["circus"] != 0
-        info = {"seat": self.current.copy(), "action_mask": self._mask, "hand_over": hand_over,
-                "hand": hand, "illegal": illegal}
-        return self._obs_now, rewards, terminated, truncated, info
-
-    def _illegal_message(self, bad: np.ndarray, a: np.ndarray) -> str:
-        L = self.layout
-        lines = []
-        for i in bad[:10].tolist():
-            legal = np.flatnonzero(self._mask_of(i)).tolist()
-            legal_txt = ", ".join(f"{x} ({L.action_name(x)})" for x in legal)
-            lines.append(
-                f"table {i}: illegal action {int(a[i])} ({L.action_name(int(a[i]))}) for player_{self.current[i]} "
-                f"in phase {PHASE_NAMES[self._phase[i]]!r}; legal actions: {legal_txt}"
-            )
-        more = f"\n... and {len(bad) - 10} more table(s)" if len(bad) > 10 else ""
-        return (f"illegal action(s) at {len(bad)} table(s) {bad[:10].tolist()}; nothing was applied at any table:\n"
-                + "\n".join(lines) + more)
+        return hand
 
     # ------------------------------------------------------------------ phases
     def _step_play(self, p: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -974,26 +785,9 @@ class RookVectorEnv:
         self._mask = np.unpackbits(words.view(np.uint8), axis=1, count=L.n_actions, bitorder="little").view(np.int8)
         self._obs_now = self._gather(self._row_of + cur, self._team_row0 + (cur & 1))
 
-    def _seats(self, seat: Any) -> np.ndarray:
-        s = np.asarray(seat)
-        if s.dtype.kind not in "iu" or s.shape not in ((), (self.num_envs,)) or ((s < 0) | (s >= N_SEATS)).any():
-            raise ValueError(f"seat must be an absolute seat 0..3 or one per table (shape ({self.num_envs},)), got {seat!r}")
-        return np.broadcast_to(s.astype(np.int64), (self.num_envs,))
+    def _observe(self, seats: np.ndarray) -> np.ndarray:
+        return self._gather(self._row_of + seats)
 
-    def observe(self, seat: Any) -> np.ndarray:
-        """``(N, D)`` float32: the observation of absolute ``seat`` (an int, or one per table) at every table."""
-        self._require_reset("observe()")
-        return self._gather(self._row_of + self._seats(seat))
-
-    def state_for(self, seat: Any) -> np.ndarray:
-        """``(N, D + 5 * n_cards)`` float32, ``raw_env.state_for``: the seat's observation, then the hands
-        of its left, partner and right, the nest as dealt and the discards."""
-        self._require_reset("state_for()")
-        s = self._seats(seat)
-        n, D = self.layout.n_cards, self.obs_dim
-        out = np.empty((self.num_envs, self.state_dim), np.float32)
-        out[:, :D] = self._gather(self._row_of + s)
-        others = self.hands[self._ar[:, None], (s[:, None] + np.arange(1, N_SEATS)) & 3]  # (N, 3)
-        sets = np.concatenate([others, self.nest[:, None], self.discards[:, None]], axis=1)
-        out[:, D:] = unpack_bits(sets, n).reshape(self.num_envs, 5 * n)
-        return out
+    def _hidden_sets(self, seats: np.ndarray) -> np.ndarray:
+        others = self.hands[self._ar[:, None], (seats[:, None] + np.arange(1, N_SEATS)) & 3]  # (N, 3)
+        return np.concatenate([others, self.nest[:, None], self.discards[:, None]], axis=1)

@@ -1,0 +1,335 @@
+// Rook showdown: the pages' script (no build step, no network but this server).
+"use strict";
+
+const $ = (sel) => document.querySelector(sel);
+const el = (tag, attrs = {}, ...kids) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v; else if (k === "text") e.textContent = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v); else e.setAttribute(k, v);
+  }
+  for (const kid of kids) e.append(kid);
+  return e;
+};
+
+async function api(method, url, body) {
+  const opts = {method, headers: {}};
+  if (body !== undefined) { opts.headers["Content-Type"] = "application/json"; opts.body = JSON.stringify(body); }
+  const r = await fetch(url, opts);
+  let data = null;
+  try { data = await r.json(); } catch (e) { data = {error: `${r.status} ${r.statusText}`}; }
+  if (!r.ok) { const err = new Error(data.error || r.statusText); err.status = r.status; throw err; }
+  return data;
+}
+
+// A card as the drawn table shows it: its colour's fill, the rank large; the Rook Bird white.
+function cardEl(c, extra = "") {
+  const rook = c.colour < 0;
+  const text = rook ? "Rook" : c.name.replace(/^[A-Z]/, "");
+  return el("span", {class: `card ${rook ? "rook" : "c" + c.colour} ${extra}`.trim(), title: c.name,
+                     "data-card": String(c.card)}, text);
+}
+
+// ----------------------------------------------------------------------------- index
+async function indexPage() {
+  const opts = await api("GET", "/api/options");
+  $("#expire").textContent = opts.limits.expire_hours;
+  const form = $("#new-game");
+  const game = () => $("#f-game").value;
+  const refresh = () => {
+    const g = opts.games[game()];
+    const players = $("#f-players");
+    const keep = players.value;
+    players.replaceChildren(...g.players.map((n) => el("option", {value: n}, String(n))));
+    if (g.players.includes(Number(keep))) players.value = keep; else players.value = g.players.includes(5) ? 5 : g.players[0];
+    $("#l-players").hidden = g.players.length < 2;
+    $("#l-preset").hidden = !g.presets.length;
+    $("#f-preset").replaceChildren(el("option", {value: ""}, "none"), ...g.presets.map((p) => el("option", {value: p}, p)));
+    $("#f-flags").replaceChildren(...Object.entries(g.choices).map(([name, values]) => el("label", {},
+      name, el("select", {"data-flag": name}, el("option", {value: ""}, `default (${values[0]})`),
+        ...values.map((v) => el("option", {value: v}, v))))));
+    seats();
+  };
+  const seats = () => {
+    const g = opts.games[game()];
+    const n = Number($("#f-players").value);
+    const play = $("#f-mode").value === "play";
+    const box = $("#f-seats");
+    const old = [...box.querySelectorAll("select.agent")].map((s) => s.value);
+    const me = box.querySelector("input[name=seat]:checked");
+    const mySeat = me ? Number(me.value) : 0;
+    const def = game() === "partnership" ? "heuristic" : "call_partner_heuristic";
+    box.replaceChildren();
+    for (let s = 0; s < n; s++) {
+      const sel = el("select", {class: "agent", "data-seat": String(s)}, ...g.agents.map((a) => el("option", {value: a}, a)));
+      sel.value = g.agents.includes(old[s]) ? old[s] : def;
+      const lab = el("label", {}, `Seat P${s}` + (game() === "partnership" ? (s % 2 ? " (team P1+P3)" : " (team P0+P2)") : ""));
+      if (play) {
+        const radio = el("input", {type: "radio", name: "seat", value: String(s)});
+        if (s === Math.min(mySeat, n - 1)) radio.checked = true;
+        radio.addEventListener("change", () => sel.disabled = false);
+        lab.append(el("span", {}, radio, " I sit here"));
+      }
+      lab.append(sel);
+      box.append(lab);
+    }
+    const disable = () => box.querySelectorAll("label").forEach((lab, s) => {
+      const r = lab.querySelector("input"); lab.querySelector("select").disabled = !!(r && r.checked); });
+    box.querySelectorAll("input[name=seat]").forEach((r) => r.addEventListener("change", disable));
+    disable();
+  };
+  $("#f-game").addEventListener("change", refresh);
+  $("#f-players").addEventListener("change", seats);
+  $("#f-mode").addEventListener("change", seats);
+  refresh();
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const mode = $("#f-mode").value;
+    const flags = {};
+    if (game() === "call_partner") flags.players = Number($("#f-players").value);
+    if ($("#f-preset").value) flags.preset = $("#f-preset").value;
+    if ($("#f-target").value) flags.target_score = Number($("#f-target").value);
+    document.querySelectorAll("#f-flags select").forEach((s) => { if (s.value) flags[s.dataset.flag] = s.value; });
+    for (const item of $("#f-more").value.split(",").map((x) => x.trim()).filter(Boolean)) {
+      const [name, ...rest] = item.split("=");  // the server checks every flag and says which is wrong
+      const value = rest.join("=").trim();
+      flags[name.trim()] = value !== "" && !Number.isNaN(Number(value)) ? Number(value) : value;
+    }
+    const seatInput = document.querySelector("input[name=seat]:checked");
+    const seat = mode === "play" ? Number(seatInput ? seatInput.value : 0) : null;
+    const agents = [...document.querySelectorAll("#f-seats select.agent")].map((s, i) => i === seat ? null : s.value);
+    const body = {mode, game: game(), flags, agents};
+    if (mode === "play") body.seat = seat;
+    if ($("#f-seed").value !== "") body.seed = Number($("#f-seed").value);
+    $("#form-error").textContent = "";
+    try { const r = await api("POST", "/api/games", body); location.href = r.url; }
+    catch (e) { $("#form-error").textContent = e.message; }
+  });
+  const list = await api("GET", "/api/games");
+  const tbody = $("#games tbody");
+  for (const g of list.games) {
+    const s = g.spec;
+    const what = s.game === "call_partner" ? `call your partner, ${s.flags.players || 5} players` : "partnership";
+    const seatsText = s.agents.map((a, i) => i === s.seat ? "you" : a).join(", ");
+    const url = `/${s.mode}/${g.id}`;
+    const del = el("button", {type: "button", onclick: async () => { await api("DELETE", `/api/games/${g.id}`); location.reload(); }}, "delete");
+    tbody.append(el("tr", {}, el("td", {}, el("a", {href: url}, what)), el("td", {}, s.mode + (g.over ? " (over)" : "")),
+      el("td", {}, seatsText), el("td", {}, String(g.moves)), el("td", {}, el("a", {href: url}, "open")), el("td", {}, del)));
+  }
+}
+
+// ----------------------------------------------------------------------------- game
+async function gamePage() {
+  const id = location.pathname.split("/").pop();
+  const params = new URLSearchParams(location.search);
+  const agentDelay = params.has("delay") ? Number(params.get("delay")) : 700;
+  let view = null, running = false, busy = false, viewer = params.get("view") || "spectator";
+  const watch = location.pathname.startsWith("/watch/");
+  const q = () => (watch ? `?view=${viewer}` : "");
+
+  const seatName = (s) => (view.seat === s ? "You" : `P${s} (${view.agents[s]})`);
+
+  function render(v) {
+    view = v;
+    const body = document.body.dataset;
+    body.moves = v.moves; body.over = v.over; body.yourTurn = v.your_turn; body.hand = v.hand; body.phase = v.phase;
+    $("#title").textContent = `${v.game === "call_partner" ? "Call your partner, " + v.players + " players" : "Partnership"}` +
+      ` · ${v.mode} · hand ${v.hand} · game to ${v.target_score}`;
+    drawTable(`/api/games/${id}/table.png${q()}${q() ? "&" : "?"}m=${v.moves}`);
+    // status line
+    let status;
+    if (v.over) status = `Game over. ${winnerText(v)}`;
+    else if (v.your_turn) status = `Your turn: ${phaseHint(v)}`;
+    else status = `${seatName(v.to_act)} to act (${v.phase})`;
+    $("#status").replaceChildren(v.over ? el("span", {class: "banner"}, status) : status);
+    // choices: every legal action that is not a card (bids, pass, trump, rook, redeal, circus)
+    const ch = $("#choices");
+    // a card to call (call-your-partner) is a button in that card's colour: its name, never where it lies
+    const tint = (a) => (a.kind !== "call" ? "" : a.name === "Rook" ? " call rook" : ` call c${"RYGB".indexOf(a.name[0])}`);
+    ch.replaceChildren(...v.legal.filter((a) => a.kind !== "card").map((a) =>
+      el("button", {type: "button", class: "legal" + tint(a), "data-action": String(a.action), onclick: () => move(a.action)}, a.name)));
+    // the hand: every card shown; the legal ones raised and clickable (a click on another is refused by the server)
+    const hand = $("#hand");
+    const mine = v.viewer === null ? null : v.scene.hands[v.viewer];
+    const legalCards = new Set(v.legal.filter((a) => a.kind === "card").map((a) => a.action));
+    hand.classList.toggle("waiting", !v.your_turn);
+    hand.replaceChildren();
+    if (Array.isArray(mine)) {
+      for (const c of mine) {
+        const e = cardEl(c, legalCards.has(c.card) ? "legal" : "");
+        if (v.seat !== null) e.addEventListener("click", () => move(c.card));
+        hand.append(e);
+      }
+    }
+    hand.hidden = !Array.isArray(mine);  // the spectator sees every hand on the drawn table
+    // log of this hand (and the end of the last)
+    const log = $("#log");
+    log.replaceChildren();
+    for (const e of v.log) {
+      const li = el("li", {}, e.text);
+      if (e.redeal) li.append(" · the same dealer deals again");
+      log.append(li);
+      if (e.trick) log.append(el("li", {class: "trick"}, `Trick won by ${seatName(e.trick.winner)}: `,
+        ...e.trick.cards.map(([s, c]) => cardEl(c, "mini"))));
+      if (e.result) log.append(el("li", {class: "result"}, resultText(e.result)));
+    }
+    log.scrollTop = log.scrollHeight;
+    renderSheet(v);
+    renderExplain(v);
+  }
+
+  // The drawn table is swapped in once loaded (no blank flash); a picture older than the one shown is dropped.
+  let tableWanted = 0;
+  function drawTable(url) {
+    const n = ++tableWanted, img = new Image();
+    img.onload = () => { if (n === tableWanted) $("#table").src = url; };
+    img.src = url;
+  }
+
+  function phaseHint(v) {
+    const size = Array.isArray(v.scene.nest) ? v.scene.nest.length : 0;  // the bidder sees the nest as dealt
+    const done = v.log.filter((e) => e.hand === v.hand && e.phase === "discard" && e.seat === v.viewer).length;
+    return {bid: "bid, pass or call a redeal", discard: `lay a card of your hand down into the nest (${done + 1} of ${size})`,
+            trump: "name trump",
+            rook: "choose Rook high or low", call: "call a card: its holder becomes your partner",
+            play: v.scene.trick.length ? "play a card" : "lead a card", circus: "pass a card to your left"}[v.phase] || v.phase;
+  }
+  function winnerText(v) {
+    if (v.winner === null || v.winner < 0) return "";
+    if (v.game === "call_partner") return `${seatName(v.winner)} won.`;
+    const team = v.winner === 0 ? "P0+P2" : "P1+P3";
+    return `Team ${team} won` + (v.seat !== null ? (v.seat % 2 === v.winner ? ": you win!" : ": you lose.") : ".");
+  }
+  function resultText(r) {
+    const scores = r.hand_scores.map((x) => (x >= 0 ? "+" : "") + x).join(" / ");
+    return `Hand over: P${r.bidder} bid ${r.bid} in ${r.trump}, ${r.made ? "made" : "set"}; hand ${scores}; totals ${r.scores.join(" / ")}`;
+  }
+  function renderSheet(v) {
+    const cols = v.game === "call_partner" ? [...Array(v.players).keys()].map((s) => `P${s}`) : ["P0+P2", "P1+P3"];
+    const t = el("table", {class: "list"}, el("thead", {}, el("tr", {}, ...["hand", "bid", "trump", ""].concat(cols).map((h) => el("th", {}, h)))));
+    const tb = el("tbody");
+    for (const r of v.sheet) {
+      tb.append(el("tr", {}, el("td", {}, String(r.hand)), el("td", {}, `P${r.bidder} ${r.bid}`), el("td", {}, r.trump),
+        el("td", {}, r.made ? "made" : "set"), ...r.scores.map((x, i) => el("td", {}, `${x} (${r.hand_scores[i] >= 0 ? "+" : ""}${r.hand_scores[i]})`))));
+    }
+    t.append(tb);
+    $("#sheet").replaceChildren(t, el("p", {class: "dim"}, `Game to ${v.target_score}.`));
+  }
+  function renderExplain(v) {
+    const box = $("#explain-box");
+    const last = [...v.log].reverse().find((e) => e.explain);
+    box.hidden = !watch;
+    if (!watch) return;
+    if (!last) { $("#explain").replaceChildren(el("p", {class: "dim", id: "no-explain"},
+      "The last decision visible from this view came without probabilities (rule-based agents, or another seat's decision).")); return; }
+    const x = last.explain, kids = [el("p", {}, `${last.text}`)];
+    if (x.probs) {
+      kids.push(el("h2", {}, "Action probabilities"));
+      for (const [a, name, p] of x.probs.slice().sort((u, w) => w[2] - u[2])) {
+        kids.push(el("div", {class: "bar prob" + (a === last.action ? " chosen" : "")}, el("span", {}, name),
+          el("span", {class: "b", style: `width:${Math.max(1, p * 100)}%`}), el("span", {}, p.toFixed(3))));
+      }
+    }
+    if (x.value !== null && x.value !== undefined) kids.push(el("p", {}, `Value: ${x.value} ${x.value_note ? "(" + x.value_note + ")" : ""}`));
+    if (x.search) {
+      kids.push(el("h2", {}, "Search: mean hand score difference per card"));
+      for (const [a, name, val] of x.search) kids.push(el("div", {class: "bar search" + (a === last.action ? " chosen" : "")},
+        el("span", {}, name), el("span", {}), el("span", {}, String(val))));
+    }
+    $("#explain").replaceChildren(...kids);
+  }
+
+  async function move(action) {
+    if (busy) return;
+    busy = true;
+    $("#message").textContent = "";
+    try { render(await api("POST", `/api/games/${id}/action`, {action, moves: view.moves})); }
+    catch (e) { $("#message").textContent = e.message; }
+    busy = false;
+    schedule();
+  }
+  async function advance() {
+    if (busy || view.over || view.your_turn) return;
+    busy = true;
+    try { render(await api("POST", `/api/games/${id}/advance${q()}`, {moves: view.moves})); }
+    catch (e) {
+      $("#message").textContent = e.message;
+      if (e.status === 409) { try { render(await api("GET", `/api/games/${id}${q()}`)); } catch (e2) { /* shown above */ } }
+      running = false;
+    }
+    busy = false;
+  }
+  let timer = null;
+  function schedule() {
+    clearTimeout(timer);
+    if (!view || view.over) { running = false; $("#run").textContent = "Play"; return; }
+    // a finished trick (or hand) stays on screen a little longer before the agents go on
+    const last = view.log.length ? view.log[view.log.length - 1] : null;
+    const pause = last && (last.trick || last.result) ? agentDelay * 2.5 : agentDelay;
+    if (!watch && !view.your_turn) timer = setTimeout(async () => { await advance(); schedule(); }, pause);
+    if (watch && running) timer = setTimeout(async () => { await advance(); schedule(); }, Number($("#speed").value));
+  }
+
+  if (watch) {
+    $("#watch-controls").hidden = false;
+    $("#step").addEventListener("click", async () => { running = false; $("#run").textContent = "Play"; await advance(); });
+    $("#run").addEventListener("click", () => { running = !running; $("#run").textContent = running ? "Pause" : "Play"; schedule(); });
+    $("#view").addEventListener("change", async () => {
+      viewer = $("#view").value;
+      history.replaceState(null, "", `?view=${viewer}`);
+      render(await api("GET", `/api/games/${id}${q()}`));
+    });
+  }
+  try { render(await api("GET", `/api/games/${id}${q()}`)); }
+  catch (e) { $("#message").textContent = e.message; return; }
+  if (watch) {
+    $("#view").replaceChildren(el("option", {value: "spectator"}, "spectator (all hands)"),
+      ...[...Array(view.players).keys()].map((s) => el("option", {value: String(s)}, `P${s}'s seat (${view.agents[s]})`)));
+    $("#view").value = viewer;
+  }
+  schedule();
+}
+
+// ----------------------------------------------------------------------------- compare
+async function comparePage() {
+  const board = await api("GET", "/api/leaderboard");
+  $("#folder").textContent = board.folder || "(none)";
+  const tb = $("#matches tbody");
+  const fmt = (x) => (typeof x === "number" ? (x >= 0 ? "+" : "") + x.toFixed(2) : "");
+  board.matches.forEach((m, i) => {
+    tb.append(el("tr", {}, el("td", {}, String(i + 1)), el("td", {}, m.team_a), el("td", {}, m.team_b), el("td", {}, fmt(m.mean)),
+      el("td", {}, m.ci ? `[${fmt(m.ci[0])}, ${fmt(m.ci[1])}]` : ""), el("td", {}, String(m.deals)),
+      el("td", {}, m.win_rate === null || m.win_rate === undefined ? "" : `${(100 * m.win_rate).toFixed(0)}%`),
+      el("td", {}, m.file), el("td", {}, el("a", {href: m.replays, class: "replays"}, "replays"))));
+  });
+  if (!board.matches.length) tb.append(el("tr", {}, el("td", {colspan: "9", class: "dim"}, "No results yet: run rook-eval with --json into this folder.")));
+  const files = $("#files");
+  for (const f of board.files) {
+    if (f.kind === "round_robin") {
+      const t = el("table", {class: "list ratings"}, el("thead", {}, el("tr", {}, ...["rank", "agent", "Elo", "interval", "points/deal"].map((h) => el("th", {}, h)))));
+      const body = el("tbody");
+      for (const r of f.ratings) body.append(el("tr", {}, el("td", {}, String(r.rank)), el("td", {}, r.name), el("td", {}, r.elo.toFixed(0)),
+        el("td", {}, r.elo_ci ? `[${r.elo_ci[0].toFixed(0)}, ${r.elo_ci[1].toFixed(0)}]` : ""), el("td", {}, fmt(r.mean_points))));
+      t.append(body);
+      files.append(el("section", {class: "panel"}, el("h1", {}, `Ratings: ${f.name}`), t, el("p", {class: "dim"}, f.rating_model || "")));
+    } else if (f.kind === "field") {
+      files.append(el("section", {class: "panel"}, el("h1", {}, `Field: ${f.name}`),
+        el("p", {}, `${f.candidate}: minimum ${fmt(f.minimum && f.minimum.mean_points_per_deal)} against ${f.minimum && f.minimum.opponent}`)));
+    } else if (f.kind === "rotation") {
+      files.append(el("section", {class: "panel"}, el("h1", {}, `Call your partner (${f.players} players): ${f.name}`),
+        el("p", {}, `candidate minus field: ${fmt(f.mean)}`)));
+    } else if (f.kind === "unreadable" || f.kind === "unknown") {
+      files.append(el("p", {class: "dim"}, `${f.name}: not rook-eval results${f.error ? " (" + f.error + ")" : ""}`));
+    }
+  }
+  const reps = await api("GET", "/api/replays");
+  const ul = $("#replay-files");
+  for (const name of reps.files.concat(reps.written)) ul.append(el("li", {}, el("a", {href: `/replays/${name}`}, name)));
+  if (!ul.children.length) ul.append(el("li", {class: "dim"}, "none yet"));
+}
+
+const page = document.body.dataset.page;
+({index: indexPage, game: gamePage, compare: comparePage})[page]().catch((e) => {
+  const m = document.querySelector("#message") || document.querySelector("#form-error");
+  if (m) m.textContent = e.message;
+});

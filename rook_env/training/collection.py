@@ -1,0 +1,247 @@
+"""Rollout collection on the batched engine: ``num_envs`` tables of the game's
+:class:`~rook_env.training.games.Game` engine are arrays stepped together.
+
+**One network for every seat.** Observations are seat-relative, so a single masked-categorical actor
+(rook_env/agents/learned/model.py) plays all seats; partners are the same policy. Illegal logits are set
+to -1e9, so illegal actions have probability exactly 0 and are never sampled.
+
+**Opponents per game** are drawn from ``opponent_mix`` (interpolated towards ``opponent_mix_end`` over
+training, :func:`~rook_env.training.config.mix_at`): ``self`` (all seats are the current policy and all
+learn), ``pool`` (a past snapshot of the policy, or a fixed ``league`` member: checkpoints named in the
+config, e.g. earlier shipped agents, that stay in the pool for the whole run), ``heuristic`` (the game's
+heuristic agent) / ``random`` (uniformly random legal play). Outside ``self`` the learner plays one group
+of seats drawn at random each game and the opponent the others: the partnership game's groups are the
+two teams, call-your-partner Rook's are single seats (the learner in one chair, the opponent in the n - 1
+others, as in the rotation evaluation; its secret partner may be an opponent seat). With individual
+rewards (``score_diff``: own hand score minus the mean of the others') every seat's return is its own.
+
+**Each step**, the learner seats to act at all tables go into one forward pass, each pool snapshot's
+seats into one more, the heuristic decides for all its seats in one ``act_batch`` call (its card memory
+keyed by ``table * n + seat``; the memoryless call-your-partner heuristic one row at a time) and random
+opponents through ``sample_legal``. Rewards are credited to each seat's latest decision, and finished
+episodes booked, with array operations; the engine deals a finished table its next hand in the same step
+(auto-reset) and the table draws new opponents. The credited rewards become advantages by
+:func:`~rook_env.training.ppo.trajectory_advantages`.
+
+**A rollout** starts new episodes until at least ``rollout_decisions`` learner decisions are taken
+(counting those of the episodes still running) and then finishes the hands in progress (no truncated
+trajectories, so no truncation bootstrapping and resumes start cleanly between hands); every call starts
+fresh tables from the run's generator. (The call-your-partner engine steps its tables in a Python loop:
+the same interface, not array speed.) Forced moves (exactly one legal action) are played without
+recording a decision (``skip_forced``): they carry no policy gradient, so they are part of the
+environment's dynamics and the seat's trajectory skips them.
+
+**Centralized critic** (``central_critic: true``): the value network sees ``env.state_for(seat)`` (the
+seat's observation plus every hidden hand and the nest). Training only: the actor never sees it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+from rook_env.agents.learned.model import ActorCritic, MaskedCategorical
+from rook_env.vector import sample_legal
+
+from .config import OPPONENT_KINDS, Config, mix_at
+from .games import game_of
+from .ppo import trajectory_advantages
+
+# Deal seeds: evaluation uses small seeds (Config.eval_seed / final_eval_seed / playoff_seed); training deals are
+# drawn from [2**40, 2**41) so that no training deal is an evaluation deal.
+TRAIN_SEED_LOW = 2**40
+
+SELF, POOL, HEURISTIC, RANDOM = range(len(OPPONENT_KINDS))  # opponent kinds as ids, in OPPONENT_KINDS' order
+
+
+# per learner decision: action, log-probability, value, credited reward, trajectory (episode * seats + seat)
+ROLLOUT_SCALARS = {"act": np.int64, "logp": np.float32, "val": np.float32, "rew": np.float64, "traj": np.int64}
+
+
+class Rollout:
+    """Learner decisions in the order they were taken: arrays appended once per step, scalars in
+    growing buffers so that a hand's reward can be added to a decision recorded earlier."""
+
+    def __init__(self, capacity: int) -> None:
+        self.n = 0
+        self.obs: list[np.ndarray] = []
+        self.mask: list[np.ndarray] = []
+        self.cin: list[np.ndarray] = []
+        self.s = {k: np.zeros(capacity, dt) for k, dt in ROLLOUT_SCALARS.items()}
+
+    def add(self, obs: np.ndarray, mask: np.ndarray, cin: np.ndarray | None, **scalars: np.ndarray) -> np.ndarray:
+        """Record ``len(obs)`` decisions; returns their indices."""
+        k = len(obs)
+        if self.n + k > len(self.s["act"]):
+            for name, buf in self.s.items():
+                self.s[name] = np.concatenate([buf, np.zeros(max(len(buf), k), buf.dtype)])
+        idx = np.arange(self.n, self.n + k)
+        for name, v in scalars.items():
+            self.s[name][idx] = v
+        self.obs.append(obs)
+        self.mask.append(mask)
+        if cin is not None:
+            self.cin.append(cin)
+        self.n += k
+        return idx
+
+
+class Collector:
+    """Plays ``num_envs`` tables of the game's batched engine (:class:`Game`) in lock step; see the module
+    docstring. Per table it keeps its current episode's opponent kind, learning group (-1: every seat
+    learns), pool snapshot, episode number and each seat's latest decision; every step is a handful
+    of array operations over all tables."""
+
+    def __init__(self, cfg: Config, device: torch.device, rng: np.random.Generator) -> None:
+        self.cfg, self.device, self.rng = cfg, device, rng
+        self.game = game = game_of(cfg)
+        self.env = game.vector_env(cfg.num_envs, max_hands=cfg.max_hands or None, **game.flags)
+        self.heuristic = game.heuristic_batch()  # one instance; memories keyed by table * seats + seat
+        self.pool: list[nn.Module] = []  # actors of past snapshots
+        self.league: list[nn.Module] = []  # actors of the config's fixed league members
+        N = cfg.num_envs
+        self.kind = np.zeros(N, np.int64)
+        # learning group (Game.groups): the seats s with s % groups == team; -1 in self-play
+        self.team = np.zeros(N, np.int64)
+        self.snap = np.zeros(N, np.int64)
+        self.episode = np.zeros(N, np.int64)  # a number per episode, unique within a collect
+        self.last = np.full((N, game.seats), -1, np.int64)  # rollout index of each seat's latest decision (-1: none)
+        self.count = np.zeros(N, np.int64)  # learner decisions of the current episode
+        self.ep_return = np.zeros(N, np.float64)  # raw points of the learning group's first seat
+        self.active = np.zeros(N, bool)  # the current episode is collected (else played out and ignored)
+        self.clock = time.perf_counter  # of the time breakdown in the stats (benchmarks/bench_train.py)
+        # The collection's own torch generator (actions sampled by the networks): an update running beside it
+        # in another thread draws from its own, so neither changes the other's stream.
+        self.gen = torch.Generator(device=device)
+        self.gen.manual_seed(int(rng.integers(2**62)))
+
+    def _new_episodes(self, rows: np.ndarray, p: np.ndarray) -> None:
+        """Draw opponents (kind, learning team, snapshot) for new episodes at tables ``rows``."""
+        m, rng = len(rows), self.rng
+        kind = rng.choice(len(OPPONENT_KINDS), size=m, p=p)
+        members = len(self.league) + len(self.pool)
+        if not members:
+            kind[kind == POOL] = SELF
+        self.kind[rows] = kind
+        self.team[rows] = np.where(kind == SELF, -1, rng.integers(self.game.groups, size=m))
+        self.snap[rows] = rng.integers(members, size=m) if members else 0
+        self.episode[rows] = self._episodes + np.arange(m)
+        self._episodes += m
+        self.last[rows] = -1
+        self.count[rows] = 0
+        self.ep_return[rows] = 0.0
+        self.active[rows] = True
+
+    @torch.no_grad()
+    def collect(self, model: ActorCritic, progress: float) -> tuple[dict, dict]:
+        """One rollout played by ``model`` (sampling) at training ``progress`` (the opponent mix's), on fresh
+        tables. Returns the batch (obs, mask, cin, act, logp, val, adv, ret: one row per learner decision, in
+        the order taken) and stats (training points per opponent kind, hands, the time breakdown)."""
+        cfg, env, rng, device, clock = self.cfg, self.env, self.rng, self.device, self.clock
+        N, S, G = cfg.num_envs, self.game.seats, self.game.groups
+        tables = np.arange(N)
+        mix = mix_at(cfg, progress)
+        p = np.array([mix[k] for k in OPPONENT_KINDS])
+        obs, info = env.reset(seed=int(rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))  # fresh tables
+        self.heuristic.reset()
+        self._episodes = 0
+        self._new_episodes(tables, p)
+        roll = Rollout(cfg.rollout_decisions + 64 * N)
+        n_learner = 0  # decisions of finished episodes
+        finished_kind, finished_return = [np.zeros(0, np.int64)], [np.zeros(0)]  # per finished episode
+        t_env = t_opp = t_net = 0.0
+        t_start = clock()
+        while self.active.any():
+            seat, mask = info["seat"], info["action_mask"]
+            # ---- 1. who acts where: every row is one of learner, pool, heuristic, random, forced, idle
+            learner = self.active & ((self.kind == SELF) | ((seat % G) == self.team))
+            forced = (mask.sum(axis=1) == 1) if cfg.skip_forced else np.zeros(N, bool)
+            opponent = self.active & ~learner
+            actions = mask.argmax(axis=1)  # what forced rows play (heuristic ones decide themselves, equally)
+            learn = np.flatnonzero(learner & ~forced)
+            t0 = clock()
+            heur = np.flatnonzero(opponent & (self.kind == HEURISTIC))
+            if heur.size:  # the heuristic sees its forced moves too: its card memory follows every trick
+                actions[heur] = self.heuristic.act_batch(obs[heur], mask[heur], keys=heur * S + seat[heur])
+            rand = np.flatnonzero(~self.active | (opponent & (self.kind == RANDOM)))
+            if rand.size:
+                actions[rand] = sample_legal(mask[rand], rng)
+            pool_rows = np.flatnonzero(opponent & (self.kind == POOL) & ~forced)
+            for snap in np.unique(self.snap[pool_rows]):  # one forward pass per snapshot
+                rows = pool_rows[self.snap[pool_rows] == snap]
+                o = torch.from_numpy(obs[rows]).to(device)
+                m = torch.from_numpy(mask[rows].view(np.bool_)).to(device)
+                actor = (self.league + self.pool)[snap]  # league members first, then the snapshots
+                actions[rows] = MaskedCategorical(actor(o), m).sample(self.gen).cpu().numpy()
+            t1 = clock()
+            # ---- 2. one forward pass for every learner seat to act
+            if learn.size:
+                cin = env.state_for(seat)[learn] if cfg.central_critic else None
+                t2 = clock()
+                o_np, m_np = obs[learn], mask[learn].view(np.bool_)
+                o = torch.from_numpy(o_np).to(device)
+                dist = model.dist(o, torch.from_numpy(m_np).to(device))
+                a = dist.sample(self.gen)
+                logp = dist.log_prob(a).cpu().numpy()
+                val = model.value(torch.from_numpy(cin).to(device) if cfg.central_critic else o).cpu().numpy()
+                a = a.cpu().numpy()
+                t3 = clock()
+                actions[learn] = a
+                s = seat[learn]
+                idx = roll.add(o_np, m_np, cin, act=a, logp=logp, val=val, traj=self.episode[learn] * S + s)
+                self.last[learn, s] = idx
+                self.count[learn] += 1
+                t_env += t2 - t1
+                t_net += t3 - t2
+            # ---- 3. step every table; credit each seat's reward to its latest decision
+            t4 = clock()
+            obs, rewards, terminated, truncated, info = env.step(actions)
+            t5 = clock()
+            t_env += t5 - t4
+            t_opp += t1 - t0
+            paid = np.flatnonzero(rewards.any(axis=1) & self.active)
+            if paid.size:
+                r = rewards[paid].astype(np.float64)
+                li = self.last[paid]
+                ok = li >= 0  # a learning seat that has decided at least once
+                roll.s["rew"][li[ok]] += cfg.reward_scale * r[ok]
+                self.ep_return[paid] += r[np.arange(len(paid)), np.maximum(self.team[paid], 0)]
+            ended = (terminated | truncated) & self.active
+            done = np.flatnonzero(ended)
+            if done.size:  # in table order: episodes finish, and new ones start until the rollout is full
+                total = n_learner + np.cumsum(self.count[done])
+                n_learner = int(total[-1])
+                # decisions already taken in the episodes still running count towards the rollout too: all
+                # of them will finish, so the rollout holds at least rollout_decisions without overshooting
+                # by whole episodes on every table
+                running = int(self.count[self.active & ~ended].sum())
+                finished_kind.append(self.kind[done])
+                finished_return.append(self.ep_return[done])
+                more = total + running < cfg.rollout_decisions
+                self.active[done[~more]] = False
+                self.last[done[~more]] = -1
+                if more.any():
+                    self._new_episodes(done[more], p)
+        n = roll.n
+        adv, ret = trajectory_advantages(roll.s["traj"][:n], roll.s["rew"][:n], roll.s["val"][:n], cfg.gamma,
+                                         cfg.gae_lambda)
+        batch = {
+            "obs": np.concatenate(roll.obs),
+            "mask": np.concatenate(roll.mask),
+            "cin": np.concatenate(roll.cin) if cfg.central_critic else None,
+            "act": roll.s["act"][:n].copy(),
+            "logp": roll.s["logp"][:n].copy(),
+            "val": roll.s["val"][:n].copy(),
+            "adv": adv,
+            "ret": ret,
+        }
+        kinds, returns = np.concatenate(finished_kind), np.concatenate(finished_return)
+        stats = {"returns": {name: returns[kinds == k].tolist() for k, name in enumerate(OPPONENT_KINDS)},
+                 "hands": len(kinds)}
+        total = clock() - t_start
+        stats.update(t_env=t_env, t_opp=t_opp, t_net=t_net, t_book=total - t_env - t_opp - t_net)
+        return batch, stats
+

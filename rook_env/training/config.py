@@ -1,0 +1,292 @@
+"""The training config: the :class:`Config` dataclass (every option, its default and what it means),
+its checks (one function per concern), how a YAML file and the command line override it
+(:func:`make_train_config`), and the schedules that move with the training progress (:func:`linear`,
+:func:`mix_at`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from rook_env.agents.registry import GAMES, game_config
+
+OPPONENT_KINDS = ("self", "pool", "heuristic", "random")
+EVAL_NAMES = ("random", "heuristic", "search")  # besides checkpoint paths; "heuristic" is the game's heuristic
+
+
+@dataclass
+class Config:
+    """Every training option. A YAML file and the command line override these defaults (OmegaConf
+    checks the types); :meth:`check` checks the values.
+
+    The budget: a run stops at ``total_decisions`` learner decisions or when its wall time reaches
+    ``max_minutes``, whichever comes first. ``max_minutes`` is the budget of the whole run, across
+    resumes: the wall time a run has spent (behaviour cloning, collection, updates and periodic
+    evaluation) is recorded in every checkpoint (``wall_seconds``) and a resumed run goes on counting
+    from it. A run resumed after its cap stops at once (it finishes: final evaluation, playoff,
+    ``agent.pt``); give it more time with ``--resume ... --max_minutes <larger>`` (or 0: no cap). Time
+    spent after the checkpoint a run is resumed from is not counted (it is lost with the work done in
+    it). The playoff and the held-out evaluation at the end run after the cap.
+    """
+
+    name: str = "default"  # run directory runs/<name>/
+    run_dir: str = "runs"
+    seed: int = 1
+    device: str = "auto"  # auto (cuda when present), cpu, cuda, cuda:0 ...
+    torch_threads: int = 1
+    game: str = "partnership"  # partnership (4 seats, fixed teams) or call_partner (4-6 seats, individual scores)
+    players: int = 0  # seats at the table: call_partner 4, 5 or 6; 0: the game's own (partnership 4, call_partner 5)
+    env_flags: dict[str, Any] = field(default_factory=dict)  # the game's rule flags (RULES.md); {} = default rules
+    # Game episodes (env_flags.episode=game) end after this many hands at the latest (truncated, no reward:
+    # a draw for win_loss). Needed: early policies can play a game for ever, both scores sinking below zero.
+    max_hands: int = 0  # 0: no limit
+    # --- budget
+    total_decisions: int = 20_000_000  # learner decisions to train on
+    max_minutes: float = 0.0  # the run's wall-time budget across resumes, BC included (0: no limit); see above
+    # --- collection
+    num_envs: int = 64
+    rollout_decisions: int = 16384  # learner decisions per PPO update (at least; hands in progress finish)
+    reward_scale: float = 0.01  # score_diff 125 -> 1.25
+    skip_forced: bool = True  # moves with one legal action are played without recording a decision
+    # Collect the next rollout while the update runs (asynchronous PPO, one update of policy lag): the update in
+    # a second thread, so the loop keeps two cores busy. False: collect, then update, in turn.
+    overlap: bool = True
+    # --- PPO
+    lr: float = 3e-4
+    lr_end: float = 3e-5  # linear schedule from lr to lr_end over total_decisions
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    update_epochs: int = 4
+    minibatch_size: int = 2048
+    clip_coef: float = 0.2
+    clip_vloss: bool = True
+    norm_adv: bool = True
+    vf_coef: float = 0.5
+    ent_coef: float = 0.01
+    ent_coef_end: float = 0.002  # linear schedule
+    max_grad_norm: float = 0.5
+    target_kl: float = 0.0  # > 0: stop an update's epochs early when approx_kl exceeds it
+    # --- network
+    hidden: list[int] = field(default_factory=lambda: [256, 256, 256])
+    critic_hidden: list[int] = field(default_factory=list)  # the critic's hidden layers; [] = the same as hidden
+    central_critic: bool = True
+    init_checkpoint: str = ""  # start from this checkpoint's weights (a fresh run otherwise: new optimizer, counters)
+    # --- opponents
+    opponent_mix: dict[str, float] = field(
+        default_factory=lambda: {"self": 0.4, "pool": 0.2, "heuristic": 0.3, "random": 0.1})
+    opponent_mix_end: dict[str, float] = field(default_factory=dict)  # {} = constant mix; else linear interpolation
+    pool_size: int = 10  # past snapshots kept
+    pool_every: int = 10  # iterations between snapshots
+    # Fixed league members: checkpoints (same game) whose actors join the pool for the whole run, beside the
+    # snapshots (pool_size counts snapshots only): past shipped agents, a frozen target (benchmarks/exploitability.py).
+    league: list[str] = field(default_factory=list)
+    # --- behaviour-cloning warm start from the heuristic agent
+    bc_steps: int = 0
+    bc_hands: int = 2000
+    bc_batch: int = 512
+    bc_lr: float = 1e-3
+    bc_label_smoothing: float = 0.05  # spread over the legal actions: keeps some entropy for PPO
+    # --- evaluation, checkpoints
+    eval_every: int = 10  # iterations; 0 = only at the end
+    eval_deals: int = 200  # duplicate deals per opponent (each played with both seatings)
+    eval_opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
+    # Checkpoint selection over the evaluated field: "min" (the weakest result over eval_opponents), "mean", or
+    # one eval opponent's name (select on that result only).
+    select_by: str = "min"
+    eval_seed: int = 1_000  # seed of the checkpoint-selection deals (keep held-out evaluations on other seeds)
+    final_eval_deals: int = 0  # > 0: evaluate the best checkpoint at the end on held-out deals
+    final_eval_seed: int = 50_000_000
+    # Playoff (0: off). The periodic evaluations' few deals can rank close checkpoints only roughly, so the
+    # playoff_candidates best of them by periodic score are kept and played again at the end on playoff_deals
+    # deals of playoff_seed (the same deals for all); the winner by select_by becomes agent.pt.
+    playoff_candidates: int = 0
+    playoff_deals: int = 1000
+    playoff_seed: int = 3_000_000
+    checkpoint_every: int = 10  # iterations
+    progress: bool = True  # the progress line (rook_env.training.reporting); false: log lines
+
+    def check(self) -> Config:
+        """Raise ValueError naming the first field whose value is out of range; returns the config."""
+        for check in (check_numbers, check_run, check_network, check_opponents, check_evaluation, check_game):
+            check(self)
+        return self
+
+
+def bad(cfg: Config, name: str, why: str) -> None:
+    """Raise the ValueError of a bad field: its name, what is wrong and the value it has."""
+    raise ValueError(f"config field {name!r}: {why} (got {getattr(cfg, name)!r})")
+
+
+# Numeric fields by the range they must lie in (every float must also be finite).
+POSITIVE = ("total_decisions", "num_envs", "rollout_decisions", "update_epochs", "minibatch_size", "torch_threads",
+            "pool_size", "pool_every", "eval_deals", "playoff_deals", "bc_hands", "bc_batch", "lr", "bc_lr",
+            "reward_scale", "clip_coef")
+NON_NEGATIVE = ("seed", "eval_seed", "final_eval_seed", "playoff_candidates", "playoff_seed", "bc_steps", "eval_every",
+                "final_eval_deals", "checkpoint_every", "max_minutes", "target_kl", "ent_coef", "ent_coef_end",
+                "vf_coef", "lr_end", "max_grad_norm", "max_hands")
+UNIT_INTERVAL = ("gamma", "gae_lambda")
+
+
+def check_numbers(cfg: Config) -> None:
+    """Finite floats; counts, rates and coefficients in their ranges."""
+    for f in dataclasses.fields(cfg):
+        if f.type == "float" and not math.isfinite(getattr(cfg, f.name)):
+            bad(cfg, f.name, "must be a finite number")
+    for name in POSITIVE:
+        if getattr(cfg, name) <= 0:
+            bad(cfg, name, "must be > 0")
+    for name in NON_NEGATIVE:
+        if getattr(cfg, name) < 0:
+            bad(cfg, name, "must be >= 0" + (" (0: no limit)" if name == "max_hands" else ""))
+    for name in UNIT_INTERVAL:
+        if not 0 <= getattr(cfg, name) <= 1:
+            bad(cfg, name, "must be in [0, 1]")
+    if not 0 <= cfg.bc_label_smoothing < 1:
+        bad(cfg, "bc_label_smoothing", "must be in [0, 1)")
+
+
+def check_run(cfg: Config) -> None:
+    """The run folder's name and the device."""
+    if not cfg.name or os.sep in cfg.name or cfg.name in (".", ".."):
+        bad(cfg, "name", "must be a folder name (not empty, no path separator)")
+    if not (cfg.device in ("auto", "cpu") or cfg.device.startswith("cuda")):
+        bad(cfg, "device", "must be auto, cpu or cuda[:N]")
+
+
+def check_network(cfg: Config) -> None:
+    """Layer widths of the actor and the critic."""
+    if not cfg.hidden or min(cfg.hidden) <= 0:
+        bad(cfg, "hidden", "must be a non-empty list of positive integers")
+    if cfg.critic_hidden and min(cfg.critic_hidden) <= 0:
+        bad(cfg, "critic_hidden", "must be a list of positive integers ([] = the same as hidden)")
+
+
+def check_opponents(cfg: Config) -> None:
+    """The opponent mixes (known kinds, weights that can be normalised) and the league's checkpoints."""
+    for name in ("opponent_mix", "opponent_mix_end"):
+        mix = getattr(cfg, name)
+        if name == "opponent_mix_end" and not mix:
+            continue
+        unknown = sorted(set(mix) - set(OPPONENT_KINDS))
+        if unknown:
+            bad(cfg, name, f"unknown opponent kind(s) {', '.join(unknown)}; known: {', '.join(OPPONENT_KINDS)}")
+        if not all(math.isfinite(w) and w >= 0 for w in mix.values()):
+            bad(cfg, name, "weights must be finite numbers >= 0")
+        if sum(mix.values()) <= 0:
+            bad(cfg, name, "weights must not all be 0")
+    for path in cfg.league:
+        if not str(path).endswith(".pt"):
+            bad(cfg, "league", f"{path!r} is not a checkpoint path (*.pt)")
+
+
+def check_evaluation(cfg: Config) -> None:
+    """Evaluation opponents, the selection rule, and seeds that keep the playoff's deals fresh."""
+    if not cfg.eval_opponents:
+        bad(cfg, "eval_opponents", "must name at least one opponent")
+    for opp in cfg.eval_opponents:
+        if opp not in EVAL_NAMES and not opp.endswith(".pt"):
+            bad(cfg, "eval_opponents", f"unknown opponent {opp!r}; use {', '.join(EVAL_NAMES)} or a checkpoint path")
+    if len(set(cfg.eval_opponents)) != len(cfg.eval_opponents):
+        bad(cfg, "eval_opponents", "names an opponent twice")
+    if cfg.game == "call_partner" and "search" in cfg.eval_opponents:
+        bad(cfg, "eval_opponents", "the search agent plays the partnership game only")
+    if cfg.select_by not in ("min", "mean") and cfg.select_by not in cfg.eval_opponents:
+        bad(cfg, "select_by", "must be min, mean or one of eval_opponents")
+    if cfg.playoff_candidates and cfg.playoff_seed in (cfg.eval_seed, cfg.final_eval_seed):
+        bad(cfg, "playoff_seed", "must differ from eval_seed and final_eval_seed (its deals would not be fresh)")
+
+
+def check_game(cfg: Config) -> None:
+    """The game, its seat count and rule flags (checked by the game registry), and game episodes' hand limit."""
+    if cfg.env_flags.get("episode") == "game" and cfg.max_hands <= 0:
+        bad(cfg, "max_hands", "must be > 0 with env_flags.episode=game: early policies can play a game for ever "
+            "(both scores sinking below zero)")
+    if cfg.game not in GAMES:
+        bad(cfg, "game", f"must be one of {', '.join(GAMES)}")
+    if "game" in cfg.env_flags or "players" in cfg.env_flags:
+        bad(cfg, "env_flags", "'game' and 'players' are config fields of their own, not rule flags")
+    if cfg.game == "partnership" and cfg.players not in (0, 4):
+        bad(cfg, "players", "the partnership game has 4 seats (0 or 4)")
+    try:
+        game_config(game_flags(cfg))  # unknown rule flags / bad values raise, naming them
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"config field 'env_flags': {exc}") from None
+
+
+def game_flags(cfg: Config) -> dict[str, Any]:
+    """The rule flags of the config's table with its ``game`` key (rook_env.agents.registry.game_config)."""
+    return {**cfg.env_flags, "game": cfg.game, **({"players": cfg.players} if cfg.players else {})}
+
+
+
+def make_train_config(config_path: str | None = None, overrides: Sequence[str] = (),
+                      base: dict | None = None) -> Config:
+    """Defaults <- ``base`` (a resumed checkpoint's config) <- YAML file <- ``field=value`` overrides.
+
+    A dotted override (``opponent_mix.heuristic=0.5``) sets one entry of a mapping; a whole value
+    (``opponent_mix={self: 1}``, or a mapping in the YAML file) replaces the field. Errors are
+    ValueErrors naming the field (or the file and line of a YAML syntax error).
+    """
+    cfg = OmegaConf.structured(Config)
+
+    def apply(items: dict, source: str) -> None:
+        for key, value in items.items():
+            try:
+                OmegaConf.update(cfg, str(key), value, merge=False)
+            except OmegaConfBaseException as exc:
+                what = "unknown config field" if "not in 'Config'" in str(exc) else "config field"
+                raise ValueError(f"{what} {exc.full_key!r} (from {source}): {str(exc).splitlines()[0]}") from None
+            except ValueError:  # OmegaConf: a dotted key below a list or a number
+                raise ValueError(f"config field {key!r} (from {source}): no such entry") from None
+
+    if base:
+        apply(base, "the checkpoint")
+    if config_path:
+        try:
+            data = OmegaConf.to_container(OmegaConf.load(config_path))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            raise ValueError(f"{config_path}{where}: malformed YAML: {getattr(exc, 'problem', None) or exc}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{config_path}: a config file must be a YAML mapping of field: value")
+        apply(data, config_path)
+    parsed = {}
+    for item in overrides:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"override {item!r} must look like field=value")
+        try:
+            parsed[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            raise ValueError(f"override {item!r}: the value is not valid YAML") from None
+    apply(parsed, "the command line")
+    try:
+        return OmegaConf.to_object(cfg).check()
+    except OmegaConfBaseException as exc:  # e.g. an unresolvable ${interpolation}
+        raise ValueError(f"config field {exc.full_key!r}: {str(exc).splitlines()[0]}") from None
+
+
+
+# ============================================================================================ schedules
+def linear(start: float, end: float, progress: float) -> float:
+    """``start`` at progress 0, ``end`` at 1 and after: the learning rate's, the entropy coefficient's and the
+    opponent mix's schedules (progress = decisions / total_decisions)."""
+    return start + (end - start) * min(max(progress, 0.0), 1.0)
+
+
+def mix_at(cfg: Config, progress: float) -> dict[str, float]:
+    """The opponent mix (normalised) at a training progress in [0, 1]."""
+    end = cfg.opponent_mix_end or cfg.opponent_mix
+    w = {k: linear(float(cfg.opponent_mix.get(k, 0.0)), float(end.get(k, 0.0)), progress) for k in OPPONENT_KINDS}
+    tot = sum(w.values())
+    return {k: v / tot for k, v in w.items()}

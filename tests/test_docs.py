@@ -1,0 +1,113 @@
+"""The documentation runs: every recipe in README.md and docs/ executes, and the site builds strictly.
+
+**The recipe marker.** A code block is a recipe when a fenced ``python`` block follows the HTML comment
+``<!-- recipe: NAME -->`` (NAME: letters, digits, ``_`` and ``-``; unique over README.md and docs/), e.g.::
+
+    <!-- recipe: env-loop -->
+    ```python
+    import rook_env
+    ...
+    ```
+
+The marker is a line of its own, the fence on the very next line. The comment does not show on GitHub or on
+the site. Each recipe runs as written, in its own Python process
+started from the repository root (so the checkout's ``rook_env`` is the one imported), with a time limit:
+recipes are short (seconds). A recipe that imports a library that is not installed (``sb3_contrib``, ``ray``,
+...) is skipped with the reason; the RL-library recipes run in their own environments through
+tests/integrations/ (``.ci/run``). The extraction itself lives in tests/integrations/snippets.py, so both
+suites read the same blocks.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from integrations.snippets import PAGES, ROOT, all_recipes
+
+RECIPES = all_recipes()
+RECIPE_TIMEOUT_S = 120  # generous for a loaded 2-core machine; a recipe should take seconds
+README_MAX_LINES = 250
+# The extra that brings each optional library a recipe may import (pyproject.toml), for the skip reason.
+EXTRA_OF = {"sb3_contrib": "sb3", "stable_baselines3": "sb3", "tianshou": "tianshou", "torchrl": "torchrl",
+            "ray": "rllib", "agilerl": "agilerl", "torch": "train", "PIL": "render"}
+
+
+def _top_level_imports(source: str) -> list[str]:
+    """The top-level package of every module the recipe imports (absolute imports only)."""
+    names = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names += [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module.split(".")[0])
+    return list(dict.fromkeys(names))
+
+
+def test_recipes_are_found_and_named_once():
+    names = [name for name, _, _ in RECIPES]
+    assert len(names) >= 10, names  # the pages carry their examples as recipes
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+    assert any(page.name == "README.md" for _, page, _ in RECIPES), "README's example must be a recipe"
+
+
+def test_every_marker_is_followed_by_a_python_block():
+    """A marker with anything but a ```python block after it would silently test nothing."""
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        markers = re.findall(r"^<!-- recipe: ([\w-]+) -->", text, re.M)
+        found = [name for name, p, _ in RECIPES if p == page]
+        assert markers == found, f"{page.relative_to(ROOT)}: markers {markers}, recipes {found}"
+
+
+@pytest.mark.parametrize("name, page, source", RECIPES, ids=[name for name, _, _ in RECIPES])
+def test_recipe_runs(name: str, page: Path, source: str):
+    missing = [mod for mod in _top_level_imports(source) if importlib.util.find_spec(mod) is None]
+    if missing:
+        extras = sorted({EXTRA_OF[mod] for mod in missing if mod in EXTRA_OF})
+        hint = f' (pip install -e ".[{",".join(extras)}]")' if extras else ""
+        pytest.skip(f"recipe {name!r} ({page.name}) needs {', '.join(missing)}, not installed here{hint}")
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.run([sys.executable, "-c", source], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=RECIPE_TIMEOUT_S)
+    assert proc.returncode == 0, f"recipe {name!r} in {page.relative_to(ROOT)} failed:\n{proc.stdout}\n{proc.stderr}"
+
+
+def test_readme_is_a_front_door():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines (at most {README_MAX_LINES})"
+
+
+def test_readme_links_to_docs_pages_exist():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\((docs/[^)#\s]+)(?:#[^)]*)?\)", text)
+    assert links, "README links to the documentation pages"
+    missing = [link for link in links if not (ROOT / link).is_file()]
+    assert not missing, missing
+
+
+@pytest.mark.skipif(shutil.which("mkdocs") is None and importlib.util.find_spec("mkdocs") is None,
+                    reason='mkdocs is not installed (pip install -e ".[docs]")')
+def test_site_builds_strictly(tmp_path):
+    """What CI runs: broken links, pages missing from the nav and docstrings mkdocstrings cannot render fail."""
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "site" / "api" / "environments" / "index.html").is_file()
+
+
+def test_changelog_leads_with_the_package_version():
+    """The version in pyproject.toml has its entry at the top of the changelog page."""
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    entries = re.findall(r"^## (\S+)", (ROOT / "docs" / "changelog.md").read_text(encoding="utf-8"), re.M)
+    assert entries and entries[0] == version, f"pyproject.toml says {version}; the changelog's first entry is {entries[:1]}"
