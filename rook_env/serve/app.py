@@ -185,21 +185,21 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     # ------------------------------------------------------------------ API
     async def options(request: Request) -> JSONResponse:
-        from rook_env.call_partner.config import CHOICES as CP_CHOICES
-        from rook_env.config import CHOICES, PRESETS
+        import importlib
+
+        from rook_env.games import game_names, get_game
 
         names = sorted(checkpoints())
-        hidden = ("episode", "reward")  # the server plays whole games; rewards do not matter here
+        hidden = ("episode", "reward", "players")  # the server plays whole games; rewards do not matter here
+        games = {}
+        for game in game_names():  # every registered game, its flag choices and presets from its config module
+            spec = get_game(game)
+            flags = importlib.import_module(spec.config.partition(":")[0])
+            games[game] = {"players": sorted(spec.players), "agents": agent_choices(game, names),
+                           "choices": {k: v for k, v in getattr(flags, "CHOICES", {}).items() if k not in hidden},
+                           "presets": sorted(getattr(flags, "PRESETS", {}))}
         return JSONResponse({
-            "games": {
-                "partnership": {"players": [4], "agents": agent_choices("partnership", names),
-                                "choices": {k: v for k, v in CHOICES.items() if k not in hidden},
-                                "presets": sorted(PRESETS)},
-                "call_partner": {"players": sorted(CP_CHOICES["players"]),
-                                 "agents": agent_choices("call_partner", names),
-                                 "choices": {k: v for k, v in CP_CHOICES.items() if k not in hidden + ("players",)},
-                                 "presets": []},
-            },
+            "games": games,
             "checkpoints": names,
             "limits": {"max_games": cfg.max_games, "expire_hours": cfg.expire_hours, "max_body": cfg.max_body},
         })
