@@ -146,6 +146,15 @@ class TrickTakingEnv(AECEnv, EzPickle):
             raise NotResetError("env.game does not exist before reset(); call reset() first")
         return game
 
+    @game.setter
+    def game(self, state: Any) -> None:
+        # Point the environment at a rules state (a batched engine's table, in a lock-step test):
+        # observations and state() then describe it.
+        self._game = state
+        self._mask = None
+        if state is not None:
+            self._obs_reset(state)
+
     # ------------------------------------------------------------- PettingZoo
     def _unknown_agent(self, agent: Any) -> ValueError:
         return ValueError(f"unknown agent {agent!r}; agents are {', '.join(self.possible_agents)}")
