@@ -42,7 +42,7 @@ import numpy as np
 
 from .. import kernels
 from ..cards import N_COLOURS, N_SEATS, layout_for
-from ..observation import REL, REL_ONE_HOT, SCORE_CLIP, obs_layout
+from ..observation import REL, REL_ONE_HOT, SCORE_CLIP, ObservationEncoder, obs_layout
 from ..rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState, contract_tables
 from .base import U64, RookVectorEnv, unpack_bits
 
@@ -356,6 +356,82 @@ class PartnershipVectorEnv(RookVectorEnv):
         order = np.concatenate([idx[new_game], idx[~new_game]]) if 0 < len(new_fixed) < len(idx) else idx
         hands = new_fixed + [f for f, ng in zip(fixed, ng_list) if not ng]
         self._deal_cards(order, [None if f is None or f[0] is None else (f[0], f[1]) for f in hands])
+
+    # ------------------------------------------------------------------ loading given positions
+    def load_states(self, states: Sequence[RookState], tables: Any = None) -> tuple[np.ndarray, dict]:
+        """Put rules states into tables: table ``tables[i]`` continues from ``states[i]`` (any phase but
+        over), as if it had been stepped there; returns ``(obs, info)`` as ``reset``.
+
+        ``tables``: table indices (default ``0 .. len(states) - 1``). The states must have this engine's
+        configuration. A state object may be given several times (it is encoded once); the states are
+        only read. Game scores, dealer and hands played come along, so ``episode="game"`` tables go on
+        to the next hand. The engine need not have been reset; then the other tables hold no hand
+        (their masks are empty) until loaded or reset, and ``step`` needs every table playable.
+        Used by search to play sampled worlds out from a decision (:mod:`rook_env.agents.search.batched`).
+        """
+        states = list(states)
+        idx = np.arange(len(states)) if tables is None else np.asarray(tables, np.int64).reshape(-1)
+        if len(idx) != len(states):
+            raise ValueError(f"load_states: {len(states)} states for {len(idx)} tables")
+        if len(idx) and (idx.min() < 0 or idx.max() >= self.num_envs or np.unique(idx).size != idx.size):
+            raise ValueError(f"load_states: tables must be distinct indices in 0..{self.num_envs - 1}, got {idx.tolist()}")
+        ol, D, C = self.obs_layout, self.obs_dim, self.obs_layout.COUNTERS
+        encoded: dict[int, tuple] = {}
+        for i, (t, st) in enumerate(zip(idx.tolist(), states)):
+            key = id(st)
+            if key not in encoded:
+                if not isinstance(st, RookState) or st.config != self.config:
+                    raise ValueError(f"load_states: states[{i}] is not a RookState of this engine's configuration "
+                                     f"({type(st).__name__})")
+                if st.phase == OVER:
+                    raise ValueError(f"load_states: states[{i}] is over (phase 'over'); load a state with a decision to make")
+                enc = ObservationEncoder(st)
+                enc.rebuild()
+                hs = [st.discards.bit_count(), st.high_bid,
+                      st.bidder, st.n_passed, st.trump, st.leader, len(st.trick), len(st.tricks),
+                      st.last_trick_team, int(st.nest_has_counters), st.call]
+                passing = list(st.passing) if len(st.passing) == N_SEATS else [-1] * N_SEATS
+                encoded[key] = (enc.obs, hs, passing)
+            obs, hs, passing = encoded[key]
+            self.hands[t] = st.hands
+            self.nest[t] = st.nest
+            self.discards[t] = st.discards
+            self._hand_state[t] = hs
+            self._phase[t] = st.phase
+            self.current[t] = st.current
+            self._dealer[t] = st.dealer
+            self.passed[t] = st.passed
+            self.trick[t] = 0
+            self.trick[t, :len(st.trick)] = st.trick
+            self.tricks_won[t] = st.tricks_won
+            self.points[t] = st.points
+            self._scores[t] = st.scores
+            self._hands_played[t] = st.hands_played
+            self.circus[t] = st.circus
+            self.passing[t] = passing
+            self._obs[t] = obs  # the 0/1 entries (the scaled numbers are kept per team in _num)
+            self._num[t, 0] = obs[0, C:C + NUM_SIZE]
+            self._num[t, 1] = obs[1, C:C + NUM_SIZE]
+        if self._rng is None:  # auto-reset after a loaded hand deals from the engine's stream
+            self._rng = np.random.default_rng()
+        self._refresh()
+        return self._obs_now, {"seat": self.current.copy(), "action_mask": self._mask}
+
+    def finish_hands(self, tables: np.ndarray) -> dict[str, np.ndarray]:
+        """Score the hands whose last card a caller's own kernel has played at ``tables`` (as ``step`` does
+        on a hand's last card) and return their facts (``info["hand"]``'s keys, rows in ``tables``' order).
+
+        The tables are left as they are (their hands over, no new deal): load or reset them before stepping.
+        Used by :mod:`rook_env.agents.search.batched`, whose compiled rollouts play the cards on these arrays."""
+        idx = np.asarray(tables, np.int64).reshape(-1)
+        if len(idx) and (self.n_tricks[idx] != self.layout.n_tricks).any():
+            raise ValueError("finish_hands: some of these tables have cards left to play")
+        N = self.num_envs
+        rewards = np.zeros((N, N_SEATS), np.float32)
+        flags = np.zeros(N, bool)
+        facts = self._new_facts()
+        self._finish_hands(idx, rewards, flags, flags.copy(), facts)
+        return self._hand_info(facts[idx])
 
     # ------------------------------------------------------------------ observation writes
     def _write_totals(self, idx: np.ndarray) -> None:
