@@ -375,43 +375,50 @@ class PartnershipVectorEnv(RookVectorEnv):
             raise ValueError(f"load_states: {len(states)} states for {len(idx)} tables")
         if len(idx) and (idx.min() < 0 or idx.max() >= self.num_envs or np.unique(idx).size != idx.size):
             raise ValueError(f"load_states: tables must be distinct indices in 0..{self.num_envs - 1}, got {idx.tolist()}")
-        ol, D, C = self.obs_layout, self.obs_dim, self.obs_layout.COUNTERS
-        encoded: dict[int, tuple] = {}
-        for i, (t, st) in enumerate(zip(idx.tolist(), states)):
-            key = id(st)
-            if key not in encoded:
+        C = self.obs_layout.COUNTERS
+        rows: dict[int, int] = {}  # id(state) -> its row among the distinct states
+        distinct: list[RookState] = []
+        for i, st in enumerate(states):
+            if id(st) not in rows:
                 if not isinstance(st, RookState) or st.config != self.config:
                     raise ValueError(f"load_states: states[{i}] is not a RookState of this engine's configuration "
                                      f"({type(st).__name__})")
                 if st.phase == OVER:
                     raise ValueError(f"load_states: states[{i}] is over (phase 'over'); load a state with a decision to make")
-                enc = ObservationEncoder(st)
-                enc.rebuild()
-                hs = [st.discards.bit_count(), st.high_bid,
-                      st.bidder, st.n_passed, st.trump, st.leader, len(st.trick), len(st.tricks),
-                      st.last_trick_team, int(st.nest_has_counters), st.call]
-                passing = list(st.passing) if len(st.passing) == N_SEATS else [-1] * N_SEATS
-                encoded[key] = (enc.obs, hs, passing)
-            obs, hs, passing = encoded[key]
-            self.hands[t] = st.hands
-            self.nest[t] = st.nest
-            self.discards[t] = st.discards
-            self._hand_state[t] = hs
-            self._phase[t] = st.phase
-            self.current[t] = st.current
-            self._dealer[t] = st.dealer
-            self.passed[t] = st.passed
-            self.trick[t] = 0
-            self.trick[t, :len(st.trick)] = st.trick
-            self.tricks_won[t] = st.tricks_won
-            self.points[t] = st.points
-            self._scores[t] = st.scores
-            self._hands_played[t] = st.hands_played
-            self.circus[t] = st.circus
-            self.passing[t] = passing
-            self._obs[t] = obs  # the 0/1 entries (the scaled numbers are kept per team in _num)
-            self._num[t, 0] = obs[0, C:C + NUM_SIZE]
-            self._num[t, 1] = obs[1, C:C + NUM_SIZE]
+                rows[id(st)] = len(distinct)
+                distinct.append(st)
+        if not distinct:
+            self._refresh()
+            return self._obs_now, {"seat": self.current.copy(), "action_mask": self._mask}
+        # one row per distinct state, then one fancy write per field (a state may fill many tables)
+        obs = np.empty((len(distinct), N_SEATS, self.obs_dim), np.float32)
+        for k, st in enumerate(distinct):
+            enc = ObservationEncoder(st)
+            enc.rebuild()
+            obs[k] = enc.obs
+        pick = np.array([rows[id(st)] for st in states], np.int64)
+        ints = np.array([[st.discards.bit_count(), st.high_bid, st.bidder, st.n_passed, st.trump, st.leader,
+                          len(st.trick), len(st.tricks), st.last_trick_team, int(st.nest_has_counters), st.call,
+                          st.phase, st.current, st.dealer, st.hands_played, st.circus,
+                          *st.tricks_won, *st.points, *st.scores, *(st.trick + [0] * (N_SEATS - len(st.trick))),
+                          *(st.passing if len(st.passing) == N_SEATS else [-1] * N_SEATS), *st.passed]
+                         for st in distinct], np.int64)[pick]
+        cards = np.array([[*st.hands, st.nest, st.discards] for st in distinct], U64)[pick]
+        h = len(HAND_STATE_INIT)
+        self._hand_state[idx] = ints[:, :h]
+        (self._phase[idx], self.current[idx], self._dealer[idx], self._hands_played[idx],
+         self.circus[idx]) = ints[:, h:h + 5].T
+        self.tricks_won[idx] = ints[:, h + 5:h + 7]
+        self.points[idx] = ints[:, h + 7:h + 9]
+        self._scores[idx] = ints[:, h + 9:h + 11]
+        self.trick[idx] = ints[:, h + 11:h + 15]
+        self.passing[idx] = ints[:, h + 15:h + 19]
+        self.passed[idx] = ints[:, h + 19:h + 23] != 0
+        self.hands[idx] = cards[:, :N_SEATS]
+        self.nest[idx] = cards[:, N_SEATS]
+        self.discards[idx] = cards[:, N_SEATS + 1]
+        self._obs[idx] = obs[pick]  # the 0/1 entries (the scaled numbers are kept per team in _num)
+        self._num[idx] = obs[pick][:, :2, C:C + NUM_SIZE]  # seats 0 and 1: teams 0 and 1
         if self._rng is None:  # auto-reset after a loaded hand deals from the engine's stream
             self._rng = np.random.default_rng()
         self._refresh()
