@@ -534,16 +534,21 @@ class PartnershipVectorEnv(RookVectorEnv):
             hand["circus"] = hand["circus"] != 0
         return hand
 
+    def play_kernel_args(self) -> tuple:
+        """The arguments of :func:`rook_env.kernels.play_cards` between the tables and cards and ``ended``:
+        this engine's state arrays (played on in place) and constants. For callers that play cards with
+        their own compiled loops (:mod:`rook_env.agents.search.batched`); ``backend="numba"`` only."""
+        return (self.current, self._hands_flat, self._trick_flat, self._hand_state, self._points_flat,
+                self._tricks_won_flat, self.discards, self._flat, self._num_flat, self._card_bit, self._card_off,
+                self._card_val, self._play_off, self._eff, self._power_flat, self._card_points, REL_ONE_HOT_U8,
+                self._all_rows, self._totals_div, self._k_play_ints)
+
     # ------------------------------------------------------------------ phases
     def _step_play(self, p: np.ndarray, c: np.ndarray) -> np.ndarray:
         """Play card ``c`` at tables ``p``; returns the tables whose hand just ended."""
         if self.backend == "numba":
             ended = self._k_ended
-            n = self._kernels.play_cards(
-                p, c, self.current, self._hands_flat, self._trick_flat, self._hand_state, self._points_flat,
-                self._tricks_won_flat, self.discards, self._flat, self._num_flat, self._card_bit, self._card_off,
-                self._card_val, self._play_off, self._eff, self._power_flat, self._card_points, REL_ONE_HOT_U8,
-                self._all_rows, self._totals_div, self._k_play_ints, ended)
+            n = self._kernels.play_cards(p, c, *self.play_kernel_args(), ended)
             return ended[:n].copy()
         ol, L, f = self.obs_layout, self.layout, self._flat
         s = self.current[p]

@@ -1,0 +1,272 @@
+"""Determinised search at engine speed: sampled worlds played out as tables of the batched engine.
+
+:class:`BatchedRollouts` takes the worlds of one decision or of many (each a
+:class:`rook_env.rules.RookState` in card play, :func:`.worlds.make_world`'s) and the cards to try
+in each, and returns the hand score (the world's team 0 minus team 1) of every (world, card) pair.
+Every pair is one table of a :class:`rook_env.vector.RookVectorEnv` (the partnership engine with its
+compiled kernels): the worlds are loaded with ``load_states`` (a world fills one table per card it
+is tried with), and one compiled loop over the tables plays each table's card and then the rest of
+its hand with the greedy rule of :class:`.rollout.GreedyRollout` (:func:`greedy_card`, the same
+choices: ``tests/test_search_batched.py`` checks them against the Python rollout), each card applied by
+the engine's own card-play kernel (:func:`rook_env.kernels.play_cards`); the engine's ``finish_hands``
+scores the hands. Python touches each world once (loading) and each decision once; no Python runs per
+card played.
+
+Needs numba (the engine's ``backend="numba"``) and the colour calls (``trump_calls="colour"``, the
+greedy rule's tables); :func:`supported` says whether a configuration qualifies. The search agent
+(:mod:`.agent`) uses this engine where it can and its Python rollouts elsewhere.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from rook_env import kernels
+from rook_env.config import RookConfig
+from rook_env.rules import PLAY, RookState
+
+from ..heuristic.tables import card_tables
+from rook_env.vector.partnership import HAND_STATE_COLUMNS
+
+from .worlds import world_config
+
+__all__ = ["BatchedRollouts", "supported"]
+
+U64 = np.uint64
+_compiled = None  # (greedy_card, play_out) once numba has compiled them
+
+
+def supported(config: RookConfig) -> bool:
+    """Whether batched rollouts can run this configuration (numba installed, colour trump calls)."""
+    return kernels.AVAILABLE and config.trump_calls == "colour"
+
+
+# ============================================================================ kernels (compiled by numba)
+def greedy_card(t, current, hands_flat, trick_flat, hand_state, discards, follow, follow_plus, free_key, n,
+                all_cards, tpow_all, rp, pts, colour, higher_all, trumps_all, cols):
+    """:class:`.rollout.GreedyRollout`'s card for the seat to act at table ``t`` of the engine's arrays
+    (the same rules, the same ties: the first card in id order). ``cols``: hand_state columns of
+    leader, trick_len, bidder, trump, call."""
+    LEADER, TRICK_LEN, BIDDER, TRUMP, CALL = cols[0], cols[1], cols[2], cols[3], cols[4]
+    zero = U64(0)
+    one = U64(1)
+    row = t * 4
+    s = current[t]
+    hand = hands_flat[row + s]
+    tl = hand_state[t, TRICK_LEN]
+    key = hand_state[t, CALL] * n + trick_flat[row] if tl > 0 else free_key
+    legal = hand & follow[key]
+    legal = hand & follow_plus[key] if legal != zero else hand
+    if legal & (legal - one) == zero:  # one card: no choice
+        for c in range(n):
+            if (legal >> U64(c)) & one:
+                return c
+    trump = hand_state[t, TRUMP]
+    tpow = tpow_all[trump]
+    higher = higher_all[trump]
+    trumps = trumps_all[trump]
+    held = hands_flat[row] | hands_flat[row + 1] | hands_flat[row + 2] | hands_flat[row + 3] | discards[t]
+    outside = held & ~hand & all_cards  # not played and not this seat's: what it has not seen
+    if tl == 0:
+        bidder_side = ((s ^ hand_state[t, BIDDER]) & 1) == 0
+        pull = bidder_side and (outside & trumps) != zero
+        best_trump, best_side = -1, -1
+        for c in range(n):
+            if not (legal >> U64(c)) & one or (higher[c] & outside) != zero:
+                continue  # not legal, or not a master
+            if tpow[c] >= 0:
+                if pull and (best_trump < 0 or tpow[c] < tpow[best_trump]):
+                    best_trump = c
+            elif best_side < 0 or pts[c] > pts[best_side] or (pts[c] == pts[best_side] and rp[c] > rp[best_side]):
+                best_side = c
+        if best_trump >= 0:
+            return best_trump
+        if best_side >= 0:
+            return best_side
+        return _cheapest(legal, n, tpow, pts, rp, True)
+    led_card = trick_flat[row]
+    led = colour[led_card] if tpow[led_card] < 0 else trump
+    win_i, win_power = 0, -1.0
+    trick_points = 0
+    for i in range(tl):
+        c = trick_flat[row + i]
+        trick_points += pts[c]
+        p = tpow[c] if tpow[c] >= 0 else (rp[c] if colour[c] == led else -1.0)
+        if p > win_power:
+            win_i, win_power = i, p
+    win_card = trick_flat[row + win_i]
+    last = tl == 3
+    if (hand_state[t, LEADER] + win_i) & 3 == s ^ 2:  # partner winning
+        sure = last or ((higher[win_card] & outside) == zero and (tpow[win_card] >= 0 or (outside & trumps) == zero))
+        if not sure:
+            return _cheapest(legal, n, tpow, pts, rp, True)
+        best = -1  # smear: side cards first, most points, lowest rank
+        for c in range(n):
+            if (legal >> U64(c)) & one:
+                if best < 0:
+                    best = c
+                    continue
+                a_side, b_side = tpow[c] < 0, tpow[best] < 0
+                if a_side != b_side:
+                    if a_side:
+                        best = c
+                elif pts[c] != pts[best]:
+                    if pts[c] > pts[best]:
+                        best = c
+                elif -rp[c] > -rp[best]:
+                    best = c
+        return best
+    low_win, low_sure = -1, -1  # cheapest winner by (power, id); cheapest sure winner
+    low_p, sure_p = 0.0, 0.0
+    for c in range(n):
+        if (legal >> U64(c)) & one:
+            p = tpow[c] if tpow[c] >= 0 else (rp[c] if colour[c] == led else -1.0)
+            if p > win_power:
+                if low_win < 0 or p < low_p:
+                    low_win, low_p = c, p
+                if (higher[c] & outside) == zero and (low_sure < 0 or p < sure_p):
+                    low_sure, sure_p = c, p
+    if low_win >= 0:
+        if last:
+            return low_win
+        if low_sure >= 0:
+            return low_sure
+        if tl == 2 or trick_points:
+            return low_win
+    return _cheapest(legal, n, tpow, pts, rp, False)
+
+
+def _cheapest(legal, n, tpow, pts, rp, trumps_first_key):
+    """The first card minimising (is trump, points, rank) (``trumps_first_key``) or (points, is trump, rank)."""
+    one = U64(1)
+    best = -1
+    for c in range(n):
+        if not (legal >> U64(c)) & one:
+            continue
+        if best < 0:
+            best = c
+            continue
+        ta, tb = tpow[c] >= 0, tpow[best] >= 0
+        if trumps_first_key:
+            if ta != tb:
+                if tb:
+                    best = c
+                continue
+            if pts[c] != pts[best]:
+                if pts[c] < pts[best]:
+                    best = c
+                continue
+        else:
+            if pts[c] != pts[best]:
+                if pts[c] < pts[best]:
+                    best = c
+                continue
+            if ta != tb:
+                if tb:
+                    best = c
+                continue
+        if rp[c] < rp[best]:
+            best = c
+    return best
+
+
+def play_out(tables, first, greedy_args, play_args, p1, c1, ended1):
+    """Play table ``tables[j]``'s card ``first[j]``, then its hand to the end with :func:`greedy_card`,
+    every card applied by the engine's card-play kernel."""
+    (current, hands_flat, trick_flat, hand_state, discards, follow, follow_plus, free_key, n, all_cards,
+     tpow_all, rp, pts, colour, higher_all, trumps_all, cols) = greedy_args
+    (_, _, _, _, points_flat, tricks_won_flat, _, flat, num_flat, card_bit, card_off, card_val, play_off, eff,
+     power_flat, card_points, rel_one_hot, all_rows, totals_div, ints) = play_args
+    for j in range(tables.shape[0]):
+        t = tables[j]
+        card = first[j]
+        while True:
+            if card < 0:
+                card = _greedy(t, current, hands_flat, trick_flat, hand_state, discards, follow, follow_plus,
+                               free_key, n, all_cards, tpow_all, rp, pts, colour, higher_all, trumps_all, cols)
+            p1[0] = t
+            c1[0] = card
+            done = _play_cards(p1, c1, current, hands_flat, trick_flat, hand_state, points_flat, tricks_won_flat,
+                               discards, flat, num_flat, card_bit, card_off, card_val, play_off, eff, power_flat,
+                               card_points, rel_one_hot, all_rows, totals_div, ints, ended1)
+            card = -1
+            if done:
+                break
+
+
+_greedy = None  # the compiled greedy_card and the engine's play_cards, read by play_out when numba compiles it
+_play_cards = None
+
+
+def compiled():
+    """(greedy_card, play_out), compiled on first use (numba)."""
+    global _compiled, _greedy, _play_cards
+    if _compiled is None:
+        import numba
+
+        jit = numba.njit(nogil=True)
+        _play_cards = kernels.compiled().play_cards
+        _greedy = jit(greedy_card)
+        globals()["_cheapest"] = jit(_cheapest)
+        _compiled = (_greedy, jit(play_out))
+    return _compiled
+
+
+# ============================================================================ the rollouts
+class BatchedRollouts:
+    """Hand scores of sampled worlds, each tried with given cards, played out on the batched engine
+    (see the module docstring). ``capacity``: tables per engine pass (more pairs run in several)."""
+
+    def __init__(self, config: RookConfig, capacity: int = 1024) -> None:
+        if not supported(config):
+            raise ValueError("batched rollouts need numba and trump_calls='colour' "
+                             f"(numba installed: {kernels.AVAILABLE}, trump_calls={config.trump_calls!r})")
+        from rook_env.vector import RookVectorEnv  # numpy and the kernels only
+
+        self.config = world_config(config)
+        self.capacity = int(capacity)
+        self.env = env = RookVectorEnv(self.capacity, backend="numba", **self.config.to_dict())
+        self._greedy, self._play_out = compiled()
+        tab = card_tables(self.config)
+        n = tab.n_cards
+        cols = [HAND_STATE_COLUMNS.index(c) for c in ("leader", "trick_len", "bidder", "trump", "call")]
+        self._greedy_args = (
+            env.current, env._hands_flat, env._trick_flat, env._hand_state, env.discards, env._follow,
+            env._follow_plus, env._free_key, n, U64(tab.all_cards), tab.trump_power_array,
+            tab.rank_power_array, np.array(tab.points, np.int64), np.array(tab.colour, np.int64),
+            tab.higher_array.astype(U64), np.array([tab.suit[t][t] for t in range(4)], U64),
+            np.array(cols, np.int64))
+        self._play_args = env.play_kernel_args()
+        self._p1 = np.zeros(1, np.int64)
+        self._c1 = np.zeros(1, np.int64)
+        self._ended1 = np.zeros(1, np.int64)
+
+    def scores(self, worlds: Sequence[RookState], cards: Sequence[int]) -> np.ndarray:
+        """``(len(worlds) // k, ...)``: see :meth:`score_pairs`; here every world is tried with every card:
+        returns ``(len(worlds), len(cards))`` hand scores (team 0 minus team 1 of the worlds)."""
+        pairs_w = [w for w in worlds for _ in cards]
+        pairs_c = [c for _ in worlds for c in cards]
+        return self.score_pairs(pairs_w, pairs_c).reshape(len(worlds), len(cards))
+
+    def score_pairs(self, worlds: Sequence[RookState], cards: Sequence[int]) -> np.ndarray:
+        """The hand score (team 0 minus team 1) of each world ``worlds[i]`` after card ``cards[i]`` (legal
+        for the seat to act) and greedy play to the end of the hand; a world may be given many times."""
+        if len(worlds) != len(cards):
+            raise ValueError(f"{len(worlds)} worlds for {len(cards)} cards")
+        for i, w in enumerate(worlds):
+            if w.phase != PLAY:
+                raise ValueError(f"worlds[{i}] is not in card play")
+        out = np.empty(len(worlds), np.int64)
+        first = np.asarray(cards, np.int64)
+        env, cap = self.env, self.capacity
+        for lo in range(0, len(worlds), cap):
+            chunk = worlds[lo:lo + cap]
+            tables = np.arange(len(chunk), dtype=np.int64)
+            env.load_states(chunk, tables)
+            self._play_out(tables, first[lo:lo + cap], self._greedy_args, self._play_args,
+                           self._p1, self._c1, self._ended1)
+            hs = env.finish_hands(tables)["hand_scores"]
+            out[lo:lo + len(chunk)] = hs[:, 0] - hs[:, 1]
+        return out
