@@ -358,7 +358,8 @@ class PartnershipVectorEnv(RookVectorEnv):
         self._deal_cards(order, [None if f is None or f[0] is None else (f[0], f[1]) for f in hands])
 
     # ------------------------------------------------------------------ loading given positions
-    def load_states(self, states: Sequence[RookState], tables: Any = None) -> tuple[np.ndarray, dict]:
+    def load_states(self, states: Sequence[RookState], tables: Any = None, observations: bool = True
+                    ) -> tuple[np.ndarray, dict]:
         """Put rules states into tables: table ``tables[i]`` continues from ``states[i]`` (any phase but
         over), as if it had been stepped there; returns ``(obs, info)`` as ``reset``.
 
@@ -367,7 +368,9 @@ class PartnershipVectorEnv(RookVectorEnv):
         only read. Game scores, dealer and hands played come along, so ``episode="game"`` tables go on
         to the next hand. The engine need not have been reset; then the other tables hold no hand
         (their masks are empty) until loaded or reset, and ``step`` needs every table playable.
-        Used by search to play sampled worlds out from a decision (:mod:`rook_env.agents.search.batched`).
+        ``observations=False`` skips writing the loaded tables' observations (the costly part): they hold
+        stale values until the tables are reset or loaded again, for callers that only run the compiled
+        card play on the state (search playing sampled worlds out: :mod:`rook_env.agents.search.batched`).
         """
         states = list(states)
         idx = np.arange(len(states)) if tables is None else np.asarray(tables, np.int64).reshape(-1)
@@ -391,11 +394,6 @@ class PartnershipVectorEnv(RookVectorEnv):
             self._refresh()
             return self._obs_now, {"seat": self.current.copy(), "action_mask": self._mask}
         # one row per distinct state, then one fancy write per field (a state may fill many tables)
-        obs = np.empty((len(distinct), N_SEATS, self.obs_dim), np.float32)
-        for k, st in enumerate(distinct):
-            enc = ObservationEncoder(st)
-            enc.rebuild()
-            obs[k] = enc.obs
         pick = np.array([rows[id(st)] for st in states], np.int64)
         ints = np.array([[st.discards.bit_count(), st.high_bid, st.bidder, st.n_passed, st.trump, st.leader,
                           len(st.trick), len(st.tricks), st.last_trick_team, int(st.nest_has_counters), st.call,
@@ -417,8 +415,15 @@ class PartnershipVectorEnv(RookVectorEnv):
         self.hands[idx] = cards[:, :N_SEATS]
         self.nest[idx] = cards[:, N_SEATS]
         self.discards[idx] = cards[:, N_SEATS + 1]
-        self._obs[idx] = obs[pick]  # the 0/1 entries (the scaled numbers are kept per team in _num)
-        self._num[idx] = obs[pick][:, :2, C:C + NUM_SIZE]  # seats 0 and 1: teams 0 and 1
+        if observations:
+            obs = np.empty((len(distinct), N_SEATS, self.obs_dim), np.float32)
+            for k, st in enumerate(distinct):
+                enc = ObservationEncoder(st)
+                enc.rebuild()
+                obs[k] = enc.obs
+            obs = obs[pick]
+            self._obs[idx] = obs  # the 0/1 entries (the scaled numbers are kept per team in _num)
+            self._num[idx] = obs[:, :2, C:C + NUM_SIZE]  # seats 0 and 1: teams 0 and 1
         if self._rng is None:  # auto-reset after a loaded hand deals from the engine's stream
             self._rng = np.random.default_rng()
         self._refresh()

@@ -24,13 +24,14 @@ from typing import Sequence
 import numpy as np
 
 from rook_env import kernels
+from rook_env.cards import N_SEATS
 from rook_env.config import RookConfig
 from rook_env.rules import PLAY, RookState
 
 from ..heuristic.tables import card_tables
 from rook_env.vector.partnership import HAND_STATE_COLUMNS
 
-from .worlds import world_config
+from .worlds import NEST, Holder, world_config
 
 __all__ = ["BatchedRollouts", "supported"]
 
@@ -206,49 +207,60 @@ def compiled():
     if _compiled is None:
         import numba
 
-        jit = numba.njit(nogil=True)
-        _play_cards = kernels.compiled().play_cards
-        _greedy = jit(greedy_card)
-        globals()["_cheapest"] = jit(_cheapest)
-        _compiled = (_greedy, jit(play_out))
+        # inlined into play_out: a call between compiled functions would pay reference counting on each of
+        # its many array arguments, per card played (the engine's play_cards is compiled here once more)
+        inline = numba.njit(nogil=True, inline="always")
+        _play_cards = inline(kernels.play_cards)
+        globals()["_cheapest"] = inline(_cheapest)
+        _greedy = inline(greedy_card)
+        _compiled = (_greedy, numba.njit(nogil=True, cache=True)(play_out))
     return _compiled
 
 
 # ============================================================================ the rollouts
 class BatchedRollouts:
     """Hand scores of sampled worlds, each tried with given cards, played out on the batched engine
-    (see the module docstring). ``capacity``: tables per engine pass (more pairs run in several)."""
+    (see the module docstring). ``capacity``: tables of the first engine (it grows to the largest
+    request; a request of more than ``max_tables`` pairs runs in several passes)."""
 
-    def __init__(self, config: RookConfig, capacity: int = 1024) -> None:
+    def __init__(self, config: RookConfig, capacity: int = 128, max_tables: int = 8192) -> None:
         if not supported(config):
             raise ValueError("batched rollouts need numba and trump_calls='colour' "
                              f"(numba installed: {kernels.AVAILABLE}, trump_calls={config.trump_calls!r})")
-        from rook_env.vector import RookVectorEnv  # numpy and the kernels only
-
         self.config = world_config(config)
-        self.capacity = int(capacity)
-        self.env = env = RookVectorEnv(self.capacity, backend="numba", **self.config.to_dict())
+        self.max_tables = int(max_tables)
         self._greedy, self._play_out = compiled()
         tab = card_tables(self.config)
-        n = tab.n_cards
         cols = [HAND_STATE_COLUMNS.index(c) for c in ("leader", "trick_len", "bidder", "trump", "call")]
-        self._greedy_args = (
-            env.current, env._hands_flat, env._trick_flat, env._hand_state, env.discards, env._follow,
-            env._follow_plus, env._free_key, n, U64(tab.all_cards), tab.trump_power_array,
-            tab.rank_power_array, np.array(tab.points, np.int64), np.array(tab.colour, np.int64),
-            tab.higher_array.astype(U64), np.array([tab.suit[t][t] for t in range(4)], U64),
-            np.array(cols, np.int64))
-        self._play_args = env.play_kernel_args()
-        self._p1 = np.zeros(1, np.int64)
-        self._c1 = np.zeros(1, np.int64)
-        self._ended1 = np.zeros(1, np.int64)
+        self._consts = (U64(tab.all_cards), tab.trump_power_array, tab.rank_power_array,
+                        np.array(tab.points, np.int64), np.array(tab.colour, np.int64), tab.higher_array.astype(U64),
+                        np.array([tab.suit[t][t] for t in range(4)], U64), np.array(cols, np.int64))
+        self._n = tab.n_cards
+        self._one = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)  # p1, c1, ended1
+        self.env = None
+        self._grow(min(int(capacity), self.max_tables))
 
-    def scores(self, worlds: Sequence[RookState], cards: Sequence[int]) -> np.ndarray:
-        """``(len(worlds) // k, ...)``: see :meth:`score_pairs`; here every world is tried with every card:
-        returns ``(len(worlds), len(cards))`` hand scores (team 0 minus team 1 of the worlds)."""
-        pairs_w = [w for w in worlds for _ in cards]
-        pairs_c = [c for _ in worlds for c in cards]
-        return self.score_pairs(pairs_w, pairs_c).reshape(len(worlds), len(cards))
+    def _grow(self, tables: int) -> None:
+        """A new engine of ``tables`` tables (the kernels' arguments are views of its arrays)."""
+        from rook_env.vector import RookVectorEnv  # numpy and the kernels only
+
+        self.env = env = RookVectorEnv(tables, backend="numba", **self.config.to_dict())
+        self.capacity = tables
+        self._greedy_args = (env.current, env._hands_flat, env._trick_flat, env._hand_state, env.discards,
+                             env._follow, env._follow_plus, env._free_key, self._n) + self._consts
+        self._play_args = env.play_kernel_args()
+
+    def _run(self, tables: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """Play the loaded ``tables`` out (first cards ``first``); their hand scores, team 0 minus team 1."""
+        self._play_out(tables, first, self._greedy_args, self._play_args, *self._one)
+        hs = self.env.finish_hands(tables)["hand_scores"]
+        return hs[:, 0] - hs[:, 1]
+
+    def _tables_for(self, k: int) -> int:
+        """Tables per pass for ``k`` pairs (the engine grows to fit, up to ``max_tables``)."""
+        if k > self.capacity and self.capacity < self.max_tables:
+            self._grow(min(max(k, 2 * self.capacity), self.max_tables))
+        return self.capacity
 
     def score_pairs(self, worlds: Sequence[RookState], cards: Sequence[int]) -> np.ndarray:
         """The hand score (team 0 minus team 1) of each world ``worlds[i]`` after card ``cards[i]`` (legal
@@ -260,13 +272,39 @@ class BatchedRollouts:
                 raise ValueError(f"worlds[{i}] is not in card play")
         out = np.empty(len(worlds), np.int64)
         first = np.asarray(cards, np.int64)
-        env, cap = self.env, self.capacity
+        cap = self._tables_for(len(worlds))
         for lo in range(0, len(worlds), cap):
             chunk = worlds[lo:lo + cap]
             tables = np.arange(len(chunk), dtype=np.int64)
-            env.load_states(chunk, tables)
-            self._play_out(tables, first[lo:lo + cap], self._greedy_args, self._play_args,
-                           self._p1, self._c1, self._ended1)
-            hs = env.finish_hands(tables)["hand_scores"]
-            out[lo:lo + len(chunk)] = hs[:, 0] - hs[:, 1]
+            self.env.load_states(chunk, tables, observations=False)
+            out[lo:lo + len(chunk)] = self._run(tables, first[lo:lo + cap])
         return out
+
+    def score_deals(self, template: RookState, holders: Sequence[Holder], deals: Sequence[Sequence[int]],
+                    cards: Sequence[int]) -> np.ndarray:
+        """``(len(deals), len(cards))`` hand scores of the worlds :func:`.worlds.make_world` would make of
+        ``template`` and each deal (one mask per holder), each tried with every card: the template is loaded
+        once per table and the deals written over its hidden cards (no world state is built)."""
+        n_w, n_c = len(deals), len(cards)
+        cards_u = np.array([[*template.hands, template.nest, template.discards]] * n_w, U64)  # per world
+        for j, h in enumerate(holders):
+            col = [d[j] for d in deals]
+            if h.who == NEST:  # as make_world: the nest as picked up is unknown; the discards count
+                cards_u[:, N_SEATS] = col
+                cards_u[:, N_SEATS + 1] = col
+            else:
+                cards_u[:, h.who] = col
+        per_table = np.repeat(cards_u, n_c, axis=0)
+        first = np.tile(np.asarray(cards, np.int64), n_w)
+        out = np.empty(n_w * n_c, np.int64)
+        cap = self._tables_for(n_w * n_c)
+        env = self.env
+        for lo in range(0, n_w * n_c, cap):
+            k = min(cap, n_w * n_c - lo)
+            tables = np.arange(k, dtype=np.int64)
+            env.load_states([template] * k, tables, observations=False)
+            env.hands[:k] = per_table[lo:lo + k, :N_SEATS]
+            env.nest[:k] = per_table[lo:lo + k, N_SEATS]
+            env.discards[:k] = per_table[lo:lo + k, N_SEATS + 1]
+            out[lo:lo + k] = self._run(tables, first[lo:lo + k])
+        return out.reshape(n_w, n_c)
