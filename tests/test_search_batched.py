@@ -67,3 +67,38 @@ def test_compiled_rollouts_score_as_the_python_greedy_rollout(flags):
     assert len(set(expected)) > 5  # real, varied outcomes
     got = BatchedRollouts(cfg, capacity=64).score_pairs(worlds, cards)  # several engine passes
     assert got.tolist() == expected
+
+
+def test_the_batched_engine_makes_the_python_engines_choices_with_the_same_values():
+    import rook_env
+    from rook_env.agents.heuristic import HeuristicAgent
+    from rook_env.agents.search import SearchAgent
+
+    old = SearchAgent(seed=5, samples=6, engine="python")
+    new = SearchAgent(seed=5, samples=6)
+    assert new.engine == "batched" and old.engine == "python"
+    heur = HeuristicAgent(seed=1)
+    env = rook_env.raw_env()
+    searched = 0
+    for deal in range(2):
+        env.reset(seed=100 + deal)
+        while not env.game.is_over:
+            obs = env.observe(env.agent_selection)
+            a, b = old.act(obs), new.act(obs)
+            assert a == b and old.last_values == new.last_values
+            searched += new.last_values is not None
+            env.step(a if env.game.current & 1 == 0 else heur.act(obs))
+    assert searched > 10
+
+
+def test_engine_argument_errors():
+    from rook_env.agents.search import SearchAgent
+
+    with pytest.raises(ValueError, match="engine must be one of auto, batched, python"):
+        SearchAgent(engine="gpu")
+    with pytest.raises(ValueError, match="engine='batched' needs rollout='greedy'"):
+        SearchAgent(engine="batched", rollout="heuristic")
+    with pytest.raises(ValueError, match="trump_calls='extended'"):
+        SearchAgent(engine="batched", trump_calls="extended")
+    assert SearchAgent(trump_calls="extended").engine == "python"  # auto: the Python rollouts where needed
+    assert SearchAgent(rollout="heuristic").engine == "python"

@@ -4,7 +4,10 @@ An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the s
 checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards on top of that agent, which
 bids, discards and names trump: ``"search:ppo"``) for the partnership game; ``"random"``, ``"call_partner_heuristic"`` or a
 train.py checkpoint given as ``"ppo:<path>"`` for call-your-partner Rook (``"ppo:<path>"`` works in
-both games). A checkpoint plays only the game (and call-your-partner table size) it was trained
+both games). ``"best"`` is the strongest player the project ships for the table's game (:data:`BEST`):
+search on top of the shipped network in the partnership game (``"search:ppo"``, its card play searched on the
+batched engine where numba is installed); search does not play call-your-partner Rook, whose ``"best"`` is
+its heuristic (its trained agents do not beat it yet). A checkpoint plays only the game (and call-your-partner table size) it was trained
 for: loading it elsewhere raises ``CheckpointError`` saying which game it was trained for. The rule flags handed to :func:`make_agent` pick the game with their
 ``game`` key (:data:`GAMES`; default ``"partnership"``, the four-player game of :mod:`rook_env`;
 ``"call_partner"``: :mod:`rook_env.call_partner`) and are validated against that game's rules
@@ -31,19 +34,22 @@ from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
 
 __all__ = [
-    "AGENT_SPECS", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "TeamSpec", "build_agent", "check_team", "game_config",
+    "AGENT_SPECS", "BEST", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "TeamSpec", "build_agent", "check_team", "game_config",
     "make_agent", "parse_team", "spec_label", "split_game",
 ]
 
 GAMES = ("partnership", "call_partner")  # values of the ``game`` key of rule flags
 DEFAULT_GAME = "partnership"
 # Agent specs per game (the partnership game also takes a checkpoint path ending in .pt).
-GAME_SPECS = {"partnership": ("random", "heuristic", "search", "ppo"), "call_partner": ("random", "call_partner_heuristic")}
-AGENT_SPECS = ("random", "heuristic", "search", "ppo", "call_partner_heuristic")  # besides a checkpoint path ending in .pt
+GAME_SPECS = {"partnership": ("random", "heuristic", "search", "ppo", "best"),
+              "call_partner": ("random", "call_partner_heuristic", "best")}
+AGENT_SPECS = ("random", "heuristic", "search", "ppo", "best", "call_partner_heuristic")  # besides a checkpoint path ending in .pt
+# "best" per game: the strongest player shipped (docs/agents.md gives its strength and time per decision)
+BEST = {"partnership": "search:ppo", "call_partner": "call_partner_heuristic"}
 _SPEC_HELP = {
-    "partnership": "use 'random', 'heuristic', 'search', 'ppo', a checkpoint path ending in .pt, 'search:<spec>' "
+    "partnership": "use 'random', 'heuristic', 'search', 'ppo', 'best', a checkpoint path ending in .pt, 'search:<spec>' "
                    "(e.g. 'search:ppo') or 'rllib:<checkpoint dir>'",
-    "call_partner": "call-your-partner Rook takes 'random', 'call_partner_heuristic' or 'ppo:<path>' "
+    "call_partner": "call-your-partner Rook takes 'random', 'call_partner_heuristic', 'best' or 'ppo:<path>' "
                     "(a checkpoint trained with game: call_partner)",
 }
 
@@ -73,6 +79,8 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
     game, rules = split_game(flags)
     if not isinstance(spec, str):
         raise TypeError(f"agent spec must be a string ({_SPEC_HELP[game]}), got {spec!r} ({type(spec).__name__})")
+    if spec == "best":
+        spec = BEST[game]
     if spec == "random":
         game_config(flags)  # a random agent ignores the rules, but a bad flag is still the caller's error
         return RandomAgent(seed=seed)
