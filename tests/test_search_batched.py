@@ -76,6 +76,7 @@ def test_the_batched_engine_makes_the_python_engines_choices_with_the_same_value
 
     old = SearchAgent(seed=5, samples=6, engine="python")
     new = SearchAgent(seed=5, samples=6)
+    new.exact_worlds = True  # the same worlds as the Python engine's sampler (not the compiled sampler's)
     assert new.engine == "batched" and old.engine == "python"
     heur = HeuristicAgent(seed=1)
     env = rook_env.raw_env()
@@ -102,3 +103,26 @@ def test_engine_argument_errors():
         SearchAgent(engine="batched", trump_calls="extended")
     assert SearchAgent(trump_calls="extended").engine == "python"  # auto: the Python rollouts where needed
     assert SearchAgent(rollout="heuristic").engine == "python"
+
+
+def test_compiled_sampler_draws_the_python_samplers_distribution_under_every_constraint():
+    from rook_env.agents.search.batched import sample_deals
+    from rook_env.agents.search.worlds import NEST, Holder, WorldSampler
+
+    # 20 unseen cards; seat 1 void in cards 0..4, seat 3 in 15..19; the nest must hold a counter (6 or 7)
+    hs = [Holder(1, 5, forbidden=0x1F), Holder(2, 5), Holder(3, 5, forbidden=0xF8000), Holder(NEST, 5, needs_counter=True)]
+    smp = WorldSampler((1 << 20) - 1, hs, counter_mask=(1 << 6) | (1 << 7))
+    k = 20000
+    fast = sample_deals(smp, k, seed=123)
+    assert fast.shape == (k, 4) and (np.bitwise_count(fast) == 5).all()
+    assert (np.bitwise_or.reduce(fast, axis=1) == (1 << 20) - 1).all()  # every card dealt once
+    assert ((fast[:, 0] & np.uint64(0x1F)) == 0).all() and ((fast[:, 2] & np.uint64(0xF8000)) == 0).all()
+    assert ((fast[:, 3] & np.uint64(0xC0)) != 0).all()
+    rng = random.Random(0)
+    exact = np.array([smp.sample(rng) for _ in range(k)], np.uint64)
+    bit = np.uint64(1) << np.arange(20, dtype=np.uint64)
+    f_fast = ((fast[:, :, None] & bit) != 0).mean(axis=0)  # (holder, card) frequencies
+    f_exact = ((exact[:, :, None] & bit) != 0).mean(axis=0)
+    assert np.abs(f_fast - f_exact).max() < 0.025  # about 5 standard errors of a difference
+    assert (sample_deals(smp, 50, seed=9) == sample_deals(smp, 50, seed=9)).all()  # a function of the seed
+    assert not (sample_deals(smp, 50, seed=9) == sample_deals(smp, 50, seed=10)).all()

@@ -47,7 +47,7 @@ from ..heuristic.agent import MEMORY_LIMIT, HeuristicAgent
 from ..heuristic.play import Memory, known_voids
 from ..heuristic.tables import card_tables, seat_reader
 from .rollout import GreedyRollout, HeuristicRollout, hand_score_diff, play_out
-from .batched import BatchedRollouts, supported
+from .batched import BatchedRollouts, sample_deals, supported
 from .worlds import WorldSampler, fork, holders_for, make_world, world_template
 
 __all__ = ["ENGINES", "ROLLOUTS", "SearchAgent"]
@@ -62,6 +62,7 @@ class SearchAgent:
     (see the module docstring)."""
 
     strict = False  # tests set this to re-raise internal errors instead of falling back
+    exact_worlds = False  # tests set this: the batched engine then draws the Python engine's worlds
 
     def __init__(self, seed: int | None = None, samples: int = 24,
                  rollout: str | Callable[[RookState, int], int] = "greedy", base: Any = None,
@@ -178,7 +179,10 @@ class SearchAgent:
         if self.engine == "batched":
             if self._batched is None:
                 self._batched = BatchedRollouts(self.config)
-            deals = [sampler.sample(rng) for _ in range(self.samples)]  # the worlds the Python engine plays
+            if self.exact_worlds:  # the Python engine's worlds (tests compare the engines' values on them)
+                deals = [sampler.sample(rng) for _ in range(self.samples)]
+            else:  # the same distribution, drawn by compiled code from a seed of the decision's stream
+                deals = sample_deals(sampler, self.samples, rng.getrandbits(32))
             totals = self._batched.score_deals(template, holders, deals, actions).sum(axis=0).tolist()
             return self._choose(actions, totals)
         rollout = self._rollout

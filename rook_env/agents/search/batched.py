@@ -31,9 +31,9 @@ from rook_env.rules import PLAY, RookState
 from ..heuristic.tables import card_tables
 from rook_env.vector.partnership import HAND_STATE_COLUMNS
 
-from .worlds import NEST, Holder, world_config
+from .worlds import NEST, Holder, WorldSampler, world_config
 
-__all__ = ["BatchedRollouts", "supported"]
+__all__ = ["BatchedRollouts", "sample_deals", "supported"]
 
 U64 = np.uint64
 _compiled = None  # (greedy_card, play_out) once numba has compiled them
@@ -280,15 +280,17 @@ class BatchedRollouts:
             out[lo:lo + len(chunk)] = self._run(tables, first[lo:lo + cap])
         return out
 
-    def score_deals(self, template: RookState, holders: Sequence[Holder], deals: Sequence[Sequence[int]],
+    def score_deals(self, template: RookState, holders: Sequence[Holder], deals: Sequence[Sequence[int]] | np.ndarray,
                     cards: Sequence[int]) -> np.ndarray:
         """``(len(deals), len(cards))`` hand scores of the worlds :func:`.worlds.make_world` would make of
-        ``template`` and each deal (one mask per holder), each tried with every card: the template is loaded
+        ``template`` and each deal (one mask per holder: a list of them, or :func:`sample_deals`' array), each
+        tried with every card: the template is loaded
         once per table and the deals written over its hidden cards (no world state is built)."""
         n_w, n_c = len(deals), len(cards)
         cards_u = np.array([[*template.hands, template.nest, template.discards]] * n_w, U64)  # per world
+        deals = np.asarray(deals, U64).reshape(n_w, len(holders))
         for j, h in enumerate(holders):
-            col = [d[j] for d in deals]
+            col = deals[:, j]
             if h.who == NEST:  # as make_world: the nest as picked up is unknown; the discards count
                 cards_u[:, N_SEATS] = col
                 cards_u[:, N_SEATS + 1] = col
@@ -308,3 +310,94 @@ class BatchedRollouts:
             env.discards[:k] = per_table[lo:lo + k, N_SEATS + 1]
             out[lo:lo + k] = self._run(tables, first[lo:lo + k])
         return out.reshape(n_w, n_c)
+
+
+# ============================================================================ compiled world sampling
+def draw_deals(seed, k, group_cards, group_start, state_start, split_cum, split_counts, split_next, out):
+    """``k`` deals drawn as :meth:`.worlds.WorldSampler.sample` draws them (each group's split by its share
+    of the completions, then its cards shuffled), from numba's generator seeded with ``seed``.
+
+    State ``s`` (the root is 0) of group ``g = `` its depth has splits ``state_start[s] .. state_start[s + 1]``
+    with cumulative probabilities ``split_cum``, counts per holder ``split_counts`` and next states
+    ``split_next``; group ``g``'s cards are ``group_cards[group_start[g]:group_start[g + 1]]``."""
+    np.random.seed(seed)
+    n_groups = group_start.shape[0] - 1
+    n_h = out.shape[1]
+    deck = np.empty(group_cards.shape[0], np.int64)
+    for w in range(k):
+        for i in range(n_h):
+            out[w, i] = U64(0)
+        s = 0
+        for g in range(n_groups):
+            lo, hi = state_start[s], state_start[s + 1]
+            u = np.random.random()
+            j = lo
+            while j < hi - 1 and split_cum[j] <= u:
+                j += 1
+            a, b = group_start[g], group_start[g + 1]
+            m = b - a
+            for i in range(m):
+                deck[i] = group_cards[a + i]
+            for i in range(m - 1, 0, -1):  # Fisher-Yates
+                r = np.random.randint(0, i + 1)
+                deck[i], deck[r] = deck[r], deck[i]
+            pos = 0
+            for h in range(n_h):
+                for _ in range(split_counts[j, h]):
+                    out[w, h] |= U64(1) << U64(deck[pos])
+                    pos += 1
+            s = split_next[j]
+    return out
+
+
+_draw = None
+
+
+def sampler_tables(sampler: WorldSampler) -> tuple[np.ndarray, ...]:
+    """The arrays :func:`draw_deals` reads, from a :class:`.worlds.WorldSampler`'s counted splits
+    (its exact integer weights as cumulative probabilities)."""
+    groups = sampler.groups
+    n_g = len(groups)
+    group_cards = np.array([c for _, _, cards in groups for c in cards], np.int64)
+    group_start = np.cumsum([0] + [len(cards) for _, _, cards in groups]).astype(np.int64)
+    root = (0, tuple(h.size for h in sampler.holders), sampler.need < 0)
+    ids = {root: 0}
+    order = [root]
+    cum, counts, nxt, starts = [], [], [], [0]
+    i = 0
+    while i < len(order):  # breadth first: a state's splits are contiguous, states numbered as met
+        key = order[i]
+        i += 1
+        g, caps, got = key
+        weights, splits = sampler._choices[key]
+        total = weights[-1]
+        is_counter = groups[g][1]
+        for wgt, k in zip(weights, splits):
+            cum.append(wgt / total)
+            counts.append(k)
+            if g + 1 < n_g:
+                got2 = got or (is_counter and k[sampler.need] > 0)
+                child = (g + 1, tuple(c - x for c, x in zip(caps, k)), got2)
+                if child not in ids:
+                    ids[child] = len(order)
+                    order.append(child)
+                nxt.append(ids[child])
+            else:
+                nxt.append(0)
+        starts.append(len(cum))
+    return (group_cards, group_start, np.array(starts, np.int64), np.array(cum, np.float64),
+            np.array(counts, np.int64).reshape(-1, len(sampler.holders)), np.array(nxt, np.int64))
+
+
+def sample_deals(sampler: WorldSampler, k: int, seed: int) -> np.ndarray:
+    """``(k, holders)`` uint64: ``k`` deals drawn uniformly (as ``sampler.sample``), compiled; a function
+    of ``seed`` (0 .. 2**32 - 1) and the sampler's constraints."""
+    global _draw
+    out = np.zeros((k, len(sampler.holders)), U64)
+    if not sampler.groups:
+        return out
+    if _draw is None:
+        import numba
+
+        _draw = numba.njit(nogil=True, cache=True)(draw_deals)
+    return _draw(seed, k, *sampler_tables(sampler), out)
