@@ -61,9 +61,7 @@ def greedy_card(t, current, hands_flat, trick_flat, hand_state, discards, follow
     legal = hand & follow[key]
     legal = hand & follow_plus[key] if legal != zero else hand
     if legal & (legal - one) == zero:  # one card: no choice
-        for c in range(n):
-            if (legal >> U64(c)) & one:
-                return c
+        return _lowest(legal)
     trump = hand_state[t, TRUMP]
     tpow = tpow_all[trump]
     higher = higher_all[trump]
@@ -74,9 +72,12 @@ def greedy_card(t, current, hands_flat, trick_flat, hand_state, discards, follow
         bidder_side = ((s ^ hand_state[t, BIDDER]) & 1) == 0
         pull = bidder_side and (outside & trumps) != zero
         best_trump, best_side = -1, -1
-        for c in range(n):
-            if not (legal >> U64(c)) & one or (higher[c] & outside) != zero:
-                continue  # not legal, or not a master
+        m = legal
+        while m != zero:  # the legal cards in id order
+            c = _lowest(m)
+            m &= m - one
+            if (higher[c] & outside) != zero:
+                continue  # not a master
             if tpow[c] >= 0:
                 if pull and (best_trump < 0 or tpow[c] < tpow[best_trump]):
                     best_trump = c
@@ -104,31 +105,35 @@ def greedy_card(t, current, hands_flat, trick_flat, hand_state, discards, follow
         if not sure:
             return _cheapest(legal, n, tpow, pts, rp, True)
         best = -1  # smear: side cards first, most points, lowest rank
-        for c in range(n):
-            if (legal >> U64(c)) & one:
-                if best < 0:
+        m = legal
+        while m != zero:
+            c = _lowest(m)
+            m &= m - one
+            if best < 0:
+                best = c
+                continue
+            a_side, b_side = tpow[c] < 0, tpow[best] < 0
+            if a_side != b_side:
+                if a_side:
                     best = c
-                    continue
-                a_side, b_side = tpow[c] < 0, tpow[best] < 0
-                if a_side != b_side:
-                    if a_side:
-                        best = c
-                elif pts[c] != pts[best]:
-                    if pts[c] > pts[best]:
-                        best = c
-                elif -rp[c] > -rp[best]:
+            elif pts[c] != pts[best]:
+                if pts[c] > pts[best]:
                     best = c
+            elif -rp[c] > -rp[best]:
+                best = c
         return best
     low_win, low_sure = -1, -1  # cheapest winner by (power, id); cheapest sure winner
     low_p, sure_p = 0.0, 0.0
-    for c in range(n):
-        if (legal >> U64(c)) & one:
-            p = tpow[c] if tpow[c] >= 0 else (rp[c] if colour[c] == led else -1.0)
-            if p > win_power:
-                if low_win < 0 or p < low_p:
-                    low_win, low_p = c, p
-                if (higher[c] & outside) == zero and (low_sure < 0 or p < sure_p):
-                    low_sure, sure_p = c, p
+    m = legal
+    while m != zero:
+        c = _lowest(m)
+        m &= m - one
+        p = tpow[c] if tpow[c] >= 0 else (rp[c] if colour[c] == led else -1.0)
+        if p > win_power:
+            if low_win < 0 or p < low_p:
+                low_win, low_p = c, p
+            if (higher[c] & outside) == zero and (low_sure < 0 or p < sure_p):
+                low_sure, sure_p = c, p
     if low_win >= 0:
         if last:
             return low_win
@@ -139,13 +144,25 @@ def greedy_card(t, current, hands_flat, trick_flat, hand_state, discards, follow
     return _cheapest(legal, n, tpow, pts, rp, False)
 
 
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_DEBRUIJN_INDEX = np.zeros(64, np.int64)
+for _i in range(64):  # in Python integers (numpy scalars warn on the wrap-around the kernel relies on)
+    _DEBRUIJN_INDEX[(((1 << _i) * int(_DEBRUIJN)) & (2 ** 64 - 1)) >> 58] = _i
+
+
+def _lowest(m):
+    """The index of the lowest set bit of a non-zero uint64 (a de Bruijn multiply: no loop)."""
+    return _DEBRUIJN_INDEX[((m & (~m + U64(1))) * _DEBRUIJN) >> U64(58)]
+
+
 def _cheapest(legal, n, tpow, pts, rp, trumps_first_key):
     """The first card minimising (is trump, points, rank) (``trumps_first_key``) or (points, is trump, rank)."""
     one = U64(1)
     best = -1
-    for c in range(n):
-        if not (legal >> U64(c)) & one:
-            continue
+    m = legal
+    while m != U64(0):
+        c = _lowest(m)
+        m &= m - one
         if best < 0:
             best = c
             continue
@@ -211,6 +228,7 @@ def compiled():
         # its many array arguments, per card played (the engine's play_cards is compiled here once more)
         inline = numba.njit(nogil=True, inline="always")
         _play_cards = inline(kernels.play_cards)
+        globals()["_lowest"] = inline(_lowest)
         globals()["_cheapest"] = inline(_cheapest)
         _greedy = inline(greedy_card)
         _compiled = (_greedy, numba.njit(nogil=True, cache=True)(play_out))
