@@ -63,9 +63,7 @@ def greedy_card(t, current, hands_flat, trick_flat, hand_state, discards, follow
     if legal & (legal - one) == zero:  # one card: no choice
         return _lowest(legal)
     trump = hand_state[t, TRUMP]
-    tpow = tpow_all[trump]
-    higher = higher_all[trump]
-    trumps = trumps_all[trump]
+    trumps = trumps_all[trump]  # (tables are indexed in two dimensions: a row view would cost a reference count)
     held = hands_flat[row] | hands_flat[row + 1] | hands_flat[row + 2] | hands_flat[row + 3] | discards[t]
     outside = held & ~hand & all_cards  # not played and not this seat's: what it has not seen
     if tl == 0:
@@ -76,10 +74,10 @@ def greedy_card(t, current, hands_flat, trick_flat, hand_state, discards, follow
         while m != zero:  # the legal cards in id order
             c = _lowest(m)
             m &= m - one
-            if (higher[c] & outside) != zero:
+            if (higher_all[trump, c] & outside) != zero:
                 continue  # not a master
-            if tpow[c] >= 0:
-                if pull and (best_trump < 0 or tpow[c] < tpow[best_trump]):
+            if tpow_all[trump, c] >= 0:
+                if pull and (best_trump < 0 or tpow_all[trump, c] < tpow_all[trump, best_trump]):
                     best_trump = c
             elif best_side < 0 or pts[c] > pts[best_side] or (pts[c] == pts[best_side] and rp[c] > rp[best_side]):
                 best_side = c
@@ -87,23 +85,23 @@ def greedy_card(t, current, hands_flat, trick_flat, hand_state, discards, follow
             return best_trump
         if best_side >= 0:
             return best_side
-        return _cheapest(legal, n, tpow, pts, rp, True)
+        return _cheapest(legal, trump, tpow_all, pts, rp, True)
     led_card = trick_flat[row]
-    led = colour[led_card] if tpow[led_card] < 0 else trump
+    led = colour[led_card] if tpow_all[trump, led_card] < 0 else trump
     win_i, win_power = 0, -1.0
     trick_points = 0
     for i in range(tl):
         c = trick_flat[row + i]
         trick_points += pts[c]
-        p = tpow[c] if tpow[c] >= 0 else (rp[c] if colour[c] == led else -1.0)
+        p = tpow_all[trump, c] if tpow_all[trump, c] >= 0 else (rp[c] if colour[c] == led else -1.0)
         if p > win_power:
             win_i, win_power = i, p
     win_card = trick_flat[row + win_i]
     last = tl == 3
     if (hand_state[t, LEADER] + win_i) & 3 == s ^ 2:  # partner winning
-        sure = last or ((higher[win_card] & outside) == zero and (tpow[win_card] >= 0 or (outside & trumps) == zero))
+        sure = last or ((higher_all[trump, win_card] & outside) == zero and (tpow_all[trump, win_card] >= 0 or (outside & trumps) == zero))
         if not sure:
-            return _cheapest(legal, n, tpow, pts, rp, True)
+            return _cheapest(legal, trump, tpow_all, pts, rp, True)
         best = -1  # smear: side cards first, most points, lowest rank
         m = legal
         while m != zero:
@@ -112,7 +110,7 @@ def greedy_card(t, current, hands_flat, trick_flat, hand_state, discards, follow
             if best < 0:
                 best = c
                 continue
-            a_side, b_side = tpow[c] < 0, tpow[best] < 0
+            a_side, b_side = tpow_all[trump, c] < 0, tpow_all[trump, best] < 0
             if a_side != b_side:
                 if a_side:
                     best = c
@@ -128,11 +126,11 @@ def greedy_card(t, current, hands_flat, trick_flat, hand_state, discards, follow
     while m != zero:
         c = _lowest(m)
         m &= m - one
-        p = tpow[c] if tpow[c] >= 0 else (rp[c] if colour[c] == led else -1.0)
+        p = tpow_all[trump, c] if tpow_all[trump, c] >= 0 else (rp[c] if colour[c] == led else -1.0)
         if p > win_power:
             if low_win < 0 or p < low_p:
                 low_win, low_p = c, p
-            if (higher[c] & outside) == zero and (low_sure < 0 or p < sure_p):
+            if (higher_all[trump, c] & outside) == zero and (low_sure < 0 or p < sure_p):
                 low_sure, sure_p = c, p
     if low_win >= 0:
         if last:
@@ -141,7 +139,7 @@ def greedy_card(t, current, hands_flat, trick_flat, hand_state, discards, follow
             return low_sure
         if tl == 2 or trick_points:
             return low_win
-    return _cheapest(legal, n, tpow, pts, rp, False)
+    return _cheapest(legal, trump, tpow_all, pts, rp, False)
 
 
 _DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
@@ -155,7 +153,7 @@ def _lowest(m):
     return _DEBRUIJN_INDEX[((m & (~m + U64(1))) * _DEBRUIJN) >> U64(58)]
 
 
-def _cheapest(legal, n, tpow, pts, rp, trumps_first_key):
+def _cheapest(legal, trump, tpow_all, pts, rp, trumps_first_key):
     """The first card minimising (is trump, points, rank) (``trumps_first_key``) or (points, is trump, rank)."""
     one = U64(1)
     best = -1
@@ -166,7 +164,7 @@ def _cheapest(legal, n, tpow, pts, rp, trumps_first_key):
         if best < 0:
             best = c
             continue
-        ta, tb = tpow[c] >= 0, tpow[best] >= 0
+        ta, tb = tpow_all[trump, c] >= 0, tpow_all[trump, best] >= 0
         if trumps_first_key:
             if ta != tb:
                 if tb:
