@@ -4,6 +4,7 @@ Python rollouts, at equal world counts, in one run; and a duplicate match betwee
     PYTHONPATH=$PWD python benchmarks/bench_search.py                         # speed: 24 worlds, 5 repeats
     PYTHONPATH=$PWD python benchmarks/bench_search.py --samples 24 96 --positions 150 --repeats 5
     PYTHONPATH=$PWD python benchmarks/bench_search.py --match 200 --match-seed 7000   # + the duplicate match
+    PYTHONPATH=$PWD python benchmarks/bench_search.py --best 4 --repeats 3           # make_agent("best")'s time
 
 Speed: the card-play positions (at least two distinct cards to choose from, so that search runs) of
 ``--hands`` seeded hands played by the heuristic are collected once; every repeat then times
@@ -67,6 +68,35 @@ def summary(xs: list[float], fmt: str = ".1f") -> str:
     return f"{statistics.median(xs):{fmt}} [{min(xs):{fmt}}, {max(xs):{fmt}}]"
 
 
+def best_times(hands: int, seed: int) -> tuple[float, float]:
+    """(ms per decision of ``make_agent("best")`` over all its decisions, ms per card-play decision) in
+    ``hands`` hands where it plays seats 0 and 2 and the heuristic seats 1 and 3."""
+    from rook_env.agents import make_agent
+
+    env = rook_env.raw_env()
+    best = make_agent("best", seed=seed)
+    heur = HeuristicAgent(seed=seed)
+    t_all = t_play = 0.0
+    n_all = n_play = 0
+    for h in range(hands):
+        env.reset(seed=seed + h)
+        game = env.game
+        while not game.is_over:
+            obs = env.observe(env.agent_selection)
+            if game.current & 1:
+                env.step(heur.act(obs))
+                continue
+            in_play = game.phase == PLAY
+            t0 = time.perf_counter()
+            action = best.act(obs)
+            dt = time.perf_counter() - t0
+            t_all, n_all = t_all + dt, n_all + 1
+            if in_play:
+                t_play, n_play = t_play + dt, n_play + 1
+            env.step(action)
+    return 1000 * t_all / n_all, 1000 * t_play / n_play
+
+
 def search_agent(seed: int | None, samples: int, engine: str) -> SearchAgent:
     return SearchAgent(seed=seed, samples=samples, engine=engine)
 
@@ -82,7 +112,15 @@ def main() -> None:
     p.add_argument("--match-samples", type=int, default=0,
                    help="also match the batched engine with this many worlds against Python search at --samples[0]")
     p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--best", type=int, default=0, help="only time make_agent('best') over this many hands per repeat")
     args = p.parse_args()
+    if args.best:
+        best_times(1, args.seed + 10**6)  # warm-up: the network, the kernels (compiled or loaded from the cache)
+        rows = [best_times(args.best, args.seed + 1000 * r) for r in range(args.repeats)]
+        print(f"make_agent('best') in seats 0 and 2 against the heuristic, {args.best} hands x {args.repeats} repeats:")
+        print(f"  ms per decision (all): {summary([r[0] for r in rows])}; "
+              f"ms per card-play decision: {summary([r[1] for r in rows])}")
+        return
     obs_list = positions(args.hands, args.seed)
     print(f"{len(obs_list)} searched card-play positions from {args.hands} heuristic hands (seed {args.seed}); "
           f"{args.repeats} repeats, median [min, max]")
