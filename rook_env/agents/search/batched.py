@@ -256,6 +256,11 @@ class BatchedRollouts:
         self.env = None
         self._grow(min(int(capacity), self.max_tables))
 
+    def __deepcopy__(self, memo: dict) -> BatchedRollouts:
+        # a fresh engine: copying would cut the kernels' argument views off the copied arrays, and no state
+        # outlives a call
+        return BatchedRollouts(self.config, self.capacity, self.max_tables)
+
     def _grow(self, tables: int) -> None:
         """A new engine of ``tables`` tables (the kernels' arguments are views of its arrays)."""
         from rook_env.vector import RookVectorEnv  # numpy and the kernels only
