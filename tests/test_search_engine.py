@@ -103,3 +103,21 @@ def test_load_states_counts_tables_and_checks_states():
         env.load_states([over])
     env.load_states([st] * 4)  # one object for every table: encoded once, loaded four times
     assert (env.current_player == st.current).all()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_loading_without_observations_keeps_the_state_and_masks(backend):
+    cfg = make_config()
+    states = random_positions(cfg, 16, seed=5)
+    env = RookVectorEnv(len(states), backend=backend)
+    _, info = env.load_states(states, observations=False)
+    for t, st in enumerate(states):
+        assert info["seat"][t] == st.current and mask_int(info["action_mask"][t]) == st.legal_mask()
+    assert (env.phase == [st.phase for st in states]).all()
+
+
+def test_finish_hands_refuses_tables_with_cards_left():
+    env = RookVectorEnv(2, backend="numpy")
+    env.load_states(random_positions(make_config(), 2, seed=8))
+    with pytest.raises(ValueError, match="cards left to play"):
+        env.finish_hands([0, 1])
