@@ -4,7 +4,10 @@ An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the s
 checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards on top of that agent, which
 bids, discards and names trump: ``"search:ppo"``) for the partnership game; ``"random"``, ``"call_partner_heuristic"`` or a
 train.py checkpoint given as ``"ppo:<path>"`` for call-your-partner Rook (``"ppo:<path>"`` works in
-both games). A checkpoint plays only the game (and call-your-partner table size) it was trained
+both games). ``"best"`` is the strongest player the project ships for the table's game (:data:`BEST`):
+search on top of the shipped network in the partnership game (``"search:ppo"``, its card play searched on the
+batched engine where numba is installed); a game without search (call-your-partner Rook) gets its heuristic
+(its trained agents do not beat it yet). A checkpoint plays only the game (and call-your-partner table size) it was trained
 for: loading it elsewhere raises ``CheckpointError`` saying which game it was trained for. The rule
 flags handed to :func:`make_agent` pick the game with their ``game`` key (the game registry's games,
 :mod:`rook_env.games`; default ``"partnership"``, the four-player game of :mod:`rook_env`;
@@ -31,7 +34,7 @@ from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
 
 __all__ = [
-    "AGENT_SPECS", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "HEURISTICS", "ONE_GAME_SPECS", "TeamSpec", "build_agent",
+    "AGENT_SPECS", "BEST", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "HEURISTICS", "ONE_GAME_SPECS", "TeamSpec", "build_agent",
     "check_team", "game_config", "game_specs", "make_agent", "parse_team", "spec_game", "spec_label", "split_game",
 ]
 
@@ -42,13 +45,17 @@ GAMES = game_names()  # values of the ``game`` key of rule flags: the game regis
 ONE_GAME_SPECS = {"search": "partnership", "ppo": "partnership"}
 ONE_GAME_FORMS = {"partnership": "a checkpoint path ending in .pt, 'search:<spec>' (e.g. 'search:ppo'), "
                                  "'rllib:<checkpoint dir>'"}
+# "best" per game: the strongest player shipped (docs/agents.md gives its time per decision); a game not
+# listed gets its heuristic
+BEST = {"partnership": "search:ppo"}
 HEURISTICS: dict[str, Callable[..., Agent]] = {"heuristic": HeuristicAgent,
                                                "call_partner_heuristic": CallPartnerHeuristic}
 
 
 def _registry_specs(game: str) -> tuple[str, ...]:
     heuristic = get_game(game).heuristic
-    return ("random", *((heuristic,) if heuristic else ()), *(s for s, sg in ONE_GAME_SPECS.items() if sg == game))
+    return ("random", *((heuristic,) if heuristic else ()), *(s for s, sg in ONE_GAME_SPECS.items() if sg == game),
+            *(("best",) if game in BEST or heuristic else ()))
 
 
 # Agent specs per game, from the registry (the partnership game also takes a checkpoint path ending in .pt).
@@ -105,6 +112,11 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
     if spec in HEURISTICS and plays is not None and "game" not in flags:
         flags = {**flags, "game": plays}
     game, rules = split_game(flags)
+    if spec == "best":
+        best = BEST.get(game) or get_game(game).heuristic
+        if not best:
+            raise ValueError(f"the {game} game has no 'best' player (no search and no heuristic); {_spec_help(game)}")
+        return make_agent(best, seed=seed, **{**flags, "game": game})
     if spec == "random":
         game_config(flags)  # a random agent ignores the rules, but a bad flag is still the caller's error
         return RandomAgent(seed=seed)
