@@ -114,14 +114,21 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
     model = ActorCritic(obs_dim, n_actions, cfg.hidden, critic_dim, cfg.critic_hidden).to(device)
     optimizer = make_optimizer(model, cfg.lr, eps=1e-5)
     ppo_settings = PPOSettings.of(cfg)
-    collector = Collector(cfg, device, rng)
+    if cfg.ray.collectors:  # collector actors on a Ray cluster, behind the same interface (ray is imported only here)
+        from .ray_collection import RayCollectors
+
+        collector = RayCollectors(cfg, rng, log=lambda line: log(line))
+    else:
+        collector = Collector(cfg, device, rng)
+    # Ray's collectors play while the learner updates already: overlap is the in-process collector's way to do it
+    overlap = cfg.overlap and not cfg.ray.collectors
     update_gen = torch.Generator(device=device)  # the update's minibatch shuffles
     update_gen.manual_seed(int(rng.integers(2**62)))
     gens = {"collect": collector.gen, "update": update_gen}
     # overlap: the collector plays with ``behaviour``, the weights before the update that runs beside it. A rollout
     # collected ahead is ``ahead`` (batch, stats, seconds); ``ahead_from`` says how it started (its number, the
     # weights, the random states), saved in checkpoints so that a resume collects it again.
-    behaviour = copy.deepcopy(model).eval() if cfg.overlap else model
+    behaviour = copy.deepcopy(model).eval() if overlap else model
     ahead: tuple | None = None
     ahead_from: dict | None = None
     state = {"iteration": 0, "decisions": 0, "wall_seconds": 0.0, "best": None, "history": [], "bc": None,
@@ -141,7 +148,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
     for path in cfg.league:  # fixed pool members (not saved in checkpoints: the config names them)
         collector.league.append(load_model(path, game, obs_dim, n_actions).actor.to(device).eval())
     if ahead_from is not None:  # the rollout the interrupted run had collected ahead, collected again
-        if not cfg.overlap:
+        if not overlap:
             raise CheckpointError(f"{resume!r} was saved with a rollout collected ahead (overlap: true): resume it "
                                   f"with overlap: true")
         behaviour.load_state_dict(ahead_from["weights"])
@@ -241,7 +248,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
 
             # ---------------------------------------------------------------- update
             t1 = time.time()
-            if cfg.overlap:
+            if overlap:
                 # The next rollout, played by the weights before this update, is collected while it runs (on the
                 # last iteration too: a run extended with --resume then goes on exactly as one that ran longer).
                 behaviour.load_state_dict(model.state_dict())
@@ -273,6 +280,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
                 writer.add_scalar(k, v, dec)
             rec = {"iteration": it, "decisions": dec, "wall_seconds": state["wall_seconds"],
                    **{k.split("/")[1]: v for k, v in scalars.items() if k.startswith(("losses", "train", "perf"))}}
+            if "ray" in cstats:  # where the rollout came from (rook_env.training.ray_collection)
+                rec["rollout"] = cstats["ray"]
             state["history"].append(rec)
             if cfg.eval_every and it % cfg.eval_every == 0:
                 rec["eval"] = run_eval()
@@ -307,6 +316,10 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             print(f"\ntraining failed: {agent_path} holds the best checkpoint's model "
                   f"(iteration {state['best']['iteration']}); last.pt the last saved iteration", file=sys.stderr)
         raise
+    finally:
+        if cfg.ray.collectors:
+            collector.close()
+            log("ray: " + ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in collector.ledger.items()))
     if bar is not None:
         bar.close()
     state["wall_seconds"] = run_clock.seconds()
@@ -320,7 +333,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             paths.update(best=best_ckpt, agent=agent_path)
         summary = {"name": cfg.name, "seed": cfg.seed, "stop_reason": stop_reason, "iterations": state["iteration"],
                    "decisions": state["decisions"], "wall_seconds": round(state["wall_seconds"], 1),
-                   "interrupted_during": phase, "best": state["best"], "paths": paths}
+                   "interrupted_during": phase, "best": state["best"], "paths": paths,
+                   **({"ray": collector.ledger} if cfg.ray.collectors else {})}
         if not quiet:
             print("\n" + interruption_note(summary, cfg.eval_every), file=sys.stderr)
         return summary
@@ -342,7 +356,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
         "name": cfg.name, "seed": cfg.seed, "stop_reason": stop_reason, "iterations": state["iteration"],
         "decisions": state["decisions"], "wall_seconds": round(state["wall_seconds"], 1),
         "device": str(device), "machine": machine_info(), "bc": state["bc"], "best": state["best"],
-        "final_eval": final, "playoff": playoff,
+        "final_eval": final, "playoff": playoff, **({"ray": collector.ledger} if cfg.ray.collectors else {}),
         "paths": {"last": last_ckpt, "best": best_ckpt, "agent": agent_path, "curve": curve},
         "config": dataclasses.asdict(cfg),
     }
