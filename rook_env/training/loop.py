@@ -334,7 +334,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
         summary = {"name": cfg.name, "seed": cfg.seed, "stop_reason": stop_reason, "iterations": state["iteration"],
                    "decisions": state["decisions"], "wall_seconds": round(state["wall_seconds"], 1),
                    "interrupted_during": phase, "best": state["best"], "paths": paths,
-                   **({"ray": collector.ledger} if cfg.ray.collectors else {})}
+                   **({"ray": collector.report()} if cfg.ray.collectors else {})}
         if not quiet:
             print("\n" + interruption_note(summary, cfg.eval_every), file=sys.stderr)
         return summary
@@ -356,7 +356,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
         "name": cfg.name, "seed": cfg.seed, "stop_reason": stop_reason, "iterations": state["iteration"],
         "decisions": state["decisions"], "wall_seconds": round(state["wall_seconds"], 1),
         "device": str(device), "machine": machine_info(), "bc": state["bc"], "best": state["best"],
-        "final_eval": final, "playoff": playoff, **({"ray": collector.ledger} if cfg.ray.collectors else {}),
+        "final_eval": final, "playoff": playoff, **({"ray": collector.report()} if cfg.ray.collectors else {}),
         "paths": {"last": last_ckpt, "best": best_ckpt, "agent": agent_path, "curve": curve},
         "config": dataclasses.asdict(cfg),
     }

@@ -34,6 +34,7 @@ imports it (tests/test_ray_cluster.py).
 
 from __future__ import annotations
 
+import collections
 import copy
 import dataclasses
 import sys
@@ -122,8 +123,10 @@ class RayCollectors:
     def __init__(self, cfg: Config, rng: np.random.Generator, log: Callable[[str], None] | None = None) -> None:
         self.ray = ray = import_ray()
         if not ray.is_initialized():
-            ray.init(address=cfg.ray.address or None, namespace=NAMESPACE, log_to_driver=False,
-                     **({} if cfg.ray.address else {"include_dashboard": False}))
+            kw: dict[str, Any] = {"include_dashboard": False} if not cfg.ray.address else {}
+            if cfg.ray.address.startswith(("127.", "localhost")):  # a driver on the head machine stays on loopback
+                kw["_node_ip_address"] = "127.0.0.1"
+            ray.init(address=cfg.ray.address or None, namespace=NAMESPACE, log_to_driver=False, **kw)
         self.cfg, self.rng = cfg, rng
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         self.pool: list[nn.Module] = []
@@ -143,7 +146,7 @@ class RayCollectors:
         # the ledger: what came back and what became of it
         self.ledger = {"booked_rollouts": 0, "booked_decisions": 0, "dropped_rollouts": 0, "dropped_decisions": 0,
                        "collectors_replaced": 0, "in_flight_at_close": 0}
-        self.dropped: list[dict] = []  # the dropped rollouts' ids
+        self.dropped: list[dict] = []  # the dropped rollouts' ids (the summary's ray.dropped)
 
     # ---------------------------------------------------------------------------------------- actors
     def _start(self, slot: int) -> None:
@@ -164,6 +167,19 @@ class RayCollectors:
         actor_class = ray.remote(CollectorWorker)
         self.actors[slot] = actor_class.options(**options).remote(
             collector_config(self.cfg), self.model_kwargs, int(self.rng.integers(2**62)), rid)
+
+    def _await_placement(self) -> None:
+        """Wait until the collectors have started (placed on nodes, the package imported), so that they all begin
+        on the first weights; log where they are. One that cannot be placed within WAIT_LOG_SECONDS is left to
+        start later (its rollouts then simply arrive later)."""
+        ray = self.ray
+        refs = {actor.node_id.remote(): slot for slot, actor in enumerate(self.actors)}
+        ready, waiting = ray.wait(list(refs), num_returns=len(refs), timeout=WAIT_LOG_SECONDS)
+        nodes = collections.Counter(ray.get(ready))
+        self.log(f"ray: {len(ready)} collectors started on {len(nodes)} node(s) "
+                 f"({', '.join(f'{n[:8]}: {c}' for n, c in nodes.items())})"
+                 + (f"; {len(waiting)} still waiting for a node with {self.cfg.ray.num_cpus:g} CPU "
+                    f"{self.cfg.ray.resources or ''} free" if waiting else ""))
 
     def _submit(self, slot: int, progress: float) -> None:
         ref = self.actors[slot].collect.remote(self.weights_ref, self.weights_version, self.opponents_ref,
@@ -194,6 +210,8 @@ class RayCollectors:
             self.model_kwargs = model.kwargs()
             for slot in range(self.cfg.ray.collectors):
                 self._start(slot)
+            self._await_placement()
+            for slot in range(self.cfg.ray.collectors):
                 self._submit(slot, progress)
         waited = time.time()
         try:
@@ -222,7 +240,7 @@ class RayCollectors:
                 if meta["lag"] > self.cfg.ray.max_lag:
                     self.ledger["dropped_rollouts"] += 1
                     self.ledger["dropped_decisions"] += meta["decisions"]
-                    self.dropped.append(meta)
+                    self.dropped.append({k: meta[k] for k in ("session", "collector", "incarnation", "seq", "lag")})
                     self.log(f"ray: dropped a rollout of collector {slot}: lag {meta['lag']} > max_lag "
                              f"{self.cfg.ray.max_lag} ({meta['decisions']} decisions)")
                     continue
@@ -238,3 +256,7 @@ class RayCollectors:
         for actor in self.actors:
             self.ray.kill(actor)
         self.actors, self.pending = [], {}
+
+    def report(self) -> dict:
+        """The ledger and the dropped rollouts' ids (the run summary's ``ray`` entry)."""
+        return {**self.ledger, "dropped": list(self.dropped)}
