@@ -10,6 +10,11 @@ draw from their own torch generators, so a run stays reproducible; checkpoints r
 collected ahead started (its weights and random states) and a resume collects it again, so cut-and-resumed
 runs equal straight ones. ``overlap: false`` collects, then updates, in turn.
 
+**On a Ray cluster** (the config's ``ray`` section, ``ray.collectors > 0``): the collector is
+:class:`~rook_env.training.ray_collection.RayCollectors`, collector actors behind the same ``collect``; they play
+while the learner updates, so ``overlap`` does not apply, and each iteration's history entry records its rollout's
+origin (``rollout``). Without the section nothing here imports Ray.
+
 **Stopping and interruptions.** A run stops at ``total_decisions`` or at ``max_minutes`` of the run's wall
 time across resumes (:class:`~rook_env.training.reporting.RunClock`), whichever comes first, and then
 finishes normally. Ctrl-C drops the iteration in progress, saves ``last.pt`` at the last completed one (or,
@@ -295,6 +300,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             if bar is not None:
                 bar.update(dec, progress_figures(rec, state["history"]))
 
+        if cfg.ray.collectors:  # no more rollouts: the cores go to the evaluation
+            collector.close()
         if not state["history"] or "eval" not in state["history"][-1]:  # evaluate the final policy too
             ev = run_eval()
             if state["history"]:

@@ -143,6 +143,7 @@ class RayCollectors:
         self.incarnation: list[int] = []
         self.pending: dict[Any, int] = {}  # rollout in flight -> slot
         self.model_kwargs: dict | None = None
+        self.closed = False
         # the ledger: what came back and what became of it
         self.ledger = {"booked_rollouts": 0, "booked_decisions": 0, "dropped_rollouts": 0, "dropped_decisions": 0,
                        "collectors_replaced": 0, "in_flight_at_close": 0}
@@ -251,7 +252,10 @@ class RayCollectors:
             self.version += 1  # the loop updates the model after each collect
 
     def close(self) -> None:
-        """End the collector actors (their rollouts in flight are discarded: never booked)."""
+        """End the collector actors (their rollouts in flight are discarded: never booked). Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
         self.ledger["in_flight_at_close"] = len(self.pending)
         for actor in self.actors:
             self.ray.kill(actor)
