@@ -75,7 +75,10 @@ def main() -> None:
     args = p.parse_args()
     import ray
 
-    from rook_env.training.ray_cluster import LocalCluster
+    from rook_env.training.ray_cluster import CLUSTER_ENV, LocalCluster
+
+    for k, v in CLUSTER_ENV.items():  # this driver joins the cluster in the nodes' environment
+        os.environ.setdefault(k, v)
     from rook_env.training.ray_collection import NAMESPACE, RayCollectors
 
     cfg = make_train_config(args.config, ["league=[]", *args.set])

@@ -53,25 +53,29 @@ def test_the_default_config_never_imports_ray(tmp_path):
 # ============================================================================================ the cluster
 @pytest.fixture(scope="module")
 def cluster():
-    """The cluster's address, with this process connected to it as a driver."""
+    """The cluster's address, with this process connected to it as a driver (it and its train.py subprocesses in
+    the environment of rook_env.training.ray_cluster.CLUSTER_ENV, as the nodes)."""
     ray = pytest.importorskip("ray")
-    from rook_env.training.ray_cluster import LocalCluster
+    from rook_env.training.ray_cluster import CLUSTER_ENV, LocalCluster
     from rook_env.training.ray_collection import NAMESPACE
 
     given = os.environ.get("ROOK_RAY_ADDRESS")
-    local = None if given else LocalCluster(nodes=2, cpus=1).start()
-    address = given or local.address
-    try:
-        ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, _node_ip_address="127.0.0.1")
-        deadline = time.time() + 60
-        while len([n for n in ray.nodes() if n["Alive"]]) < 2:
-            assert time.time() < deadline, f"the cluster at {address} has fewer than two live nodes"
-            time.sleep(1)
-        yield address
-    finally:
-        ray.shutdown()
-        if local is not None:
-            local.stop()
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in CLUSTER_ENV.items():
+            mp.setenv(k, os.environ.get(k, v))  # .ci/run sets them for the cluster it starts
+        local = None if given else LocalCluster(nodes=2, cpus=1).start()
+        address = given or local.address
+        try:
+            ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, _node_ip_address="127.0.0.1")
+            deadline = time.time() + 60
+            while len(alive_nodes()) < 2:
+                assert time.time() < deadline, f"the cluster at {address} has fewer than two live nodes"
+                time.sleep(1)
+            yield address
+        finally:
+            ray.shutdown()
+            if local is not None:
+                local.stop()
 
 
 def alive_nodes() -> set[str]:

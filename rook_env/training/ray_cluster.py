@@ -18,6 +18,13 @@ import tempfile
 import time
 
 
+# The environment of the nodes, and of the drivers that join them (:meth:`LocalCluster.driver_env`). Ray 2.60 turns
+# token authentication on for a process that finds ~/.ray/auth_token (written by any local ``ray.init()`` on the
+# machine), so nodes and drivers started at different times would disagree; this test cluster on loopback addresses
+# states the mode for all of them.
+CLUSTER_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+
+
 def free_port() -> int:
     """A TCP port free on the loopback interface now."""
     with socket.socket() as s:
@@ -29,7 +36,7 @@ class LocalCluster:
     """``nodes`` Ray nodes on this machine, ``cpus`` CPUs each; node i has the custom resource ``node_i`` (1), so
     that work can be pinned to a node. Use as a context manager; ``address`` is the head's ``HOST:PORT``."""
 
-    def __init__(self, nodes: int = 2, cpus: float = 1, object_store_mb: int = 100, start_timeout: float = 120) -> None:
+    def __init__(self, nodes: int = 2, cpus: float = 1, object_store_mb: int = 1000, start_timeout: float = 120) -> None:
         self.nodes, self.cpus, self.object_store_mb, self.start_timeout = nodes, cpus, object_store_mb, start_timeout
         self.procs: list[subprocess.Popen] = []
         self.logs: list[str] = []
@@ -50,7 +57,7 @@ class LocalCluster:
             cmd += [f"--address={self.address}"]
         log = os.path.join(self.dir, f"node_{i}.log")
         self.logs.append(log)
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        env = {**os.environ, **CLUSTER_ENV}
         with open(log, "wb") as fh:  # its own session: the node's processes are one process group, ours to stop
             self.procs.append(subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env,
                                                start_new_session=True))
@@ -62,9 +69,19 @@ class LocalCluster:
                 raise RuntimeError(f"ray node {i} did not start ({' '.join(cmd)}):\n{tail}")
             time.sleep(0.5)
 
-    def start(self) -> LocalCluster:
-        for i in range(self.nodes):
-            self._start(i)
+    def start(self, attempts: int = 3) -> LocalCluster:
+        """Start the nodes; on a failure (a port taken meanwhile by another program) stop them and start again on
+        new ports, ``attempts`` times in all."""
+        for attempt in range(attempts):
+            try:
+                for i in range(self.nodes):
+                    self._start(i)
+                return self
+            except RuntimeError:
+                if attempt == attempts - 1:
+                    raise
+                self.logs = []
+                self.address = f"127.0.0.1:{free_port()}"
         return self
 
     def stop(self) -> None:

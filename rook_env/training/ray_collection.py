@@ -6,7 +6,8 @@ whichever node has room. The learner is the driver: :class:`RayCollectors` has t
 
 **Weights** go out through the object store: each learner version is put there once and every collector
 started on it reads that one copy; the opponent pool (league members and snapshots) likewise, only when
-it changes.
+it changes. Rollouts come back the same way (about 3.4 kB per decision: the centralized critic's input travels
+without the observation it begins with, :func:`pack`).
 
 **Asynchrony and policy lag.** Every collector always has one rollout in flight. ``collect`` takes the first
 rollout that is ready, hands that collector the current weights for its next one at once (it plays while the
@@ -99,6 +100,7 @@ class CollectorWorker:
             self.opponents_version = opponents_version
         t0 = time.perf_counter()
         batch, stats = self.collector.collect(self.model, progress)
+        batch = pack(batch)
         stats["ray"] = {**self.id, "seq": self.seq, "node": self.node, "version": version,
                         "decisions": len(batch["act"]), "seconds": time.perf_counter() - t0}
         self.seq += 1
@@ -106,6 +108,25 @@ class CollectorWorker:
 
     def node_id(self) -> str:
         return self.node
+
+
+def pack(batch: dict) -> dict:
+    """A collector's batch for the trip to the learner: the centralized critic's input begins with the observation
+    (``state_for``: the seat's observation, then the hidden cards), so only the rest travels when that holds."""
+    cin, obs = batch["cin"], batch["obs"]
+    d = obs.shape[1]
+    if cin is not None and cin.shape[1] > d and np.array_equal(cin[:, :d], obs):
+        batch = {**batch, "cin": None, "cin_rest": np.ascontiguousarray(cin[:, d:])}
+    return batch
+
+
+def unpack(batch: dict) -> dict:
+    """The learner's own (writable) copy of a :func:`pack` ed batch, the critic's input whole again."""
+    rest = batch.get("cin_rest")
+    out = {k: None if v is None else np.array(v) for k, v in batch.items() if k != "cin_rest"}
+    if rest is not None:
+        out["cin"] = np.concatenate([out["obs"], rest], axis=1)
+    return out
 
 
 def actor_like(model: ActorCritic, state_dict: dict) -> nn.Module:
@@ -224,20 +245,20 @@ class RayCollectors:
                              f"{self.cfg.ray.resources or ''} free (ray status shows the cluster)")
                     continue
                 slot = self.pending.pop(ready[0])
+                self._submit(slot, progress)  # its result is stored: it plays the next rollout while we take this one
                 try:
                     batch, stats = ray.get(ready[0])
                 except ray.exceptions.RayActorError as exc:
+                    self.pending = {ref: s for ref, s in self.pending.items() if s != slot}  # sent to the dead one
                     self.ledger["collectors_replaced"] += 1
                     self.log(f"ray: collector {slot} (incarnation {self.incarnation[slot]}) died, its rollout in "
                              f"flight lost: {type(exc).__name__}; replaced by a new collector")
                     self._start(slot)
                     self._submit(slot, progress)
                     continue
-                # own copies: the object store hands out read-only views (and frees its copy once they are gone)
-                batch = {k: None if v is None else np.array(v) for k, v in batch.items()}
+                batch = unpack(batch)
                 meta = stats["ray"]
                 meta["lag"] = self.version - meta["version"]
-                self._submit(slot, progress)  # it plays the next rollout while the learner updates
                 if meta["lag"] > self.cfg.ray.max_lag:
                     self.ledger["dropped_rollouts"] += 1
                     self.ledger["dropped_decisions"] += meta["decisions"]
