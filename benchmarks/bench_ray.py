@@ -13,6 +13,8 @@ run, interleaved in every repeat (after one warm-up rollout each):
   received by the driver / wall time in steady state (:func:`ray_rate`), weights put in the object store for every
   rollout as in training;
 * ``ray x2``: two Ray collectors, one on each node (the placement is logged), the same way;
+* ``receiving``: the driver's own cost of taking rollouts in (``ray.get`` and :func:`~rook_env.training.ray_collection.unpack`),
+  decisions / seconds: what bounds a learner whose update is fast (a GPU);
 * ``learner``: the PPO update (the config's epochs and minibatches) on a rollout, decisions / update time: the
   rate of collection the learner can consume.
 
@@ -58,12 +60,18 @@ def ray_rate(collectors, model: ActorCritic, rollouts: int) -> float:
     n_collectors = collectors.cfg.ray.collectors
     for _ in range(n_collectors):
         collectors.collect(model, 0.0)
-    t0, n = time.perf_counter(), 0
+    t0, n, receive = time.perf_counter(), 0, 0.0
     for _ in range(rollouts):
-        n += len(collectors.collect(model, 0.0)[0]["act"])
+        batch, stats = collectors.collect(model, 0.0)
+        n += len(batch["act"])
+        receive += stats["ray"]["receive_seconds"]
     seconds = time.perf_counter() - t0
     ray.wait(list(collectors.pending), num_returns=len(collectors.pending))
+    RECEIVE.append(n / receive)
     return n / seconds
+
+
+RECEIVE: list[float] = []  # decisions per second of the driver's receiving (ray.get and unpacking), per measurement
 
 
 def main() -> None:
@@ -122,6 +130,7 @@ def main() -> None:
     print("\ndecisions/s, median [min, max] over", args.repeats, "repeats")
     for k, v in results.items():
         print(f"  {k:<11} {fmt(v)}")
+    print(f"  {'receiving':<11} {fmt(RECEIVE)}   (the driver's ray.get and unpacking alone, every Ray measurement)")
     r1 = [a / b for a, b in zip(results["ray x1"], results["in-process"])]
     r2 = [a / b for a, b in zip(results["ray x2"], results["ray x1"])]
     print(f"  ray x1 / in-process  {statistics.median(r1):.2f} [{min(r1):.2f}, {max(r1):.2f}]")

@@ -50,6 +50,34 @@ def test_the_default_config_never_imports_ray(tmp_path):
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=300)
 
 
+def test_the_ray_section_is_checked_and_set_field_by_field(tmp_path):
+    cfg = make_train_config(None, ["ray={collectors: 3, resources: {node_1: 1}}", "ray.max_lag=5"])
+    assert (cfg.ray.collectors, cfg.ray.resources, cfg.ray.max_lag, cfg.ray.num_cpus) == (3, {"node_1": 1.0}, 5, 1.0)
+    for override, named in (("ray.max_lag=0", "ray.max_lag"), ("ray.collectors=-1", "ray.collectors"),
+                            ("ray.resources={a: 0}", "ray.resources"), ("ray.colectors=2", "ray.colectors"),
+                            ("ray.num_cpus=nan", "ray.num_cpus")):
+        with pytest.raises(ValueError, match=named.replace(".", r"\.")):
+            make_train_config(None, [override])
+
+
+def test_a_batch_travels_without_the_observation_prefix_of_the_critic_input():
+    import numpy as np
+
+    from rook_env.training.ray_collection import pack, unpack
+
+    rng = np.random.default_rng(0)
+    obs = rng.random((50, 7), dtype=np.float32)
+    batch = {"obs": obs, "cin": np.concatenate([obs, rng.random((50, 3), dtype=np.float32)], axis=1),
+             "act": np.arange(50), "mask": None}
+    packed = pack(batch)
+    assert packed["cin"] is None and packed["cin_rest"].shape == (50, 3)
+    back = unpack(packed)
+    assert sorted(back) == sorted(batch) and np.array_equal(back["cin"], batch["cin"])
+    assert back["obs"].flags.writeable and back["obs"] is not obs
+    other = {**batch, "cin": rng.random((50, 10), dtype=np.float32)}  # not prefixed by obs: travels whole
+    assert pack(other)["cin"] is other["cin"] and np.array_equal(unpack(pack(other))["cin"], other["cin"])
+
+
 # ============================================================================================ the cluster
 @pytest.fixture(scope="module")
 def cluster():

@@ -246,6 +246,7 @@ class RayCollectors:
                     continue
                 slot = self.pending.pop(ready[0])
                 self._submit(slot, progress)  # its result is stored: it plays the next rollout while we take this one
+                t0 = time.perf_counter()
                 try:
                     batch, stats = ray.get(ready[0])
                 except ray.exceptions.RayActorError as exc:
@@ -258,6 +259,7 @@ class RayCollectors:
                     continue
                 batch = unpack(batch)
                 meta = stats["ray"]
+                meta["receive_seconds"] = time.perf_counter() - t0  # the learner's cost of taking it in
                 meta["lag"] = self.version - meta["version"]
                 if meta["lag"] > self.cfg.ray.max_lag:
                     self.ledger["dropped_rollouts"] += 1
