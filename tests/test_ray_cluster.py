@@ -163,7 +163,7 @@ def test_trains_across_two_nodes_and_counts_each_decision_once(cluster, tmp_path
 
 def test_a_rollout_over_the_lag_bound_is_dropped_not_booked(cluster, tmp_path):
     # two collectors deliver in turn: after the first round each rollout is 2 updates old, over max_lag=1
-    cfg = tiny_config(tmp_path, "lag", "total_decisions=4000", "ray.collectors=2", "ray.max_lag=1",
+    cfg = tiny_config(tmp_path, "lag", "total_decisions=10000", "ray.collectors=2", "ray.max_lag=1",
                       f"ray.address={cluster}")
     summary = train(cfg, quiet=True)
     history = check_books(summary, max_lag=1)
