@@ -142,8 +142,8 @@ class SparseInputLinear(nn.Linear):
     pass adds up the weight columns of each row's non-zero inputs (times their values), and the weight
     gradient adds each non-zero input times the row's output gradient into that input's weight column. Same
     function, same gradients as ``nn.Linear`` up to float rounding (the sums run in another order;
-    tests/test_model.py), in about a third of the dense products' time for the observation. Elsewhere (CUDA,
-    no numba, other shapes or dtypes) it is ``nn.Linear``."""
+    tests/test_model.py), for a fraction of the dense product's work (the observation's non-zeros are about 6%:
+    docs/results.md, training speed). Elsewhere (CUDA, no numba, other shapes or dtypes) it is ``nn.Linear``."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
         super().__init__(in_features, out_features, bias)  # nn.Linear's initialisation: the same random draws
