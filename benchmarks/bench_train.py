@@ -1,6 +1,10 @@
 """Training throughput: learner decisions per second of collection, of the PPO update and end to end,
 for the collector on the batched engine and the per-table collector it replaced, side by side.
 
+The parts of one iteration (where the time goes). The old side is the collector of f6d7738 with that commit's
+config, not a release: the end-to-end comparison with the first release, by real ``train.py`` runs, is
+benchmarks/bench_train_runs.py.
+
     python benchmarks/bench_train.py                                  # default config, 3 repeats
     python benchmarks/bench_train.py --repeats 5 --clock cpu          # CPU time of this process
     python benchmarks/bench_train.py --config configs/smoke.yaml --set num_envs=32 --old-ref none

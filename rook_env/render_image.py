@@ -1,19 +1,19 @@
 """The table drawn as an image: ``render_mode="rgb_array"`` (numpy ``uint8``, H x W x 3).
 
-Two views, one drawing routine:
+A drawing module: it knows cards and a :class:`Scene` (plain data: what is on the table, per
+absolute seat), not the rules of any game. :func:`draw_scene` draws a scene: seats around an
+ellipse (any number of seats; the viewer at the bottom, play going clockwise: left, across, right),
+the current trick in the middle; with fixed teams the auction, contract and trump top left,
+counters, tricks and scores top right, the nest bottom left, the last trick bottom right; without
+(call-your-partner, 4 to 6 seats) a side panel with the same and per-seat figures. Cards are filled
+with their colour (red, yellow, green, black) with the rank large; the Rook Bird is white with a
+blue bird mark.
 
-- :func:`draw_table` -- the spectator view of a :class:`~rook_env.rules.RookState`: every hand,
-  the nest as dealt and the discards face up (what ``env.render()`` returns with ``rgb_array``);
-- :func:`draw_seat_view` -- what one seat may know, built from that seat's observation vector
-  through :func:`rook_env.observation.decode` (so it cannot show a hidden card): its own hand face
-  up, the other hands as card backs, the nest and discards only for the bidder.
-
-Both build a :class:`Scene` (plain data: what is on the table, per absolute seat) and
-:func:`draw_scene` draws it: seats around an ellipse (any number of seats; the viewer at the bottom,
-play going clockwise: left, across, right), the current trick in the middle, the auction, contract
-and trump top left, counters, tricks and scores top right, the nest bottom left, the last trick
-bottom right. Cards are filled with their colour (red, yellow, green, black) with the rank large;
-the Rook Bird is white with a blue bird mark.
+The scenes of a game's states and observations are built in :mod:`rook_env.render`
+(:func:`~rook_env.render.spectator_scene`, :func:`~rook_env.render.seat_scene`), which also
+draws them: :func:`~rook_env.render.draw_table` (the spectator view, what ``env.render()`` returns
+with ``rgb_array``) and :func:`~rook_env.render.draw_seat_view` (what one seat may know). The
+command line that writes a PNG is :mod:`rook_env.cli.render_image`.
 
 Pillow is an optional extra: ``pip install "rook_env[render]"``. Importing this module works
 without it; drawing raises :class:`RenderDependencyError` naming the extra.
@@ -29,10 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 from gymnasium.error import DependencyNotInstalled
 
-from .cards import COLOUR_NAMES, N_SEATS, Layout
-from .config import RookConfig
-from .render import sorted_hand
-from .rules import BID, PHASE_NAMES, PLAY, RookState
+from .cards import COLOUR_NAMES, Layout
 
 INSTALL_HINT = 'pip install "rook_env[render]"'
 
@@ -155,166 +152,6 @@ class Scene:
     secret_partners: list[int] = field(default_factory=list)  # partners not yet revealed (spectator only)
     partners_text: str | None = None  # one line on the partnership ("P3, revealed", "unknown to P1", ...)
     nest_announced: bool = False  # the "nest holds counters" announcement was made (drawn either way)
-
-
-def scene_from_state(state: RookState) -> Scene:
-    """The spectator's scene: everything face up."""
-    L = state.L
-    last = last_winner = None
-    if state.tricks:
-        lead, cards = state.tricks[-1]
-        last = [((lead + i) % N_SEATS, c) for i, c in enumerate(cards)]
-        last_winner = (lead + state.trick_winner_index(cards)) % N_SEATS
-    over = PHASE_NAMES[state.phase] == "over"
-    notes = []
-    if state.hand_result is not None:
-        res = state.hand_result
-        verdict = "made" if res["made"] else "set"
-        notes.append(
-            f"last hand: P{res['bidder']} bid {res['bid']}, {verdict}; "
-            f"hand scores {res['hand_scores'][0]:+d} / {res['hand_scores'][1]:+d}"
-        )
-    return Scene(
-        layout=L,
-        n_seats=N_SEATS,
-        bottom=0,
-        title="spectator view",
-        phase=PHASE_NAMES[state.phase],
-        to_act=None if over else state.current,
-        dealer=state.dealer,
-        hands=[sorted_hand(L, h) for h in state.hands],
-        auction=[(s, _bid_word(L, a)) for s, a in state.bid_history],
-        bidder=state.bidder if state.bidder >= 0 else None,
-        contract=L.bids[state.high_bid] if state.high_bid >= 0 else None,
-        trump=state.trump if state.trump >= 0 else None,
-        call=L.contract_name(state.call) if state.call >= 0 else None,
-        trick=[((state.leader + i) % N_SEATS, c) for i, c in enumerate(state.trick)] if state.phase == PLAY else [],
-        last_trick=last,
-        last_winner=last_winner,
-        nest=sorted_hand(L, state.nest),
-        nest_label="nest (as dealt)" if state.phase != BID else "nest",
-        discards=sorted_hand(L, state.discards) if state.phase != BID else None,
-        nest_has_counters=state.nest_has_counters,
-        counters=list(state.points),
-        tricks_won=list(state.tricks_won),
-        scores=list(state.scores),
-        tricks_left=L.n_tricks - len(state.tricks),
-        notes=notes,
-    )
-
-
-def scene_from_observation(
-    observation: Any, seat: int, config: RookConfig | None = None, to_act: int | None = None
-) -> Scene:
-    """Seat ``seat``'s scene, from its observation vector (or the PettingZoo dict) alone.
-
-    ``to_act``: the seat to act, public knowledge at a table (the observation does not hold it)."""
-    from .observation import decode
-
-    vec = observation["observation"] if isinstance(observation, dict) else observation
-    config = config or RookConfig()
-    view = decode(vec, config)
-    L = view.layout
-    n = N_SEATS
-
-    def ab(rel: int) -> int:
-        return (seat + rel) % n
-
-    # Other hands: the cards dealt minus the cards each seat was seen to play. The bidder's count
-    # while it holds the nest is not in the observation (its discards are hidden), so it shows the
-    # hand size and the nest as "with the bidder".
-    played_by = [0] * n
-    for rel in view.played.values():
-        played_by[rel] += 1
-    hands: list[list[int] | int] = []
-    for s in range(n):
-        rel = (s - seat) % n
-        hands.append(_sorted(L, view.hand) if rel == 0 else L.hand_size - played_by[rel])
-    bidder = None if view.bidder is None else ab(view.bidder)
-    # The auction in order is not in the observation; per seat we know each bid level and each pass.
-    auction: list[tuple[int, str]] = []
-    for rel, value in view.bids:
-        auction.append((ab(rel), str(value)))
-    for rel, _high in view.passes:
-        auction.append((ab(rel), "pass"))
-    trick = [(ab(rel), c) for rel, c in view.trick]
-    if view.phase == "bid":
-        nest: list[int] | int | None = 5
-        label = "nest"
-        discards = None
-    elif bidder == seat:
-        nest, discards, label = _sorted(L, view.nest), _sorted(L, view.discards), "nest (as dealt)"
-    else:
-        nest, discards, label = 5, None, f"nest (with P{bidder})"
-    def per_team(pair: tuple[int, int]) -> list[int]:  # the observation's order is mine, theirs
-        return [pair[0], pair[1]] if seat & 1 == 0 else [pair[1], pair[0]]
-
-    return Scene(
-        layout=L,
-        n_seats=n,
-        bottom=seat,
-        title=f"P{seat}'s view",
-        phase=view.phase,
-        to_act=to_act,
-        dealer=ab(view.dealer),
-        hands=hands,
-        auction=auction,
-        bidder=bidder,
-        contract=view.contract,
-        trump=view.trump,
-        call=view.call,
-        trick=trick,
-        last_trick=None,
-        last_winner=None,
-        nest=nest,
-        nest_label=label,
-        discards=discards,
-        nest_has_counters=view.nest_has_counters,
-        counters=per_team(view.counters),
-        tricks_won=per_team(view.tricks_won),
-        scores=per_team(view.scores),
-        tricks_left=view.tricks_left,
-    )
-
-
-def _sorted(L: Layout, cards: Sequence[int]) -> list[int]:
-    return sorted_hand(L, sum(1 << c for c in cards))
-
-
-def _bid_word(L: Layout, action: int) -> str:
-    kind = L.action_kind(action)
-    return str(L.bids[action - L.BID0]) if kind == "bid" else kind
-
-
-# ------------------------------------------------------------------------------------ drawing
-def draw_table(state: Any) -> np.ndarray:
-    """The spectator view of ``state`` as an (H, W, 3) ``uint8`` array: a
-    :class:`~rook_env.rules.RookState`, or a call-your-partner
-    :class:`~rook_env.call_partner.rules.CallPartnerState` (n seats, with a side panel)."""
-    if not isinstance(state, RookState):
-        from .call_partner.render import scene_from_state as call_partner_scene
-
-        return draw_scene(call_partner_scene(state))
-    return draw_scene(scene_from_state(state))
-
-
-def draw_seat_view(env: Any, agent: str) -> np.ndarray:
-    """What ``agent`` (e.g. ``"player_2"``) may know at ``env``'s table, as an (H, W, 3) ``uint8`` array.
-
-    Drawn from the seat's observation only (plus who is to act, which every seat sees); a Rook or a
-    call-your-partner environment."""
-    raw = env.unwrapped
-    seat = raw.possible_agents.index(agent)
-    game = raw.game
-    if game is None:
-        raise RuntimeError("draw_seat_view() needs reset() first")
-    to_act = None if game.is_over else game.current
-    vec = raw.observe(agent)["observation"]
-    if not isinstance(game, RookState):
-        from .call_partner.render import scene_from_observation as call_partner_scene
-
-        return draw_scene(call_partner_scene(vec, seat, raw.config, to_act))
-    return draw_scene(scene_from_observation(vec, seat, raw.config, to_act))
 
 
 def seat_centres(n: int, bottom: int = 0, geo: Geometry = CORNERS) -> list[tuple[float, float, float]]:
@@ -571,51 +408,3 @@ def _card_back(d: Any, pos: tuple[int, int], w: int, h: int) -> None:
     x, y = pos
     d.rounded_rectangle((x, y, x + w, y + h), 4, fill=BACK, outline=(230, 230, 230), width=1)
     d.rounded_rectangle((x + 4, y + 4, x + w - 4, y + h - 4), 3, outline=BACK_LINE, width=1)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m rook_env.render_image --seed 3 --decisions 27 --out table.png [--seat 1]``: a PNG of
-    the table after that many decisions by heuristic players (the spectator view, or one seat's);
-    ``--game call_partner --players 5`` for a call-your-partner table."""
-    import argparse
-
-    from .agents import make_agent
-
-    p = argparse.ArgumentParser(prog="python -m rook_env.render_image", description=main.__doc__)
-    p.add_argument("--game", choices=("partnership", "call_partner"), default="partnership")
-    p.add_argument("--players", type=int, choices=(4, 5, 6), default=None, help="--game call_partner: seats (default 5)")
-    p.add_argument("--seed", type=int, default=3)
-    p.add_argument("--decisions", type=int, default=27, help="decisions played before the picture")
-    p.add_argument("--seat", type=int, default=None, help="draw this seat's view")
-    p.add_argument("--out", default="table.png")
-    args = p.parse_args(argv)
-    Image, _, _ = require_pillow()
-    if args.game == "call_partner":
-        from .call_partner import raw_env as call_partner_env
-
-        env = call_partner_env(players=args.players or 5)
-        spec, flags = "call_partner_heuristic", {"game": "call_partner", "players": env.n}
-    else:
-        from .env import raw_env
-
-        if args.players is not None:
-            p.error("--players is for --game call_partner (the partnership game has four players)")
-        env, spec, flags = raw_env(), "heuristic", {}
-    n = len(env.possible_agents)
-    if args.seat is not None and not 0 <= args.seat < n:
-        p.error(f"--seat must be a seat 0..{n - 1}, got {args.seat}")
-    env.reset(seed=args.seed)
-    agents = [make_agent(spec, seed=args.seed + s, **flags) for s in range(n)]
-    for _ in range(args.decisions):
-        if env.game.is_over:
-            break
-        env.step(agents[env.game.current].act(env.observe(env.agent_selection)))
-    img = draw_table(env.game) if args.seat is None else draw_seat_view(env, f"player_{args.seat}")
-    # An adaptive palette keeps the PNG small (flat colours and text).
-    Image.fromarray(img).quantize(colors=64, dither=0).save(args.out, optimize=True)
-    print(f"wrote {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -26,39 +26,26 @@ Call-your-partner records hold the called card(s), the Rook's rank and the partn
 secret until a called card is played: a replay is a spectator's tool) and show each seat's points,
 tricks and score; their swing is the largest hand score minus the smallest.
 
-Command line: ``python -m rook_env.replay --agents heuristic random heuristic random --seed 3
---hands 20 --keep 5 --out runs/replays/hands.html``; ``--game call_partner --players 5 --agents
-call_partner_heuristic random random random random`` for a call-your-partner table.
+Command line (:mod:`rook_env.cli.replay`): ``python -m rook_env.cli.replay --agents heuristic random
+heuristic random --seed 3 --hands 20 --keep 5 --out runs/replays/hands.html``; ``--game call_partner
+--players 5 --agents call_partner_heuristic random random random random`` for a call-your-partner table.
 """
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .cards import COLOUR_NAMES, N_SEATS
-from .render import sorted_hand
-from .call_partner.layout import ROOK_CHOICES
-from .call_partner.rules import PHASE_NAMES as CP_PHASE_NAMES
-from .call_partner.rules import PLAY as CP_PLAY
-from .rules import PHASE_NAMES, PLAY, RookState
+from .cards import COLOUR_NAMES
+from .render import game_of, sorted_hand, table_parts
 
 SELECT_BY = ("swing", "set", "order")
-
-
-def _contract_text(result: dict[str, Any]) -> str:
-    """The contract of a finished hand: ``green``, or the named call (``green low``, ``no trump high``);
-    call-your-partner: ``green, Rook high``."""
-    if result.get("call"):
-        return result["call"]
-    colour = COLOUR_NAMES[result["trump"]] if result["trump"] >= 0 else "no trump"
-    return f"{colour}, Rook {result['rook']}" if result.get("rook") else colour
 
 
 @dataclass
@@ -73,7 +60,7 @@ class HandRecord:
     final: dict[str, Any] | None = None  # the table after the last decision
     result: dict[str, Any] | None = None  # RookState.hand_result (None if the episode ended early)
     ended: str = "hand over"  # or why the recording stopped early
-    game: str = "partnership"  # or "call_partner"
+    game: str = "partnership"  # the game's name in the registry (rook_env.games)
 
     @property
     def swing(self) -> int:
@@ -87,14 +74,7 @@ class HandRecord:
     def summary(self) -> str:
         if self.result is None:
             return f"{len(self.steps)} decisions; {self.ended}"
-        r = self.result
-        scores = " / ".join(f"{v:+d}" for v in r["hand_scores"])
-        if self.game == "call_partner":
-            called = " ".join(r.get("called_names", []))
-            partners = f"partner {' '.join(f'P{s}' for s in r['partners'])}" if r["partners"] else "alone"
-            return (f"P{r['bidder']} bid {r['bid']} in {_contract_text(r)}, called {called} ({partners}), "
-                    f"{'made' if r['made'] else 'set'} with {r['side_points']}; hand scores {scores}")
-        return f"P{r['bidder']} bid {r['bid']} in {_contract_text(r)}, {'made' if r['made'] else 'set'}; hand scores {scores}"
+        return table_parts(self.game).hand_summary(self.result)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -106,9 +86,11 @@ class HandRecord:
 # ---------------------------------------------------------------------------------- recording
 def snapshot(state: Any) -> dict[str, Any]:
     """The whole table as plain data with card names (``R14``, ``Rook``): for replays and logs. A
-    :class:`~rook_env.rules.RookState` or a call-your-partner state (n seats; with the Rook's rank,
-    the called card(s) and the partners as a spectator sees them)."""
+    state of any registered game, with the game's own entries (:meth:`rook_env.render.TableParts.snapshot_extra`;
+    call-your-partner: the Rook's rank, the called card(s) and the partners as a spectator sees them)."""
     L, n = state.L, len(state.hands)
+    parts = table_parts(state)
+    phase = parts.phase_names[state.phase]
 
     def names(mask: int) -> list[str]:
         return [L.card_name(c) for c in sorted_hand(L, mask)]
@@ -124,9 +106,8 @@ def snapshot(state: Any) -> dict[str, Any]:
     for s, a in state.bid_history:
         kind = L.action_kind(a)
         auction.append([s, str(L.bids[a - L.BID0]) if kind == "bid" else kind])
-    partnership = isinstance(state, RookState)
     out = {
-        "phase": (PHASE_NAMES if partnership else CP_PHASE_NAMES)[state.phase],
+        "phase": phase,
         "current": None if state.is_over else state.current,
         "dealer": state.dealer,
         "hands": [names(h) for h in state.hands],
@@ -135,10 +116,9 @@ def snapshot(state: Any) -> dict[str, Any]:
         "auction": auction,
         "bidder": state.bidder if state.bidder >= 0 else None,
         "contract": L.bids[state.high_bid] if state.high_bid >= 0 else None,
-        "trump": COLOUR_NAMES[state.trump] if state.trump >= 0 else (
-            L.contract_name(state.call) if partnership and state.call >= 0 else None),
+        "trump": COLOUR_NAMES[state.trump] if state.trump >= 0 else None,
         "trick": [[(state.leader + i) % n, L.card_name(c)] for i, c in enumerate(state.trick)]
-        if state.phase == (PLAY if partnership else CP_PLAY) else [],
+        if phase == "play" else [],
         "last_trick": last,
         "tricks_played": len(state.tricks),
         "nest_has_counters": state.nest_has_counters,
@@ -146,13 +126,7 @@ def snapshot(state: Any) -> dict[str, Any]:
         "tricks_won": list(state.tricks_won),
         "scores": list(state.scores),
     }
-    if not partnership:
-        from .call_partner.render import nest_announced, spectator_partners
-
-        revealed, secret, text = spectator_partners(state)
-        out.update(rook=None if state.rook_high < 0 else ROOK_CHOICES[1 - state.rook_high],
-                   called=[L.card_name(c) for c in state.called], partners=revealed, secret_partners=secret,
-                   partners_text=text, nest_announced=nest_announced(state))
+    out.update(parts.snapshot_extra(state))
     return out
 
 
@@ -233,10 +207,8 @@ def record_hand(
             ag.reset()
     game = raw.game
     L = game.L
-    partnership = isinstance(game, RookState)
-    rec = HandRecord(agents=labels, flags=_plain(raw.config.to_dict()), seed=seed,
-                     options=_plain(dict(options)) if options else None,
-                     game="partnership" if partnership else "call_partner")
+    rec = HandRecord(agents=labels, flags=json_ready(raw.config.to_dict()), seed=seed,
+                     options=json_ready(dict(options)) if options else None, game=game_of(game).name)
     hands_played = game.hands_played
     while not game.is_over and game.hands_played == hands_played:
         name = env.agent_selection
@@ -269,8 +241,8 @@ def record_hand(
         env.step(action)
     rec.final = snapshot(game) if game.hands_played == hands_played else _final_of_hand(rec, game)
     if game.hands_played != hands_played:
-        rec.result = _plain(dict(game.hand_result))
-        if not partnership:  # the summary names the called cards
+        rec.result = json_ready(dict(game.hand_result))
+        if "called" in rec.result:  # call-your-partner: the summary names the called cards
             rec.result["called_names"] = [L.card_name(c) for c in game.hand_result["called"]]
     return rec
 
@@ -291,26 +263,34 @@ def _final_of_hand(rec: HandRecord, game: Any) -> dict[str, Any]:
     return fin
 
 
-def _plain(x: Any) -> Any:
-    """JSON-ready copy (numpy numbers and arrays to Python)."""
+def json_ready(x: Any) -> Any:
+    """A JSON-ready copy: numpy numbers and arrays to Python, tuples to lists, keys to strings, and
+    NaN / infinity to None (JSON has no such numbers)."""
     if isinstance(x, Mapping):
-        return {str(k): _plain(v) for k, v in x.items()}
+        return {str(k): json_ready(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
+        return [json_ready(v) for v in x]
     if isinstance(x, np.ndarray):
-        return x.tolist()
+        return json_ready(x.tolist())
     if isinstance(x, np.generic):
-        return x.item()
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
     return x
+
+
+def check_selection(n: Any, by: str) -> None:
+    """Raise ValueError naming a bad number of hands ``n`` or way ``by`` of choosing them (:data:`SELECT_BY`)."""
+    if by not in SELECT_BY:
+        raise ValueError(f"by={by!r} is not allowed; allowed values: {', '.join(SELECT_BY)}")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n={n!r} must be a non-negative integer")
 
 
 def select_hands(records: Sequence[HandRecord], n: int, by: str = "swing") -> list[HandRecord]:
     """``n`` hands to look at: ``by="swing"`` the largest score swings; ``"set"`` the hands where the
     bidders were set (largest swing first); ``"order"`` the first ``n``."""
-    if by not in SELECT_BY:
-        raise ValueError(f"by={by!r} is not allowed; allowed values: {', '.join(SELECT_BY)}")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n={n!r} must be a non-negative integer")
+    check_selection(n, by)
     if by == "order":
         return list(records[:n])
     pool = [r for r in records if by == "swing" or (r.result is not None and not r.result["made"])]
@@ -513,77 +493,3 @@ $("hand").value = h;
 draw();
 </script></body></html>
 """
-
-
-# ---------------------------------------------------------------------------------- command line
-def main(argv: Sequence[str] | None = None) -> int:
-    from .agents import make_agent
-    from .cli.common import parse_flags
-
-    p = argparse.ArgumentParser(prog="python -m rook_env.replay", description="Record hands and write an HTML replay.")
-    p.add_argument("--game", choices=("partnership", "call_partner"), default="partnership",
-                   help="partnership (four seats, two teams; default) or call_partner (--players seats)")
-    p.add_argument("--players", type=int, default=None, help="--game call_partner: 4, 5 or 6 players (default 5)")
-    p.add_argument("--agents", nargs="+", default=None, metavar="SPEC",
-                   help="one agent per seat: random, heuristic, ppo or a checkpoint .pt (default heuristic random "
-                        "heuristic random); call_partner: random or call_partner_heuristic (default: "
-                        "call_partner_heuristic, then random players)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="hand i is dealt with env seed SEED + i; agent seeds derive from it")
-    p.add_argument("--hands", type=int, default=10, help="hands to play")
-    p.add_argument("--keep", type=int, default=None, help="hands to keep in the file (default: all)")
-    p.add_argument("--select", choices=SELECT_BY, default="swing", help="which hands to keep")
-    p.add_argument("--flag", action="append", default=[], metavar="NAME=VALUE", help="a rule flag (repeatable)")
-    p.add_argument("--out", default="runs/replays/replay.html", help="the HTML file to write")
-    args = p.parse_args(argv)
-    if args.hands <= 0:
-        p.error(f"--hands must be positive, got {args.hands}")
-    if args.game == "call_partner":
-        from .call_partner import raw_env as make_env
-
-        try:
-            flags = parse_flags(args.flag, game="call_partner")
-        except ValueError as exc:
-            p.error(str(exc))
-        if args.players is not None:
-            if flags.get("players", args.players) != args.players:
-                p.error(f"--players {args.players} contradicts --flag players={flags['players']}")
-            flags["players"] = args.players
-        try:
-            env = make_env(**flags)
-        except ValueError as exc:
-            p.error(str(exc))
-        n = env.n
-        specs = args.agents or ["call_partner_heuristic"] + ["random"] * (n - 1)
-        agent_flags = {**flags, "game": "call_partner"}
-    else:
-        from .env import raw_env as make_env
-
-        if args.players is not None:
-            p.error("--players is for --game call_partner (the partnership game has four players)")
-        try:
-            flags = parse_flags(args.flag)
-        except ValueError as exc:
-            p.error(str(exc))
-        env, n = make_env(**flags), N_SEATS
-        specs = args.agents or ["heuristic", "random", "heuristic", "random"]
-        agent_flags = flags
-    if len(specs) != n:
-        p.error(f"--agents needs one spec per seat ({n}), got {len(specs)}")
-    try:
-        agents = [make_agent(spec, seed=args.seed * n + s, **agent_flags) for s, spec in enumerate(specs)]
-    except (ValueError, TypeError) as exc:
-        p.error(str(exc))
-    records = [record_hand(env, agents, seed=args.seed + i, labels=specs) for i in range(args.hands)]
-    keep = len(records) if args.keep is None else args.keep
-    chosen = select_hands(records, keep, by=args.select)
-    table = "Rook" if args.game == "partnership" else f"Call-your-partner Rook ({n} players)"
-    write_html(chosen, args.out, title=f"{table} replays: {' / '.join(specs)}")
-    for r in chosen:
-        print(f"seed {r.seed}: {r.summary()}")
-    print(f"wrote {len(chosen)} of {len(records)} hands to {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -140,11 +140,6 @@ class RookState(TrickState):
         self.call = -1
         self.circus = False
 
-    @property
-    def tables(self) -> ContractTables:
-        """How cards follow and win under each contract of this configuration (shared, read-only)."""
-        return self._ct
-
     def _scores_wanted(self) -> str:
         return "two integers (team 0, team 1)"
 

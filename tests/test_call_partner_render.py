@@ -15,10 +15,11 @@ from call_partner_helpers import cp_deal  # noqa: E402
 from pettingzoo.test import render_test  # noqa: E402
 from rook_env import call_partner  # noqa: E402
 from rook_env.agents import make_agent  # noqa: E402
-from rook_env.call_partner.render import scene_from_observation, scene_from_state  # noqa: E402
+from rook_env.call_partner.render import CALL_PARTNER  # noqa: E402
 from rook_env.call_partner.rules import CALL, OVER, PLAY  # noqa: E402
+from rook_env.render import draw_seat_view, draw_table  # noqa: E402
 from rook_env.render_image import (  # noqa: E402
-    HEIGHT, PANEL_HEIGHT, PANEL_WIDTH, WIDTH, RenderDependencyError, draw_scene, draw_seat_view, draw_table,
+    HEIGHT, PANEL_HEIGHT, PANEL_WIDTH, WIDTH, RenderDependencyError, draw_scene,
 )
 
 SHAPE = (PANEL_HEIGHT, PANEL_WIDTH, 3)
@@ -124,18 +125,18 @@ def test_partners_as_each_viewer_may_know_them():
     e = _deal()
     for action in SCRIPT:
         e.step(e.layout.parse_action(action))
-    view = lambda s: scene_from_observation(e.observe(f"player_{s}"), s, e.config)  # noqa: E731
+    view = lambda s: CALL_PARTNER.seat_view(e.observe(f"player_{s}"), s, e.config)  # noqa: E731
     assert e.game.partners == (2,)
     assert view(2).partners == [2] and "me" in view(2).partners_text  # the holder knows from the call
     for s in (0, 1, 3, 4):
         assert view(s).partners == [] and "unknown" in view(s).partners_text
-    spec = scene_from_state(e.game)
+    spec = CALL_PARTNER.spectator(e.game)
     assert spec.secret_partners == [2] and spec.partners == [] and "secret" in spec.partners_text
     for action in ["R13", "Y13", "G14"]:  # player_2 plays the called card: now everyone knows
         e.step(e.layout.parse_action(action))
     for s in range(5):
         assert view(s).partners == [2]
-    spec = scene_from_state(e.game)
+    spec = CALL_PARTNER.spectator(e.game)
     assert spec.partners == [2] and spec.secret_partners == [] and spec.partners_text == "P2"
 
 
@@ -145,8 +146,8 @@ def test_called_card_in_the_nest_means_alone_for_the_spectator():
         e.step(e.layout.parse_action(action))
     e.step(e.layout.parse_action("B14"))  # the bidder calls one of its own discards
     assert e.game.phase == PLAY and e.game.partners == ()
-    assert "alone" in scene_from_state(e.game).partners_text
-    assert "unknown" in scene_from_observation(e.observe("player_1"), 1, e.config).partners_text
+    assert "alone" in CALL_PARTNER.spectator(e.game).partners_text
+    assert "unknown" in CALL_PARTNER.seat_view(e.observe("player_1"), 1, e.config).partners_text
     assert draw_table(e.game).shape == SHAPE
 
 
@@ -188,16 +189,13 @@ def test_six_players_show_two_called_cards():
     agents = _agents(6)
     while e.game.phase != PLAY:
         _step(e, agents)
-    assert len(scene_from_state(e.game).called) == 2
-    assert len(scene_from_observation(e.observe("player_1"), 1, e.config).called) == 2
-    assert draw_scene(scene_from_state(e.game)).shape == SHAPE
+    assert len(CALL_PARTNER.spectator(e.game).called) == 2
+    assert len(CALL_PARTNER.seat_view(e.observe("player_1"), 1, e.config).called) == 2
+    assert draw_scene(CALL_PARTNER.spectator(e.game)).shape == SHAPE
 
 
 def test_missing_pillow_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "PIL", None)  # makes `import PIL` fail
-    from rook_env.render_image import _font
-
-    _font.cache_clear()
     for make in (call_partner.raw_env, call_partner.env):
         with pytest.raises(RenderDependencyError, match=r'pip install "rook_env\[render\]"') as info:
             make(render_mode="rgb_array")

@@ -32,3 +32,66 @@ def test_rules_core_imports_only_the_standard_library():
 def test_environment_imports_without_torch():
     code = "import sys, rook_env; e = rook_env.env(); e.reset(seed=0); assert 'torch' not in sys.modules, 'torch'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """rook_env's modules and the package modules each one imports, anywhere in it (function-level
+    imports included: a lazy import is still a dependency)."""
+    files = {}
+    for f in (ROOT / "rook_env").rglob("*.py"):
+        parts = f.relative_to(ROOT).with_suffix("").parts
+        files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
+    graph: dict[str, set[str]] = {}
+    for name, f in files.items():
+        package = name if f.name == "__init__.py" else name.rpartition(".")[0]
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                targets = [base] + [f"{base}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            # a module importing its own package (its __init__) is the package's business, not a layer
+            deps |= {t for t in targets if t in files and t != name and not name.startswith(t + ".")}
+        graph[name] = deps
+    return graph
+
+
+def _reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:
+    seen, todo = set(), list(graph[start])
+    while todo:
+        m = todo.pop()
+        if m == goal:
+            return True
+        if m not in seen:
+            seen.add(m)
+            todo += graph[m]
+    return False
+
+
+# The drawing, the table views, replays, evaluation and the command lines import only downward.
+LAYERED = ("rook_env.render_image", "rook_env.render", "rook_env.call_partner.render", "rook_env.replay",
+           "rook_env.games", "rook_env.cli", "rook_env.evaluation")
+
+
+def test_views_evaluation_and_command_lines_import_only_downward():
+    graph = _import_graph()
+    mine = [m for m in graph if m.startswith(LAYERED)]
+    assert "rook_env.cli.play" in mine and "rook_env.evaluation.match" in mine
+    circles = [m for m in mine if _reaches(graph, m, m)]
+    assert not circles, f"import circles through {circles}"
+    # The drawing module knows cards, not games; the registry imports nothing of the package.
+    assert graph["rook_env.render_image"] <= {"rook_env.cards"}
+    assert graph["rook_env.games"] == set()
+
+
+def test_the_import_graph_sees_lazy_imports():
+    graph = _import_graph()
+    # make_agent imports the search agent only when asked for one: still an edge of the graph
+    assert "rook_env.agents.search" in graph["rook_env.agents.registry"]
+    assert "rook_env.cli.common" in graph["rook_env.cli.play"]

@@ -156,6 +156,7 @@ def test_cli_field_writes_json_and_png(tmp_path, capsys):
     direct = play_match("heuristic", "random", deals=4, seed=3)
     assert data["field"][0]["mean_points_per_deal"] == direct.mean
     assert data["field"][0]["games"] == json.loads(json.dumps(direct.games))
+    assert data["matches"][0]["per_deal"] == [float(v) for v in direct.pair_values]  # the JSON keeps every deal
     assert data["minimum"]["opponent"] in ("random", "heuristic+random")
     assert png.read_bytes()[:4] == b"\x89PNG"
 

@@ -92,3 +92,12 @@ def test_console_scripts_point_at_the_library_mains():
     for target in scripts.values():
         module, func = target.split(":")
         assert callable(getattr(importlib.import_module(module), func))
+
+
+def test_version_is_the_projects():
+    """``rook_env.__version__`` is the version pyproject.toml declares (one number, said twice: keep them equal)."""
+    import rook_env
+
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        declared = tomllib.load(f)["project"]["version"]
+    assert rook_env.__version__ == declared

@@ -14,6 +14,7 @@ import pytest
 
 from rook_env.cards import DEFAULT_LAYOUT as L
 from rook_env.cli import play
+from rook_env.cli.play_partnership import PartnershipSession
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHOICE = re.compile(r"(\d+)\) (bid \d+|trump \w+|\S+)")
@@ -152,6 +153,9 @@ def test_command_line_through_a_pipe():
         (["--flag", "deck=huge"], "deck"),
         (["--game", "--hands", "2"], "--game: expected one argument"),  # --game names the game now
         (["--players", "5"], "--players is for --game call_partner"),
+        # another game's agent is refused up front (it used to crash at its first turn)
+        (["--opponents", "call_partner_heuristic"], "plays the call_partner game"),
+        (["--flag", "players=5"], "players=5 is not allowed for game='partnership'"),
     ],
 )
 def test_bad_command_line(argv, message, capsys):
@@ -182,7 +186,7 @@ def test_screen_never_shows_another_seats_cards(monkeypatch, seat, seed):
     """Record the true hands every time play.py writes a line; no 'hand:' line may hold a card of
     another seat, and the nest is shown only to the bidder."""
     seen = []
-    real_say = play.Session.say
+    real_say = PartnershipSession.say
 
     def say(self, text=""):
         game = getattr(self.env, "game", None)
@@ -190,7 +194,7 @@ def test_screen_never_shows_another_seats_cards(monkeypatch, seat, seed):
             seen.append((text, list(game.hands), game.bidder, game.phase))
         real_say(self, text)
 
-    monkeypatch.setattr(play.Session, "say", say)
+    monkeypatch.setattr(PartnershipSession, "say", say)
 
     def pick(choices):  # mix bids and passes so that we are sometimes the bidder
         names = [n for _, n in choices if n != "redeal"]
@@ -246,7 +250,9 @@ def test_agent_illegal_action_stops_play_with_a_clear_error(monkeypatch):
 
             return int(np.flatnonzero(observation["action_mask"] == 0)[0])
 
-    monkeypatch.setattr(play, "build_agent", lambda spec, seed, flags: Cheater())
+    from rook_env.cli import play_partnership
+
+    monkeypatch.setattr(play_partnership, "build_agent", lambda spec, seed, flags: Cheater())
     out = io.StringIO()
     code = play.main(["--seat", "0", "--hands", "1", "--seed", "3"], stdin=io.StringIO("pass\n" * 5), stdout=out)
     assert code == 1
@@ -288,3 +294,43 @@ def test_help_lists_the_in_game_commands(capsys):
     assert "in-game commands" in out and "--auto-forced" in out
     for word in ("help", "show", "quit"):
         assert re.search(rf"^  {word}\b", out, re.MULTILINE), word
+
+
+@pytest.mark.parametrize("game", list(__import__("rook_env.games", fromlist=["game_names"]).game_names()))
+def test_every_registered_game_plays_a_hand(game):
+    """The play CLI offers the registry's games: each names its session class (the 'play' part)."""
+    from rook_env.cli.session import TerminalSession
+    from rook_env.games import get_game
+
+    assert issubclass(get_game(game).load("play"), TerminalSession)
+    rc, text = run(["--game", game, "--hands", "1", "--seed", "2", "--auto-forced"], ["1"] * 300)
+    assert rc == 0 and "=== Hand 1 over ===" in text and "Played 1 hand(s)." in text
+
+
+BARE_GAME = r"""
+import contextlib, dataclasses, io
+from rook_env.games import get_game, register_game
+register_game(dataclasses.replace(get_game("partnership"), name="bare", heuristic=None, render_scene=None, extra={}))
+from rook_env.agents import make_agent
+from rook_env.cli import evaluate, play
+for main, argv, message in ((play.main, ["--game", "bare"], "--game bare cannot be played at the terminal"),
+                            (evaluate.main, ["--game", "bare", "random", "random"], "--game bare cannot be evaluated")):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            main(argv)
+        except SystemExit as exc:
+            assert exc.code == 2
+    assert message in err.getvalue() and "has no part" in err.getvalue(), err.getvalue()
+try:
+    make_agent("nonsense", game="bare")
+except ValueError as exc:
+    assert "the bare game takes 'random'" in str(exc), exc
+print("ok")
+"""
+
+
+def test_a_game_without_a_terminal_table_is_refused_by_name():
+    """A registered game that names no 'play' or 'match' part: the command lines say so, no traceback."""
+    res = subprocess.run([sys.executable, "-c", BARE_GAME], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr

@@ -16,9 +16,8 @@ import rook_env  # noqa: E402
 from helpers import L, complete_deal, ids, step_text  # noqa: E402
 from pettingzoo.test import render_test  # noqa: E402
 from rook_env.agents import make_agent  # noqa: E402
-from rook_env.render_image import (  # noqa: E402
-    HEIGHT, WIDTH, RenderDependencyError, Scene, draw_scene, draw_seat_view, seat_centres,
-)
+from rook_env.render import draw_seat_view  # noqa: E402
+from rook_env.render_image import HEIGHT, WIDTH, RenderDependencyError, Scene, draw_scene, seat_centres  # noqa: E402
 
 
 def _play(e, n: int, seed: int = 0) -> None:
@@ -176,9 +175,6 @@ def test_render_collection_through_single_agent_env():
 
 def test_missing_pillow_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "PIL", None)  # makes `import PIL` fail
-    from rook_env.render_image import _font
-
-    _font.cache_clear()
     with pytest.raises(RenderDependencyError, match=r'pip install "rook_env\[render\]"') as info:
         rook_env.raw_env(render_mode="rgb_array")
     assert isinstance(info.value, ImportError)
@@ -241,7 +237,7 @@ def test_a_no_trump_call_is_drawn():
     """With extended trump calls, a no-trump contract has no colour swatch: the call is written out."""
     import numpy as np
 
-    from rook_env.render_image import scene_from_state
+    from rook_env.render import PARTNERSHIP
 
     env = rook_env.raw_env(render_mode="rgb_array", trump_calls="extended")
     env.reset(seed=0)
@@ -251,6 +247,57 @@ def test_a_no_trump_call_is_drawn():
         legal = np.flatnonzero(mask)
         no_trump_high = env.unwrapped.layout.TRUMP0 + 8
         env.step(int(no_trump_high if no_trump_high in legal else legal[0]))
-    assert g.trump == -1 and scene_from_state(g).call == "no trump high"
+    assert g.trump == -1 and PARTNERSHIP.spectator(g).call == "no trump high"
     img = env.render()
     assert img.shape == (700, 1000, 3)
+
+
+def test_every_registered_game_has_table_views():
+    """Each game of the registry names its table views (render_scene): text, spectator and seat scenes."""
+    from rook_env.games import game_names, get_game
+    from rook_env.render import TableParts, draw_table, table_parts
+
+    for game in game_names():
+        parts = get_game(game).load("render_scene")
+        assert isinstance(parts, TableParts)
+        e = rook_env.raw_env(game=game, render_mode="rgb_array")
+        e.reset(seed=1)
+        assert table_parts(e) is parts and table_parts(e.game) is parts
+        assert parts.text(e.game).count(" hand: ") == len(e.possible_agents)  # the spectator sees every hand
+        assert parts.text(e.game, seat=0).count(" hand: ") == 1
+        assert np.array_equal(draw_table(e.game), e.render())
+        assert draw_seat_view(e, "player_0").shape == e.render().shape
+    with pytest.raises(TypeError, match="no registered game"):
+        table_parts(object())
+
+
+def test_png_command_line(tmp_path, capsys):
+    """python -m rook_env.cli.render_image: a PNG of the table, the spectator's or one seat's, any game."""
+    from PIL import Image
+
+    from rook_env.cli.render_image import main
+
+    out = tmp_path / "t.png"
+    assert main(["--seed", "3", "--decisions", "5", "--out", str(out)]) == 0
+    assert Image.open(out).size == (WIDTH, HEIGHT)
+    cp = tmp_path / "cp.png"
+    assert main(["--game", "call_partner", "--players", "6", "--decisions", "8", "--seat", "5", "--out", str(cp)]) == 0
+    assert Image.open(cp).size == (1344, 768) and f"wrote {cp}" in capsys.readouterr().out
+    for argv, message in ((["--seat", "4"], "--seat must be a seat 0..3"),
+                          (["--players", "5"], "--players is for --game call_partner")):
+        with pytest.raises(SystemExit):
+            main([*argv, "--out", str(out)])
+        assert message in capsys.readouterr().err
+
+
+def test_a_table_without_a_nest_draws_no_nest_backs():
+    """nest='off': a seat's view shows as many nest backs as there are nest cards, none (it drew five)."""
+    from rook_env.render import PARTNERSHIP
+
+    e = rook_env.raw_env(render_mode="rgb_array", nest="off", rook_bird="off")
+    e.reset(seed=2)
+    scene = PARTNERSHIP.seat_view(e.observe("player_1"), 1, e.config)
+    assert scene.nest == 0 and PARTNERSHIP.spectator(e.game).nest == []
+    default = rook_env.raw_env()
+    default.reset(seed=2)
+    assert PARTNERSHIP.seat_view(default.observe("player_1"), 1, default.config).nest == 5

@@ -19,7 +19,7 @@ from rook_env.cli import evaluate
 from rook_env.evaluation import make_deal, play_rotation_match
 from rook_env.evaluation.call_partner import RF
 from rook_env.evaluation.replays import rotation_replays, select_rotation_hands
-from rook_env.replay import main as replay_main
+from rook_env.cli.replay import main as replay_main
 from rook_env.replay import record_hand, write_html
 
 FIELD = ["call_partner_heuristic", "random"]

@@ -427,7 +427,7 @@ def test_the_drawn_table_is_the_rgb_array_picture(tmp_path):
     import numpy as np
 
     Image = pytest.importorskip("PIL.Image")
-    from rook_env.render_image import draw_table
+    from rook_env.render import draw_table
 
     c = client(tmp_path, db=":memory:")
     gid = new_game(c, mode="watch", agents=["heuristic", "random", "heuristic", "random"], seed=5)

@@ -10,7 +10,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # bottom to top: a module may import only those before it
-LAYERS = ["config", "games", "ppo", "collection", "behaviour_cloning", "selection", "checkpoints", "reporting", "loop",
+LAYERS = ["ray_cluster", "config", "games", "ppo", "collection", "ray_collection", "behaviour_cloning", "selection", "checkpoints", "reporting", "loop",
           "cli"]
 
 

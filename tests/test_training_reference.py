@@ -2,8 +2,10 @@
 with a playoff and the overlapped loop; call-your-partner Rook with the synchronous loop) give exactly the
 numbers recorded from train.py before it became a package (main at f9fc005: tests/data/training_tiny_*.json):
 losses, training points, evaluations, behaviour-cloning accuracies, selection, playoff and the shipped
-weights. Wall-clock figures (seconds, rates) are left out. Floats are compared to 1e-9 relative: the same
-machine gives the same bits; another CPU may round a kernel differently.
+weights. Wall-clock figures (seconds, rates) are left out. Floats are compared to 1e-4 relative: the network's
+sparse first layer (rook_env/agents/learned/model.py, after the recording) sums the same products in another
+order than the dense one, which moves losses and weight sums by up to about 1e-5 relative; a change of
+behaviour (another action sampled, another deal) moves the training points and evaluations by far more.
 
     python tests/test_training_reference.py --record   # re-record (only after a deliberate change of behaviour)
 """
@@ -32,6 +34,7 @@ RUNS = {
                                                  "final_eval_deals=2", "checkpoint_every=1"]),
 }
 NAMES = {"partnership": "tiny_p", "call_partner": "tiny_c"}  # the recorded runs' names
+REL_TOL = 1e-4  # float rounding of the sparse first layer (see above)
 WALL_CLOCK = ("seconds", "wall_seconds", "decisions_per_s", "collect_decisions_per_s", "update_decisions_per_s",
               "collect_ahead_seconds")
 
@@ -72,7 +75,7 @@ def assert_same(got, want, where: str = "") -> None:
             assert_same(g, w, f"{where}[{i}]")
     elif isinstance(want, float) and not (isinstance(want, bool)):
         assert isinstance(got, (int, float)) and (math.isnan(want) and math.isnan(got)
-                                                   or math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12)), \
+                                                   or math.isclose(got, want, rel_tol=REL_TOL, abs_tol=1e-12)), \
             f"{where}: {got!r} != {want!r}"
     else:
         assert got == want, f"{where}: {got!r} != {want!r}"

@@ -4,11 +4,15 @@ An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the s
 checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards on top of that agent, which
 bids, discards and names trump: ``"search:ppo"``) for the partnership game; ``"random"``, ``"call_partner_heuristic"`` or a
 train.py checkpoint given as ``"ppo:<path>"`` for call-your-partner Rook (``"ppo:<path>"`` works in
-both games). A checkpoint plays only the game (and call-your-partner table size) it was trained
-for: loading it elsewhere raises ``CheckpointError`` saying which game it was trained for. The rule flags handed to :func:`make_agent` pick the game with their
-``game`` key (:data:`GAMES`; default ``"partnership"``, the four-player game of :mod:`rook_env`;
-``"call_partner"``: :mod:`rook_env.call_partner`) and are validated against that game's rules
-(:func:`game_config`), so ``make_agent("random", game="call_partner", players=5)`` accepts
+both games). ``"best"`` is the strongest player the project ships for the table's game (:data:`BEST`):
+search on top of the shipped network in the partnership game (``"search:ppo"``, its card play searched on the
+batched engine where numba is installed); a game without search (call-your-partner Rook) gets its heuristic
+(its trained agents do not beat it yet). A checkpoint plays only the game (and call-your-partner table size) it was trained
+for: loading it elsewhere raises ``CheckpointError`` saying which game it was trained for. The rule
+flags handed to :func:`make_agent` pick the game with their ``game`` key (the game registry's games,
+:mod:`rook_env.games`; default ``"partnership"``, the four-player game of :mod:`rook_env`;
+``"call_partner"``: :mod:`rook_env.call_partner`); each game names its heuristic agent's spec there.
+The flags are validated against that game's rules (:func:`game_config`), so ``make_agent("random", game="call_partner", players=5)`` accepts
 ``players`` and ``make_agent("random", players=5)`` refuses it.
 
 A *member spec* is an agent spec or a callable ``factory(seed) -> agent`` (how a trainer or any
@@ -22,8 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from rook_env.call_partner.config import make_config as make_call_partner_config
-from rook_env.config import make_config
+from rook_env.games import DEFAULT_GAME, game_names, get_game, resolve_game
 
 from .base import Agent
 from .heuristic.call_partner import CallPartnerHeuristic
@@ -31,48 +34,89 @@ from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
 
 __all__ = [
-    "AGENT_SPECS", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "TeamSpec", "build_agent", "check_team", "game_config",
-    "make_agent", "parse_team", "spec_label", "split_game",
+    "AGENT_SPECS", "BEST", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "HEURISTICS", "ONE_GAME_SPECS", "TeamSpec", "build_agent",
+    "check_team", "game_config", "game_specs", "make_agent", "parse_team", "spec_game", "spec_label", "split_game",
 ]
 
-GAMES = ("partnership", "call_partner")  # values of the ``game`` key of rule flags
-DEFAULT_GAME = "partnership"
-# Agent specs per game (the partnership game also takes a checkpoint path ending in .pt).
-GAME_SPECS = {"partnership": ("random", "heuristic", "search", "ppo"), "call_partner": ("random", "call_partner_heuristic")}
-AGENT_SPECS = ("random", "heuristic", "search", "ppo", "call_partner_heuristic")  # besides a checkpoint path ending in .pt
-_SPEC_HELP = {
-    "partnership": "use 'random', 'heuristic', 'search', 'ppo', a checkpoint path ending in .pt, 'search:<spec>' "
-                   "(e.g. 'search:ppo') or 'rllib:<checkpoint dir>'",
-    "call_partner": "call-your-partner Rook takes 'random', 'call_partner_heuristic' or 'ppo:<path>' "
-                    "(a checkpoint trained with game: call_partner)",
-}
+GAMES = game_names()  # values of the ``game`` key of rule flags: the game registry's (rook_env.games)
+# The games are the registry's, each with its heuristic agent's spec; an agent family that plays one
+# game only says which here (a checkpoint path ending in .pt, "search:<spec>" and "rllib:<dir>" play
+# the partnership game too; "random" and "ppo:<path>" play every game).
+ONE_GAME_SPECS = {"search": "partnership", "ppo": "partnership"}
+ONE_GAME_FORMS = {"partnership": "a checkpoint path ending in .pt, 'search:<spec>' (e.g. 'search:ppo'), "
+                                 "'rllib:<checkpoint dir>'"}
+# "best" per game: the strongest player shipped (docs/agents.md gives its time per decision); a game not
+# listed gets its heuristic
+BEST = {"partnership": "search:ppo"}
+HEURISTICS: dict[str, Callable[..., Agent]] = {"heuristic": HeuristicAgent,
+                                               "call_partner_heuristic": CallPartnerHeuristic}
+
+
+def _registry_specs(game: str) -> tuple[str, ...]:
+    heuristic = get_game(game).heuristic
+    return ("random", *((heuristic,) if heuristic else ()), *(s for s, sg in ONE_GAME_SPECS.items() if sg == game),
+            *(("best",) if game in BEST or heuristic else ()))
+
+
+# Agent specs per game, from the registry (the partnership game also takes a checkpoint path ending in .pt).
+GAME_SPECS = {g: _registry_specs(g) for g in game_names()}
+AGENT_SPECS = tuple(dict.fromkeys(s for specs in GAME_SPECS.values() for s in specs))  # besides .pt paths
+
+
+def game_specs(game: str) -> tuple[str, ...]:
+    """The agent specs of ``game`` (:data:`GAME_SPECS`; a game registered later: from the registry)."""
+    return GAME_SPECS.get(game) or _registry_specs(game)
+
+
+def _spec_help(game: str) -> str:
+    """What agent specs ``game`` takes, for error messages."""
+    specs = ", ".join(repr(s) for s in game_specs(game))
+    forms = ONE_GAME_FORMS.get(game)
+    return (f"the {game} game takes {specs}" + (f", {forms}" if forms else "")
+            + f" or 'ppo:<path>' (a checkpoint trained with game: {game})")
+
+
+def spec_game(spec: str) -> str | None:
+    """The game an agent spec plays, or None for a spec that plays every game (``random``, ``ppo:<path>``)."""
+    for g in game_names():
+        if get_game(g).heuristic == spec:
+            return g
+    if spec.endswith(".pt") or spec.startswith(("search:", "rllib:")):
+        return "partnership"
+    return ONE_GAME_SPECS.get(spec)
 
 
 def split_game(flags: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
     """(game, the rule flags without ``game``); raises ValueError naming an unknown game."""
     rules = dict(flags or {})
     game = rules.pop("game", DEFAULT_GAME)
-    if game not in GAMES:
-        raise ValueError(f"game={game!r} is not allowed; allowed values: {', '.join(GAMES)}")
+    get_game(game)  # raises ValueError naming the registry's games
     return game, rules
 
 
 def game_config(flags: Mapping[str, Any] | None) -> Any:
-    """The rules config of ``flags`` (``game`` picks :func:`rook_env.config.make_config` or
-    :func:`rook_env.call_partner.config.make_config`); raises ValueError naming a bad flag."""
+    """The rules config of ``flags`` (``game`` picks the game in the registry,
+    :func:`rook_env.games.resolve_game`); raises ValueError naming a bad flag."""
     game, rules = split_game(flags)
-    return make_call_partner_config(**rules) if game == "call_partner" else make_config(**rules)
+    return resolve_game(game, **rules)[1]
 
 
 def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
     """Build an agent from a spec string; ``flags`` are the environment's rule flags, ``game``
     included (validated for every agent against that game's rules, so a misspelt flag is an
-    error, not ignored). ``"call_partner_heuristic"`` implies ``game="call_partner"``."""
-    if spec == "call_partner_heuristic" and "game" not in flags:
-        flags = {**flags, "game": "call_partner"}
-    game, rules = split_game(flags)
+    error, not ignored). A game's heuristic spec (``"call_partner_heuristic"``) implies its game."""
     if not isinstance(spec, str):
-        raise TypeError(f"agent spec must be a string ({_SPEC_HELP[game]}), got {spec!r} ({type(spec).__name__})")
+        game, _ = split_game(flags)
+        raise TypeError(f"agent spec must be a string ({_spec_help(game)}), got {spec!r} ({type(spec).__name__})")
+    plays = spec_game(spec)
+    if spec in HEURISTICS and plays is not None and "game" not in flags:
+        flags = {**flags, "game": plays}
+    game, rules = split_game(flags)
+    if spec == "best":
+        best = BEST.get(game) or get_game(game).heuristic
+        if not best:
+            raise ValueError(f"the {game} game has no 'best' player (no search and no heuristic); {_spec_help(game)}")
+        return make_agent(best, seed=seed, **{**flags, "game": game})
     if spec == "random":
         game_config(flags)  # a random agent ignores the rules, but a bad flag is still the caller's error
         return RandomAgent(seed=seed)
@@ -81,20 +125,13 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
 
         # the checkpoint's recorded game must be this table's (a CheckpointError says so otherwise)
         return PPOAgent.load(spec[len("ppo:"):], seed=seed, game=game, **rules)
-    if game == "call_partner":
-        if spec == "call_partner_heuristic":
-            return CallPartnerHeuristic(seed=seed, **rules)
-        if spec in GAME_SPECS["partnership"] or spec.endswith(".pt"):
-            bare = f" (a bare checkpoint path; for a call-your-partner checkpoint write 'ppo:{spec}')" \
-                if spec.endswith(".pt") else ""
-            raise ValueError(f"agent spec {spec!r} plays the partnership game{bare}, not call-your-partner Rook; "
-                             f"{_SPEC_HELP[game]}")
-        raise ValueError(f"unknown agent spec {spec!r}; {_SPEC_HELP[game]}")
-    if spec == "call_partner_heuristic":
-        raise ValueError(f"agent spec {spec!r} plays call-your-partner Rook (game='call_partner'), "
-                         f"not the partnership game; {_SPEC_HELP[game]}")
-    if spec == "heuristic":
-        return HeuristicAgent(seed=seed, **rules)
+    if plays is not None and plays != game:
+        bare = f" (a bare checkpoint path; for a checkpoint of the {game} game write 'ppo:{spec}')" \
+            if spec.endswith(".pt") else ""
+        raise ValueError(f"agent spec {spec!r} plays the {plays} game ({get_game(plays).title}){bare}, not the "
+                         f"{game} game; {_spec_help(game)}")
+    if spec in HEURISTICS:
+        return HEURISTICS[spec](seed=seed, **rules)
     if spec == "search" or spec.startswith("search:"):
         from .search import SearchAgent
 
@@ -109,7 +146,7 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
         from rook_env.rllib import RLlibAgent  # needs ray[rllib] (the [rllib] extra): imported only when asked for
 
         return RLlibAgent.load(spec[len("rllib:"):], seed=seed, **rules)
-    raise ValueError(f"unknown agent spec {spec!r}; {_SPEC_HELP[game]}")
+    raise ValueError(f"unknown agent spec {spec!r}; {_spec_help(game)}")
 
 
 def spec_label(member: Any) -> str:

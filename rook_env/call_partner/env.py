@@ -42,7 +42,7 @@ next hand is already dealt and shown.
 Rendering: ``render_mode="ansi"`` / ``"human"`` (text) or ``"rgb_array"`` (the table drawn with
 Pillow, ``pip install "rook_env[render]"``: every seat's cards, the auction, contract, the called
 card(s) and the partners as far as they are revealed, with the secret partner marked as spectator
-information); :func:`rook_env.render_image.draw_seat_view` draws what one seat may know.
+information); :func:`rook_env.render.draw_seat_view` draws what one seat may know.
 
 Reset options: ``hands`` (n lists of card ids) with ``nest``, ``dealer``, ``scores`` (n ints).
 

@@ -1,73 +1,31 @@
-"""Text rendering of a call-your-partner table.
+"""Call-your-partner's parts of the table views (:class:`rook_env.render.TableParts`).
 
 ``render_text(state)`` is the omniscient view (every hand, the nest, the partners) for
 spectators and debugging. ``render_text(state, seat=s)`` shows only what seat ``s`` may know:
 its own hand, the nest only if it is the bidder, and the partners only as far as it knows them
 (RULES.md C11), for human play and logs.
 
-The drawn table (``render_mode="rgb_array"``, :mod:`rook_env.render_image`) uses the two scenes
-built here: :func:`scene_from_state` (the spectator: every card, the secret partner marked as
-such) and :func:`scene_from_observation` (one seat, from its observation vector alone).
+The drawn table (``render_mode="rgb_array"``, :mod:`rook_env.render_image`) uses the common scenes
+of :mod:`rook_env.render` with this game's fields (:data:`CALL_PARTNER`): ``CALL_PARTNER.spectator(state)``
+(every card, the secret partner marked as such) and ``CALL_PARTNER.seat_view(observation, seat)`` (one
+seat, from its observation vector alone): n seats, per-seat figures and a side panel instead of teams.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..cards import COLOUR_NAMES
-from ..render import hand_text, sorted_hand
+from ..render import TableParts
 from .config import CallPartnerConfig
 from .layout import ROOK_CHOICES
 from .observation import decode, known_partners
-from .rules import BID, OVER, PHASE_NAMES, PLAY, CallPartnerState
+from .rules import OVER, PHASE_NAMES, CallPartnerState
 
-if TYPE_CHECKING:  # the drawing module is imported when a table is drawn, not with the environment
-    from ..render_image import Scene
-
-
-def render_text(state: CallPartnerState, seat: int | None = None) -> str:
-    L, n = state.L, state.n
-    lines = [
-        f"call-your-partner Rook, {n} players   phase: {PHASE_NAMES[state.phase]}   dealer: P{state.dealer}"
-        + ("" if state.phase == OVER else f"   to act: P{state.current}")
-    ]
-    for s in range(n):
-        if seat is None or s == seat:
-            lines.append(f"P{s} hand: {hand_text(L, state.hands[s])}")
-    auction = ", ".join(f"P{s} {L.action_name(a)}" for s, a in state.bid_history) or "-"
-    lines.append(f"auction: {auction}")
-    if state.bidder >= 0:
-        lines.append(f"{'high bid' if state.phase == BID else 'contract'}: P{state.bidder} {L.bids[state.high_bid]}")
-    if state.phase != BID and (seat is None or seat == state.bidder):
-        lines.append(f"nest (as dealt): {hand_text(L, state.nest)}   discards: {hand_text(L, state.discards)}")
-    if state.discards.bit_count() == L.nest_size:
-        lines.append(f"announced: the nest {'holds' if state.nest_has_counters else 'holds no'} counters")
-    if state.trump >= 0:
-        rook = "" if state.rook_high < 0 else f"   Rook {'high' if state.rook_high else 'low'}"
-        lines.append(f"trump: {COLOUR_NAMES[state.trump]}{rook}")
-    if state.called:
-        called = " ".join(L.card_name(c) for c in state.called)
-        if seat is None:
-            partners = " ".join(f"P{s}" for s in state.partners) or "none (the bidder plays alone)"
-        else:
-            partners = " ".join(f"P{s}" for s in known_partners(state, seat)) or "unknown"
-        lines.append(f"called: {called}   partners: {partners}")
-    if state.tricks:
-        lead, cards = state.tricks[-1]
-        shown = " ".join(f"P{(lead + i) % n}:{L.card_name(c)}" for i, c in enumerate(cards))
-        won = (lead + state.trick_winner_index(cards)) % n
-        lines.append(f"last trick ({len(state.tricks)}/{L.n_tricks}): {shown}  -> won by P{won}")
-    if state.leader >= 0 and state.phase == PLAY:
-        trick = " ".join(f"P{(state.leader + i) % n}:{L.card_name(c)}" for i, c in enumerate(state.trick))
-        lines.append(f"trick {len(state.tricks) + 1} led by P{state.leader}: {trick or '-'}")
-    lines.append("points: " + "  ".join(f"P{s} {p}" for s, p in enumerate(state.points)))
-    lines.append("scores: " + "  ".join(f"P{s} {p}" for s, p in enumerate(state.scores)))
-    return "\n".join(lines)
+__all__ = ["CALL_PARTNER", "nest_announced", "render_text", "spectator_partners"]
 
 
-# ------------------------------------------------------------------------------ the drawn table
-# Scenes for rook_env.render_image (render_mode="rgb_array"): the same drawing as the partnership
-# game, with n seats, per-seat figures and a side panel. Importing needs no Pillow; drawing does.
+# --------------------------------------------------------- what a seat and a spectator know
 def nest_announced(state: CallPartnerState) -> bool:
     """Whether the table has been told if the new nest holds counters (the discard is complete)."""
     return state.discards.bit_count() == state.L.nest_size
@@ -96,138 +54,97 @@ def spectator_partners(state: CallPartnerState) -> tuple[list[int], list[int], s
     return revealed, secret, text
 
 
-def scene_from_state(state: CallPartnerState) -> "Scene":
-    """The spectator's scene: every hand, the nest as dealt and the discards face up; partners
-    revealed by a played called card are marked ``partner``, the others ``secret partner``
-    (what no seat but the holder knows yet)."""
-    from ..render_image import Scene, _bid_word
+class CallPartnerParts(TableParts):
+    """Call-your-partner: n seats without fixed teams, figures per seat, the partners as far as known."""
 
-    L, n = state.L, state.n
-    last = last_winner = None
-    if state.tricks:
-        lead, cards = state.tricks[-1]
-        last = [((lead + i) % n, c) for i, c in enumerate(cards)]
-        last_winner = (lead + state.trick_winner_index(cards)) % n
-    revealed, secret, partners_text = spectator_partners(state)
-    notes = []
-    if state.hand_result is not None:
-        res = state.hand_result
-        verdict = "made" if res["made"] else "set"
-        side = "+".join(f"P{s}" for s in res["side"])
-        notes.append(f"last hand: P{res['bidder']} bid {res['bid']}, {verdict} by {side} with {res['side_points']}")
-    over = state.phase == OVER
-    return Scene(
-        layout=L,
-        n_seats=n,
-        bottom=0,
-        title="spectator view",
-        phase=PHASE_NAMES[state.phase],
-        to_act=None if over else state.current,
-        dealer=state.dealer,
-        hands=[sorted_hand(L, h) for h in state.hands],
-        auction=[(s, _bid_word(L, a)) for s, a in state.bid_history],
-        bidder=state.bidder if state.bidder >= 0 else None,
-        contract=L.bids[state.high_bid] if state.high_bid >= 0 else None,
-        trump=state.trump if state.trump >= 0 else None,
-        trick=[((state.leader + i) % n, c) for i, c in enumerate(state.trick)] if state.phase == PLAY else [],
-        last_trick=last,
-        last_winner=last_winner,
-        nest=sorted_hand(L, state.nest),
-        nest_label="nest (as dealt)" if state.phase != BID else "nest",
-        discards=sorted_hand(L, state.discards) if state.phase != BID else None,
-        nest_has_counters=state.nest_has_counters,
-        counters=list(state.points),
-        tricks_won=list(state.tricks_won),
-        scores=list(state.scores),
-        tricks_left=L.n_tricks - len(state.tricks),
-        notes=notes,
-        teams=False,
-        rook=None if state.rook_high < 0 else ROOK_CHOICES[1 - state.rook_high],
-        called=list(state.called),
-        partners=revealed,
-        secret_partners=secret,
-        partners_text=partners_text,
-        nest_announced=nest_announced(state),
-    )
+    phase_names = PHASE_NAMES
+
+    def table_title(self, n: int) -> str:
+        return f"Call-your-partner Rook ({n} players)"
+
+    def header(self, state: CallPartnerState) -> str:
+        return (f"call-your-partner Rook, {state.n} players   phase: {PHASE_NAMES[state.phase]}   "
+                f"dealer: P{state.dealer}"
+                + ("" if state.phase == OVER else f"   to act: P{state.current}"))
+
+    def contract_lines(self, state: CallPartnerState, seat: int | None) -> list[str]:
+        L = state.L
+        lines = []
+        if nest_announced(state):
+            lines.append(f"announced: the nest {'holds' if state.nest_has_counters else 'holds no'} counters")
+        if state.trump >= 0:
+            rook = "" if state.rook_high < 0 else f"   Rook {'high' if state.rook_high else 'low'}"
+            lines.append(f"trump: {COLOUR_NAMES[state.trump]}{rook}")
+        if state.called:
+            called = " ".join(L.card_name(c) for c in state.called)
+            if seat is None:
+                partners = " ".join(f"P{s}" for s in state.partners) or "none (the bidder plays alone)"
+            else:
+                partners = " ".join(f"P{s}" for s in known_partners(state, seat)) or "unknown"
+            lines.append(f"called: {called}   partners: {partners}")
+        return lines
+
+    def totals(self, state: CallPartnerState) -> list[str]:
+        return ["points: " + "  ".join(f"P{s} {p}" for s, p in enumerate(state.points)),
+                "scores: " + "  ".join(f"P{s} {p}" for s, p in enumerate(state.scores))]
+
+    def spectator_extra(self, state: CallPartnerState) -> dict[str, Any]:
+        """Partners revealed by a played called card are marked ``partner``, the others ``secret
+        partner`` (what no seat but the holder knows yet)."""
+        revealed, secret, partners_text = spectator_partners(state)
+        notes = []
+        if state.hand_result is not None:
+            res = state.hand_result
+            verdict = "made" if res["made"] else "set"
+            side = "+".join(f"P{s}" for s in res["side"])
+            notes.append(f"last hand: P{res['bidder']} bid {res['bid']}, {verdict} by {side} with {res['side_points']}")
+        return {
+            "notes": notes, "teams": False, "rook": None if state.rook_high < 0 else ROOK_CHOICES[1 - state.rook_high],
+            "called": list(state.called), "partners": revealed, "secret_partners": secret,
+            "partners_text": partners_text, "nest_announced": nest_announced(state),
+        }
+
+    def seat_extra(self, view: Any, seat: int, config: CallPartnerConfig) -> dict[str, Any]:
+        """As partners only the seats ``seat`` knows (itself when it holds a called card; any seat
+        that has played one); figures per seat."""
+        n = view.players
+        known = sorted((seat + rel) % n for rel in view.known_partners)
+        bidder = None if view.bidder is None else (seat + view.bidder) % n
+        if not view.called:
+            partners_text = None
+        elif known:
+            partners_text = ", ".join(f"P{s}" + (" (me)" if s == seat else "") for s in known)
+            if len(known) < config.n_called and len(view.called) == config.n_called:
+                partners_text += ", and unknown"
+        else:
+            partners_text = "unknown" if bidder != seat else "unknown (not yet played)"
+        return {
+            "counters": [view.points[(s - seat) % n] for s in range(n)],
+            "tricks_won": [view.tricks_won[(s - seat) % n] for s in range(n)],
+            "scores": [view.scores[(s - seat) % n] for s in range(n)],
+            "teams": False, "rook": view.rook, "called": list(view.called), "partners": known,
+            "partners_text": partners_text, "nest_announced": _announced_in_phase(view.phase, config.nest_discard),
+        }
+
+    def nest_label(self, view: Any, config: CallPartnerConfig, bidder: int | None) -> str:
+        """A seat other than the bidder sees the new nest face down once the discard is announced."""
+        announced = _announced_in_phase(view.phase, config.nest_discard)
+        return "new nest (face down)" if announced else f"nest (with P{bidder})"
+
+    def snapshot_extra(self, state: CallPartnerState) -> dict[str, Any]:
+        revealed, secret, text = spectator_partners(state)
+        return {"rook": None if state.rook_high < 0 else ROOK_CHOICES[1 - state.rook_high],
+                "called": [state.L.card_name(c) for c in state.called], "partners": revealed,
+                "secret_partners": secret, "partners_text": text, "nest_announced": nest_announced(state)}
+
+    def outcome(self, result: dict[str, Any]) -> str:
+        called = " ".join(result.get("called_names", []))
+        partners = f"partner {' '.join(f'P{s}' for s in result['partners'])}" if result["partners"] else "alone"
+        return f"called {called} ({partners}), {'made' if result['made'] else 'set'} with {result['side_points']}"
+
+    decode = staticmethod(decode)
+    config_class = CallPartnerConfig
 
 
-def scene_from_observation(observation: Any, seat: int, config: CallPartnerConfig | None = None,
-                           to_act: int | None = None) -> "Scene":
-    """Seat ``seat``'s scene, from its observation vector (or the PettingZoo dict) alone, so it
-    cannot show what the seat may not know: its own hand face up, the others as backs, the nest
-    only for the bidder, and as partners only the seats it knows (itself when it holds a called
-    card; any seat that has played one). ``to_act``: the seat to act (public at a table)."""
-    from ..render_image import Scene, _sorted
-
-    vec = observation["observation"] if isinstance(observation, dict) else observation
-    config = config or CallPartnerConfig()
-    view = decode(vec, config)
-    L, n = view.layout, view.players
-
-    def ab(rel: int) -> int:
-        return (seat + rel) % n
-
-    # Other hands: the cards dealt minus the cards each seat was seen to play. The bidder's count
-    # while it holds the nest is not in the observation (its discards are hidden), so it shows the
-    # hand size and the nest as "with the bidder" until the discard is done.
-    played_by = [0] * n
-    for rel in view.played.values():
-        played_by[rel] += 1
-    hands: list[list[int] | int] = [
-        _sorted(L, view.hand) if (s - seat) % n == 0 else L.hand_size - played_by[(s - seat) % n]
-        for s in range(n)
-    ]
-    bidder = None if view.bidder is None else ab(view.bidder)
-    # The auction in order is not in the observation; per seat we know each bid and each pass.
-    auction = [(ab(rel), str(value)) for rel, value in view.bids]
-    auction += [(ab(rel), "pass") for rel, _high in view.passes]
-    announced = _announced_in_phase(view.phase, config.nest_discard)
-    if view.phase == "bid":
-        nest: list[int] | int | None = L.nest_size
-        label, discards = "nest", None
-    elif bidder == seat:
-        nest, discards, label = _sorted(L, view.nest), _sorted(L, view.discards), "nest (as dealt)"
-    else:
-        nest, discards = L.nest_size, None
-        label = "new nest (face down)" if announced else f"nest (with P{bidder})"
-    known = sorted(ab(rel) for rel in view.known_partners)
-    n_called = config.n_called
-    if not view.called:
-        partners_text = None
-    elif known:
-        partners_text = ", ".join(f"P{s}" + (" (me)" if s == seat else "") for s in known)
-        if len(known) < n_called and len(view.called) == n_called:
-            partners_text += ", and unknown"
-    else:
-        partners_text = "unknown" if bidder != seat else "unknown (not yet played)"
-    return Scene(
-        layout=L,
-        n_seats=n,
-        bottom=seat,
-        title=f"P{seat}'s view",
-        phase=view.phase,
-        to_act=to_act,
-        dealer=ab(view.dealer),
-        hands=hands,
-        auction=auction,
-        bidder=bidder,
-        contract=view.contract,
-        trump=view.trump,
-        trick=[(ab(rel), c) for rel, c in view.trick],
-        last_trick=None,
-        last_winner=None,
-        nest=nest,
-        nest_label=label,
-        discards=discards,
-        nest_has_counters=view.nest_has_counters,
-        counters=[view.points[(s - seat) % n] for s in range(n)],
-        tricks_won=[view.tricks_won[(s - seat) % n] for s in range(n)],
-        scores=[view.scores[(s - seat) % n] for s in range(n)],
-        tricks_left=view.tricks_left,
-        teams=False,
-        rook=view.rook,
-        called=list(view.called),
-        partners=known,
-        partners_text=partners_text,
-        nest_announced=announced,
-    )
+CALL_PARTNER = CallPartnerParts()
+render_text = CALL_PARTNER.text  # the call-your-partner table as text (module docstring)

@@ -19,12 +19,14 @@ import os
 import sys
 from typing import Sequence
 
-from rook_env.agents.registry import GAMES, TeamSpec, check_team, parse_team
+from typing import Any, Callable
+
+from rook_env.agents.registry import TeamSpec, check_team, parse_team
 from rook_env.evaluation import DEFAULT_BLOCK_SIZE, IllegalActionError, check_flags, play_match, round_robin
-from rook_env.evaluation.call_partner import field_specs, play_rotation_match
+from rook_env.evaluation.call_partner import RotationResult, field_specs, play_rotation_match
 from rook_env.evaluation.field import DEFAULT_FIELD, OPTIONAL_FIELD, field_teams, play_field
-from rook_env.evaluation.call_partner import RotationResult
 from rook_env.evaluation.replays import match_replays, rotation_replays
+from rook_env.games import get_game
 from rook_env.evaluation.results import MatchResult
 from rook_env.evaluation.report import (
     TOOLS_HINT,
@@ -41,7 +43,7 @@ from rook_env.evaluation.report import (
 from rook_env.evaluation.round_robin import DEFAULT_RATING_BOOT
 from rook_env.replay import SELECT_BY, write_html
 
-from .common import parse_flags, prepare_out_path
+from .common import add_game_options, game_flags, game_part, prepare_out_path
 
 DEFAULT_REPLAYS = os.path.join("runs", "eval", "replays.html")
 
@@ -87,10 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("specs", nargs="*", metavar="SPEC",
                    help="two team specs (A, B); with --game call_partner: a candidate and the baseline filling "
                         "the other chairs, or one agent spec per chair")
-    p.add_argument("--game", choices=GAMES, default="partnership",
-                   help="partnership (four players in two fixed teams; default) or call_partner")
-    p.add_argument("--players", type=int, default=None,
-                   help="--game call_partner: players at the table, 4, 5 or 6 (default 5)")
+    add_game_options(p, game_help="partnership (four players in two fixed teams; default) or call_partner")
     p.add_argument("--round-robin", nargs="+", metavar="SPEC", help="play every pair of these team specs and rate them")
     p.add_argument("--field", metavar="CANDIDATE",
                    help="play this team spec against each opponent of a field (--opponents) on the same deals")
@@ -133,14 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
-    if args.game == "call_partner":
-        return _call_partner_main(p, args)
+    # A game is evaluated by its registered match scheme: two fixed teams (duplicate matches, round
+    # robins, fields) or a rotation of a field of agents through every seat.
+    if game_part(p, get_game(args.game), "match", "evaluated") is play_rotation_match:
+        return _rotation_main(p, args)
     if args.opponents and args.field is None:
         p.error("--opponents gives the field of --field CANDIDATE")
     if args.field is not None:
         return _field_main(p, args)
-    if args.players is not None:
-        p.error("--players is for --game call_partner (the partnership game has four players)")
     if args.round_robin and args.specs:
         p.error("give either two team specs or --round-robin SPEC SPEC ..., not both")
     if not args.round_robin and len(args.specs) != 2:
@@ -151,13 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error("--replays saves hands of a two-team match, not of a round robin")
     if args.game_scores and args.replays:
         p.error("--replays records hands at 0-0; it cannot replay the running game scores of --game-scores")
-    workers = _check_numbers(p, args)
+    workers, flags = _setup(p, args)
     try:
-        prepare_out_path("--json", args.json)
-        prepare_out_path("--plot", args.plot)
-        if args.replays:
-            prepare_out_path("--replays-out", args.replays_out)
-        flags = check_flags(parse_flags(args.flag))
         specs = args.round_robin or args.specs
         teams = [parse_team(s) for s in specs]
         for t in {t.name: t for t in teams}.values():
@@ -165,30 +159,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         p.error(str(exc))
     common = _match_kwargs(args, flags, workers)
+    if args.round_robin:
+        return _report(args, lambda: round_robin(teams, prior=args.prior, rating_boot=args.rating_bootstrap, **common),
+                       round_robin_tables, plot_round_robin,
+                       illegal=lambda rr: sum(m.illegal_total for m in rr.matches.values()))
+    return _report(args, lambda: play_match(teams[0], teams[1], **common), match_tables, plot_match,
+                   after=lambda res: _save_replays(res, teams, args) if args.replays else None)
+
+
+def _report(args: argparse.Namespace, match: Callable[[], Any], tables: Callable[[Any], Any],
+            plot: Callable[[Any, str], None] | None = None, after: Callable[[Any], None] | None = None,
+            illegal: Callable[[Any], int] = lambda res: res.illegal_total,
+            out: Callable[[Any], dict] = lambda res: res.to_dict()) -> int:
+    """Play ``match()``, print its ``tables``, draw its ``plot`` (``--plot``), do ``after`` (replays),
+    write the JSON (``out``); the exit code (1 when an agent acted illegally, 130 when interrupted)."""
     try:
-        if args.round_robin:
-            rr = round_robin(teams, prior=args.prior, rating_boot=args.rating_bootstrap, **common)
-            print_tables(round_robin_tables(rr))
-            illegal = sum(m.illegal_total for m in rr.matches.values())
-            out = rr.to_dict()
-            if args.plot:
-                plot_round_robin(rr, args.plot)
-        else:
-            res = play_match(teams[0], teams[1], **common)
-            print_tables(match_tables(res))
-            illegal = res.illegal_total
-            out = res.to_dict()
-            if args.plot:
-                plot_match(res, args.plot)
-            if args.replays:
-                _save_replays(res, teams, args)
+        res = match()
     except IllegalActionError as exc:
         print(f"illegal action: {exc}")
         return 1
     except KeyboardInterrupt:
         print("interrupted")
         return 130
-    return _finish(args, out, illegal)
+    print_tables(tables(res))
+    if plot is not None and args.plot:
+        plot(res, args.plot)
+    if after is not None:
+        after(res)
+    return _finish(args, out(res), illegal(res))
+
+
+def _refuse(p: argparse.ArgumentParser, options: Sequence[tuple[str, Any]], where: str) -> None:
+    """End the command line naming the first option given that ``where`` does not take."""
+    for option, used in options:
+        if used:
+            p.error(f"{option} is not available with {where}")
+
+
+def _setup(p: argparse.ArgumentParser, args: argparse.Namespace, keep_game: bool = False) -> tuple[int, dict]:
+    """Check the numbers, the game's rule flags (``game`` kept in them with ``keep_game``) and the
+    output paths (their folders are created); returns (worker processes, the checked flags)."""
+    workers = _check_numbers(p, args)
+    spec, flags = game_flags(p, args)
+    try:
+        prepare_out_path("--json", args.json)
+        prepare_out_path("--plot", args.plot)
+        if args.replays:
+            prepare_out_path("--replays-out", args.replays_out)
+        flags = check_flags({"game": spec.name, **flags} if keep_game else flags)
+    except ValueError as exc:
+        p.error(str(exc))
+    return workers, flags
 
 
 def _match_kwargs(args: argparse.Namespace, flags: dict, workers: int) -> dict:
@@ -205,29 +226,14 @@ def _field_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     (:func:`rook_env.evaluation.field.play_field`)."""
     if args.specs or args.round_robin:
         p.error("give one of: two team specs, --round-robin SPEC SPEC ..., or --field CANDIDATE [--opponents ...]")
-    for option, used in (("--players", args.players is not None), ("--replays", args.replays)):
-        if used:
-            p.error(f"{option} is not available with --field")
-    workers = _check_numbers(p, args)
+    _refuse(p, (("--players", args.players is not None), ("--replays", args.replays)), "--field")
+    workers, flags = _setup(p, args)
     try:
-        prepare_out_path("--json", args.json)
-        prepare_out_path("--plot", args.plot)
-        flags = check_flags(parse_flags(args.flag))
         candidate, opponents = field_teams(args.field, args.opponents, flags)  # every spec built once: fail early
     except ValueError as exc:
         p.error(str(exc))
-    try:
-        res = play_field(candidate, opponents, **_match_kwargs(args, flags, workers))
-    except IllegalActionError as exc:
-        print(f"illegal action: {exc}")
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted")
-        return 130
-    print_tables(field_tables(res))
-    if args.plot:
-        plot_field(res, args.plot)
-    return _finish(args, res.to_dict(per_deal=True), res.illegal_total)
+    return _report(args, lambda: play_field(candidate, opponents, **_match_kwargs(args, flags, workers)),
+                   field_tables, plot_field, out=lambda res: res.to_dict(per_deal=True))
 
 
 REPLAY_ORDER = {"swing": "largest score swings", "set": "sets, largest swing first", "order": "first hands"}
@@ -281,44 +287,23 @@ def _finish(args: argparse.Namespace, out: dict, illegal: int) -> int:
     return 0
 
 
-def _call_partner_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _rotation_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``--game call_partner``: a rotation match (:func:`rook_env.evaluation.call_partner.play_rotation_match`)."""
-    for option, used in (("--round-robin", args.round_robin), ("--field", args.field), ("--opponents", args.opponents),
-                         ("--no-duplicate", args.no_duplicate),
-                         ("--independent-seeds", args.independent_seeds), ("--plot", args.plot),
-                         ("--game-scores", args.game_scores)):
-        if used:
-            p.error(f"{option} is not available with --game call_partner (a rotation match)")
-    workers = _check_numbers(p, args)
+    _refuse(p, (("--round-robin", args.round_robin), ("--field", args.field), ("--opponents", args.opponents),
+                ("--no-duplicate", args.no_duplicate), ("--independent-seeds", args.independent_seeds),
+                ("--plot", args.plot), ("--game-scores", args.game_scores)), f"--game {args.game} (a rotation match)")
+    workers, flags = _setup(p, args, keep_game=True)
     try:
-        prepare_out_path("--json", args.json)
-        if args.replays:
-            prepare_out_path("--replays-out", args.replays_out)
-        flags = parse_flags(args.flag, game="call_partner")
-        if args.players is not None:
-            if flags.get("players", args.players) != args.players:
-                raise ValueError(f"--players {args.players} contradicts --flag players={flags['players']}")
-            flags["players"] = args.players
-        flags = check_flags({"game": "call_partner", **flags})
-        members = field_specs(args.specs, flags.get("players", 5))
-        for spec in dict.fromkeys(members):
-            check_team(parse_team((spec, spec)), flags)
+        members = field_specs(args.specs, flags["players"])
+        for member in dict.fromkeys(members):
+            check_team(parse_team((member, member)), flags)
     except ValueError as exc:
         p.error(str(exc))
-    try:
-        res = play_rotation_match(members, deals=args.deals, seed=args.seed, flags=flags, workers=workers,
-                                  progress=not args.no_progress, confidence=args.confidence, n_boot=args.bootstrap,
-                                  strict=args.strict, block_size=args.block_size, check=False)
-    except IllegalActionError as exc:
-        print(f"illegal action: {exc}")
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted")
-        return 130
-    print_tables(rotation_tables(res))
-    if args.replays:
-        _save_rotation_replays(res, members, args)
-    return _finish(args, res.to_dict(), res.illegal_total)
+    return _report(args, lambda: play_rotation_match(
+        members, deals=args.deals, seed=args.seed, flags=flags, workers=workers, progress=not args.no_progress,
+        confidence=args.confidence, n_boot=args.bootstrap, strict=args.strict, block_size=args.block_size,
+        check=False), rotation_tables,
+        after=lambda res: _save_rotation_replays(res, members, args) if args.replays else None)
 
 
 def _save_rotation_replays(res: RotationResult, members: list, args: argparse.Namespace) -> None:

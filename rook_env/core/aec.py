@@ -66,7 +66,7 @@ class TrickTakingEnv(AECEnv, EzPickle):
     GAME = ""  # the registered game (rook_env.games) this class plays
     CHECKED = False  # True for the classic-checks form (checked_env of the registry)
     RENDER_TEXT = ""  # "module:attribute" of render_text(state) -> str
-    RENDER_IMAGE = "rook_env.render_image:draw_table"  # the spectator's table, drawn with Pillow
+    RENDER_IMAGE = "rook_env.render:draw_table"  # the spectator's table, drawn with Pillow
     _NOT_COPIED: tuple[str, ...] = ("_game", "layout", "obs_layout")  # rebuilt or shared when copying
 
     def __new__(cls, *args: Any, game: Any = None, **kwargs: Any):
@@ -148,7 +148,8 @@ class TrickTakingEnv(AECEnv, EzPickle):
 
     @game.setter
     def game(self, state: Any) -> None:
-        # A batched engine may point a scratch environment at one of its tables (state_for).
+        # Point the environment at a rules state (a batched engine's table, in a lock-step test):
+        # observations and state() then describe it.
         self._game = state
         self._mask = None
         if state is not None:

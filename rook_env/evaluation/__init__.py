@@ -24,10 +24,17 @@ every seat of the same deal (:mod:`.call_partner`)::
     res = play_rotation_match(["call_partner_heuristic", "random"], players=5, deals=500, seed=0)
     res.mean, res.ci                                 # the candidate's score minus the field's, per hand
 
-Modules: :mod:`.match` (the duplicate match engine, :func:`play_match`), :mod:`.call_partner`
+Each game of the registry (:mod:`rook_env.games`) names its match scheme (its ``match`` part): two
+fixed teams in duplicate, or a field rotated through every seat. Both schemes run on one engine
+(:mod:`.blocks`: the checks of a match's arguments, its blocks of deals over worker processes, one
+evaluated hand with illegal actions counted or raised) and one deal stream (:mod:`.deals`).
+
+Modules: :mod:`.match` (duplicate team matches, :func:`play_match`), :mod:`.call_partner`
 (rotation matches, :func:`play_rotation_match`), :mod:`.field` (one agent against a field of opponents on
-the same deals, :func:`play_field`), :mod:`.blocks` (blocks of deals over worker processes), :mod:`.deals` (seeded deals), :mod:`.results` (:class:`MatchResult`), :mod:`.round_robin` (ratings with intervals),
-:mod:`.stats` (intervals, Bradley-Terry), :mod:`.report` (tables and plots: the ``[tools]`` extra).
+the same deals, :func:`play_field`), :mod:`.blocks` (the match engine), :mod:`.deals` (seeded deals),
+:mod:`.results` (:class:`MatchResult`), :mod:`.round_robin` (ratings with intervals),
+:mod:`.stats` (intervals, Bradley-Terry), :mod:`.report` (tables and plots: the ``[tools]`` extra),
+:mod:`.replays` (the hands of a match recorded again).
 Team specs (``"heuristic+random"``, 2-tuples, factories) are parsed by
 :func:`rook_env.agents.registry.parse_team`. The command line is ``rook-eval`` (``evaluate.py``).
 """

@@ -34,23 +34,21 @@ identical to ``workers=1``.
 
 from __future__ import annotations
 
-import math
-import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from rook_env.agents.registry import build_agent, check_team, parse_team, spec_label, split_game
-from rook_env.call_partner import raw_env as call_partner_env
-from rook_env.loop import IllegalActionError, Step, play_turns, reset_agents
+from rook_env.games import get_game
 
-from .blocks import cached_env, run_blocks
+from .blocks import cached_env, check_match_args, fallbacks, play_hand, run_match
 from .deals import check_flags, derive_seed, make_deal
-from .results import DEFAULT_BLOCK_SIZE, to_json_safe
+from .results import DEFAULT_BLOCK_SIZE, Speed, mean_or_nan, to_json_safe
 from .stats import bootstrap_mean_ci
 
-__all__ = ["AgentStats", "RotationResult", "ROT_FIELDS", "field_specs", "play_rotation_match"]
+__all__ = ["AgentStats", "RotationContext", "RotationResult", "ROT_FIELDS", "field_specs", "labels",
+           "play_rotation_hand", "play_rotation_match", "rotation_agents"]
 
 # One row per (deal, rotation, seat): plain ints, cheap to pickle between processes.
 ROT_FIELDS = (
@@ -73,7 +71,9 @@ def field_specs(specs: Sequence[Any], players: int) -> list[Any]:
 
 
 @dataclass(frozen=True)
-class _Context:
+class RotationContext:
+    """What every block of a rotation match needs: the field, the rule flags, the seed."""
+
     specs: tuple[Any, ...]  # member spec per agent of the field
     flags: dict[str, Any]  # call-your-partner rule flags (without "game")
     seed: int
@@ -90,7 +90,7 @@ class _Context:
         return {**self.flags, "game": "call_partner"}
 
 
-def rotation_agents(ctx: _Context, block: int, rotation: int) -> list[Any]:
+def rotation_agents(ctx: RotationContext, block: int, rotation: int) -> list[Any]:
     """The agents of one block's hands in ``rotation``, by seat: seat ``s`` is taken by agent
     ``(s + rotation) % n``, seeded by the seat alone (common random numbers)."""
     n = ctx.n
@@ -98,47 +98,39 @@ def rotation_agents(ctx: _Context, block: int, rotation: int) -> list[Any]:
             for s in range(n)]
 
 
-def play_rotation_hand(env: Any, row: Sequence[Any], ctx: _Context, deal: int, rotation: int,
+def play_rotation_hand(env: Any, row: Sequence[Any], ctx: RotationContext, deal: int, rotation: int,
                        options: Mapping[str, Any], env_seed: int) -> tuple[list[int], int]:
     """Play deal ``deal`` in ``rotation`` with the agents ``row`` (by seat); returns (illegal actions
     per seat, steps). An illegal action raises with ``ctx.strict``, else is counted and replaced by
     the lowest legal action."""
     n = ctx.n
-    env.reset(seed=env_seed, options=options)
-    reset_agents(row)
-    illegal = [0] * n
 
-    def replace_illegal(step: Step, error: ValueError) -> int:
-        if ctx.strict:
-            raise IllegalActionError(
-                f"deal {deal}, rotation {rotation}, seat {step.seat} (agent {(step.seat + rotation) % n}: "
-                f"{spec_label(ctx.specs[(step.seat + rotation) % n])}): {error}", step.seat, step.action
-            ) from error
-        illegal[step.seat] += 1
-        return int(np.flatnonzero(step.observation["action_mask"])[0])  # the lowest legal action
+    def describe(seat: int) -> str:
+        j = (seat + rotation) % n
+        return f"deal {deal}, rotation {rotation}, seat {seat} (agent {j}: {spec_label(ctx.specs[j])})"
 
-    return illegal, play_turns(env, row, on_illegal=replace_illegal)
+    return play_hand(env, row, options, env_seed, ctx.strict, describe)
 
 
-def _run_block(block: int, ctx: _Context) -> list[tuple[int, ...]]:
+def _run_block(block: int, ctx: RotationContext) -> list[tuple[int, ...]]:
     """Play the deals of one block, each in every rotation; deterministic in (seed, block)."""
-    n, env = ctx.n, cached_env(call_partner_env, ctx.flags)
+    n, env = ctx.n, cached_env(get_game("call_partner").load("raw_env"), ctx.flags)
     agents = [rotation_agents(ctx, block, r) for r in range(n)]  # agents[r][s]: seat s in rotation r
     out: list[tuple[int, ...]] = []
     for deal in range(block * ctx.block_size, min(ctx.deals, (block + 1) * ctx.block_size)):
         options, env_seed = make_deal(ctx.seed, deal, ctx.deal_flags)
         for r in range(n):
             row = agents[r]
-            before = [int(getattr(a, "fallbacks", 0) or 0) for a in row]
+            before = [fallbacks(a) for a in row]
             illegal, steps = play_rotation_hand(env, row, ctx, deal, r, options, env_seed)
             res = env.infos["player_0"]["hand"]
             redeals = int(env.game.deals - 1)
             for s in range(n):
-                fallbacks = int(getattr(row[s], "fallbacks", 0) or 0) - before[s]
+                fell_back = fallbacks(row[s]) - before[s]
                 out.append((
                     deal, r, s, (s + r) % n, int(res["hand_scores"][s]), int(s == res["bidder"]),
                     int(s in res["partners"]), int(s == res["bidder"] and res["alone"]), int(bool(res["made"])),
-                    int(res["bid"]), int(res["points"][s]), illegal[s], fallbacks, redeals, steps,
+                    int(res["bid"]), int(res["points"][s]), illegal[s], fell_back, redeals, steps,
                 ))
     return out
 
@@ -171,7 +163,7 @@ class AgentStats:
 
 
 @dataclass
-class RotationResult:
+class RotationResult(Speed):
     """Everything :func:`play_rotation_match` measured. ``deal_scores[j, d]``: agent ``j``'s hand
     score on deal ``d`` averaged over the rotations; ``deal_diffs[j, d]``: minus the field's."""
 
@@ -201,14 +193,6 @@ class RotationResult:
     def illegal_total(self) -> int:
         return sum(a.illegal for a in self.agents)
 
-    @property
-    def deals_per_s(self) -> float:
-        return self.deals / self.elapsed_s if self.elapsed_s > 0 else math.inf
-
-    @property
-    def hands_per_s(self) -> float:
-        return self.hands / self.elapsed_s if self.elapsed_s > 0 else math.inf
-
     def to_dict(self, per_deal: bool = True, timing: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {
             "game": "call_partner",
@@ -228,8 +212,7 @@ class RotationResult:
             "steps": self.steps,
         }
         if timing:
-            d.update(elapsed_s=self.elapsed_s, deals_per_s=self.deals_per_s, hands_per_s=self.hands_per_s,
-                     workers=self.workers)
+            d.update(self.timing())
         if per_deal:
             d["per_deal_scores"] = self.deal_scores.tolist()
         return to_json_safe(d)
@@ -244,7 +227,7 @@ class RotationResult:
         )
 
 
-def _labels(specs: Sequence[Any]) -> list[str]:
+def labels(specs: Sequence[Any]) -> list[str]:
     """Display names, numbered when a spec repeats (``random #2``)."""
     base = [spec_label(s) for s in specs]
     out = []
@@ -253,11 +236,7 @@ def _labels(specs: Sequence[Any]) -> list[str]:
     return out
 
 
-def _mean(x: np.ndarray) -> float:
-    return float(x.mean()) if x.size else math.nan
-
-
-def _summarise(records: np.ndarray, ctx: _Context, confidence: float, n_boot: int, elapsed: float,
+def _summarise(records: np.ndarray, ctx: RotationContext, confidence: float, n_boot: int, elapsed: float,
                workers: int) -> RotationResult:
     n, deals = ctx.n, ctx.deals
     agent, deal = records[:, RF["agent"]], records[:, RF["deal"]]
@@ -268,7 +247,7 @@ def _summarise(records: np.ndarray, ctx: _Context, confidence: float, n_boot: in
     deal_scores /= n
     others = (deal_scores.sum(axis=0, keepdims=True) - deal_scores) / (n - 1)
     deal_diffs = deal_scores - others
-    labels = _labels(ctx.specs)
+    names = labels(ctx.specs)
     stats = []
     for j in range(n):
         rows = records[agent == j]
@@ -278,15 +257,15 @@ def _summarise(records: np.ndarray, ctx: _Context, confidence: float, n_boot: in
         made = rows[:, RF["made"]] == 1
         boot = derive_seed("bootstrap", ctx.seed, j) % 2**32
         stats.append(AgentStats(
-            name=labels[j], spec=spec_label(ctx.specs[j]),
+            name=names[j], spec=spec_label(ctx.specs[j]),
             mean_score=float(deal_scores[j].mean()),
             score_ci=bootstrap_mean_ci(deal_scores[j], confidence, n_boot, seed=boot),
             diff=float(deal_diffs[j].mean()),
             diff_ci=bootstrap_mean_ci(deal_diffs[j], confidence, n_boot, seed=boot),
             hands=int(rows.shape[0]), contracts=int(bid.sum()), made=int((bid & made).sum()),
             sets=int((bid & ~made).sum()), alone=int(rows[:, RF["alone"]].sum()), partner=int(partner.sum()),
-            mean_bid=_mean(rows[bid, RF["bid"]]), score_as_bidder=_mean(sc[bid]), score_as_partner=_mean(sc[partner]),
-            score_as_defender=_mean(sc[~bid & ~partner]), illegal=int(rows[:, RF["illegal"]].sum()),
+            mean_bid=mean_or_nan(rows[bid, RF["bid"]]), score_as_bidder=mean_or_nan(sc[bid]), score_as_partner=mean_or_nan(sc[partner]),
+            score_as_defender=mean_or_nan(sc[~bid & ~partner]), illegal=int(rows[:, RF["illegal"]].sum()),
             fallbacks=int(rows[:, RF["fallbacks"]].sum()),
         ))
     first_seat = records[records[:, RF["seat"]] == 0]  # one row per hand
@@ -325,14 +304,7 @@ def play_rotation_match(
     instead of counting it; ``block_size``: deals per block (agents are rebuilt, freshly seeded,
     at each block; part of the seed's definition); ``check``: build every spec once up front.
     """
-    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
-        raise ValueError(f"deals must be a positive integer, got {deals!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    if block_size < 1:
-        raise ValueError(f"block_size must be >= 1, got {block_size}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an integer (results are reproducible per seed), got {seed!r}")
+    check_match_args(deals, workers, block_size, seed)
     flags = dict(flags or {})
     if flags.setdefault("game", "call_partner") != "call_partner":
         raise ValueError(f"play_rotation_match plays call-your-partner Rook, not game={flags['game']!r}; "
@@ -348,13 +320,8 @@ def play_rotation_match(
     if check:
         for m in {spec_label(m) if isinstance(m, str) else id(m): m for m in members}.values():
             check_team(parse_team((m, m)), flags)
-    ctx = _Context(tuple(members), rules, int(seed), bool(strict), int(block_size), deals)
-    n_blocks = (deals + block_size - 1) // block_size
-    block_deals = [min(block_size, deals - b * block_size) for b in range(n_blocks)]
-    workers = min(workers, n_blocks)
-    t0 = time.perf_counter()
-    chunks = run_blocks(_run_block, ctx, block_deals, workers,
-                        desc=f"{spec_label(members[0])} vs the field" if progress else None)
-    elapsed = time.perf_counter() - t0
-    records = np.array([r for c in chunks for r in c], dtype=np.int64).reshape(-1, len(ROT_FIELDS))
+    ctx = RotationContext(tuple(members), rules, int(seed), bool(strict), int(block_size), deals)
+    records, elapsed, workers = run_match(_run_block, ctx, deals, block_size, workers,
+                                          f"{spec_label(members[0])} vs the field" if progress else None,
+                                          len(ROT_FIELDS))
     return _summarise(records, ctx, confidence, n_boot, elapsed, workers)

@@ -9,9 +9,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from rook_env.agents.registry import game_config, split_game
-from rook_env.call_partner.rules import CallPartnerState
 from rook_env.cards import bits
-from rook_env.rules import RookState
+from rook_env.games import get_game
 
 __all__ = ["check_flags", "derive_seed", "hand_flags", "make_deal"]
 
@@ -26,13 +25,14 @@ def derive_seed(*parts: Any) -> int:
 def make_deal(seed: int, index: int, flags: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], int]:
     """Deal ``index`` of the stream of ``seed``: (reset options {hands, nest, dealer}, env seed).
     Cards are dealt as RULES.md says (one at a time from the dealer's left, with the nest between);
-    the dealer rotates (``index % n`` for ``n`` seats: 4, or ``players`` with
-    ``game="call_partner"``); the env seed drives any redeal inside the hand."""
+    the dealer rotates (``index % n`` for the game's ``n`` seats: 4, or ``players`` with
+    ``game="call_partner"``); the env seed drives any redeal inside the hand. Every game of the
+    registry deals here through its rules state."""
     seed, index = int(seed), int(index)
     game, _ = split_game(flags)
     config = game_config(flags)
-    state = CallPartnerState(config) if game == "call_partner" else RookState(config)
-    seats = getattr(config, "players", 4)
+    state = get_game(game).load("state")(config)  # the game's rules state deals as the game does
+    seats = state.n
     state.rng = random.Random(derive_seed("deal", seed, index))
     state.new_game(dealer=index % seats)
     options = {"hands": [bits(h) for h in state.hands], "nest": bits(state.nest), "dealer": index % seats}

@@ -31,33 +31,33 @@ same in both seatings, the scores each seating shows are its own game's.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from rook_env.agents.registry import TeamSpec, build_agent, check_team, parse_team, split_game
-from rook_env.env import raw_env
+from rook_env.games import get_game
 from rook_env.observation import SCORE_CLIP
-from rook_env.loop import IllegalActionError, Step, play_turns, reset_agents
 
-from .blocks import cached_env, run_blocks
+from .blocks import cached_env, check_match_args, fallbacks, play_hand, run_match
 from .deals import check_flags, derive_seed, make_deal
 from .results import DEFAULT_BLOCK_SIZE, FIELD, REC_FIELDS, MatchResult, team_stats
 from .stats import bootstrap_mean_ci, game_winner, games_from_stream, wilson_interval
 
-__all__ = ["play_match"]
+__all__ = ["MatchContext", "block_agents", "play_match", "play_seating", "seat_role"]
 
 
-def _seat_role(seating: int, seat: int) -> tuple[int, int]:
+def seat_role(seating: int, seat: int) -> tuple[int, int]:
     """(team 0=A / 1=B, member 0/1) of ``seat``: seating 0 puts A in seats {0, 2}, seating 1 in {1, 3}."""
     team = (seat & 1) ^ seating
     return team, seat >> 1
 
 
 @dataclass(frozen=True)
-class _Context:
+class MatchContext:
+    """What every block of a match needs: the teams, the rule flags, the seed and the scheme."""
+
     teams: tuple[TeamSpec, TeamSpec]
     flags: dict[str, Any]
     seed: int
@@ -69,52 +69,47 @@ class _Context:
     game_scores: bool = False
 
 
-def _fallbacks(agents: Sequence[Any], seating: int) -> list[int]:
+def _team_fallbacks(agents: Sequence[Any], seating: int) -> list[int]:
     """Sum of the ``fallbacks`` counters of each team's distinct agents ([A, B])."""
     out = [0, 0]
     seen: set[int] = set()
     for seat, agent in enumerate(agents):
         if id(agent) not in seen:
             seen.add(id(agent))
-            out[_seat_role(seating, seat)[0]] += int(getattr(agent, "fallbacks", 0) or 0)
+            out[seat_role(seating, seat)[0]] += fallbacks(agent)
     return out
 
 
-def _play_hand(env: raw_env, agents: Sequence[Any], options: dict[str, Any], env_seed: int, seating: int,
-               strict: bool, where: str) -> tuple[dict[str, Any], list[int], list[int], int]:
-    """Play one hand; returns (hand result, illegal actions [A, B], fallbacks [A, B], steps)."""
-    env.reset(seed=env_seed, options=options)
-    reset_agents(agents)
+def play_seating(env: Any, agents: Sequence[Any], options: dict[str, Any], env_seed: int, seating: int,
+                 strict: bool, where: str) -> tuple[dict[str, Any], list[int], list[int], int]:
+    """Play one hand in ``seating``; returns (hand result, illegal actions [A, B], fallbacks [A, B], steps)."""
+    before = _team_fallbacks(agents, seating)
+
+    def describe(seat: int) -> str:
+        return f"{where}, seat {seat} (team {'AB'[seat_role(seating, seat)[0]]})"
+
+    per_seat, steps = play_hand(env, agents, options, env_seed, strict, describe)
     illegal = [0, 0]
-    before = _fallbacks(agents, seating)
-
-    def replace_illegal(step: Step, error: ValueError) -> int:
-        team = _seat_role(seating, step.seat)[0]
-        if strict:
-            raise IllegalActionError(f"{where}, seat {step.seat} (team {'AB'[team]}): {error}", step.seat,
-                                     step.action) from error
-        illegal[team] += 1
-        return int(np.flatnonzero(step.observation["action_mask"])[0])  # the lowest legal action
-
-    steps = play_turns(env, agents, on_illegal=replace_illegal)
-    after = _fallbacks(agents, seating)
+    for seat, count in enumerate(per_seat):
+        illegal[seat_role(seating, seat)[0]] += count
+    after = _team_fallbacks(agents, seating)
     return env.infos["player_0"]["hand"], illegal, [after[0] - before[0], after[1] - before[1]], steps
 
 
-def block_agents(ctx: _Context, block: int, seating: int) -> list[Any]:
+def block_agents(ctx: MatchContext, block: int, seating: int) -> list[Any]:
     """The agents of ``block`` in ``seating``, by seat; the seat's seed is shared by both
     seatings (common random numbers) unless ``ctx.common_seeds`` is False."""
     row = []
     for seat in range(4):
-        team, member = _seat_role(seating, seat)
+        team, member = seat_role(seating, seat)
         key = ("agent", ctx.seed, block, seat) if ctx.common_seeds else ("agent", ctx.seed, block, seating, seat)
         row.append(build_agent(ctx.teams[team].members[member], derive_seed(*key), ctx.flags))
     return row
 
 
-def _run_block(block: int, ctx: _Context) -> list[tuple[int, ...]]:
+def _run_block(block: int, ctx: MatchContext) -> list[tuple[int, ...]]:
     """Play the deals of one block (both seatings when duplicate); deterministic in (seed, block)."""
-    env = cached_env(raw_env, ctx.flags)
+    env = cached_env(get_game("partnership").load("raw_env"), ctx.flags)
     start = block * ctx.block_size
     stop = min(ctx.deals, start + ctx.block_size)
     agents = {seating: block_agents(ctx, block, seating) for seating in (0, 1)}
@@ -129,7 +124,7 @@ def _run_block(block: int, ctx: _Context) -> list[tuple[int, ...]]:
             if ctx.game_scores:
                 a, b = (min(max(x, -limit), limit) for x in game[seating])
                 options = dict(options, scores=[a, b] if ta == 0 else [b, a])
-            res, illegal, fallbacks, steps = _play_hand(
+            res, illegal, fell_back, steps = play_seating(
                 env, agents[seating], options, env_seed, seating, ctx.strict, f"deal {deal}, seating {seating}"
             )
             hs, ct = res["hand_scores"], res["counters"]
@@ -142,12 +137,12 @@ def _run_block(block: int, ctx: _Context) -> list[tuple[int, ...]]:
             out.append((
                 deal, seating, int((res["bidder"] & 1) == ta), int(res["bid"]), int(bool(res["made"])),
                 int(hs[ta]), int(hs[1 - ta]), int(ct[ta]), int(ct[1 - ta]),
-                illegal[0], illegal[1], fallbacks[0], fallbacks[1], int(env.game.deals - 1), steps,
+                illegal[0], illegal[1], fell_back[0], fell_back[1], int(env.game.deals - 1), steps,
             ))
     return out
 
 
-def _summarise(records: np.ndarray, ctx: _Context, confidence: float, n_boot: int, elapsed: float,
+def _summarise(records: np.ndarray, ctx: MatchContext, confidence: float, n_boot: int, elapsed: float,
                workers: int) -> MatchResult:
     deal = records[:, FIELD["deal"]]
     diff = (records[:, FIELD["score_a"]] - records[:, FIELD["score_b"]]).astype(np.float64)
@@ -194,7 +189,6 @@ def _summarise(records: np.ndarray, ctx: _Context, confidence: float, n_boot: in
     )
 
 
-
 def play_match(
     spec_a: Any,
     spec_b: Any,
@@ -227,14 +221,7 @@ def play_match(
     score of its game (real games to ``target_score``, restarting at every block; see the module docstring)
     instead of 0-0.
     """
-    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
-        raise ValueError(f"deals must be a positive integer, got {deals!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
-    if block_size < 1:
-        raise ValueError(f"block_size must be >= 1, got {block_size}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an integer (results are reproducible per seed), got {seed!r}")
+    check_match_args(deals, workers, block_size, seed)
     game, flags = split_game(check_flags(flags))
     if game != "partnership":
         raise ValueError(f"play_match plays the partnership game (two teams of two), not game={game!r}; "
@@ -243,15 +230,9 @@ def play_match(
     if check:
         for t in teams:
             check_team(t, flags)
-    ctx = _Context(teams, flags, int(seed), bool(duplicate), bool(strict), int(block_size), deals, bool(common_seeds),
+    ctx = MatchContext(teams, flags, int(seed), bool(duplicate), bool(strict), int(block_size), deals, bool(common_seeds),
                    bool(game_scores))
-    n_blocks = (deals + block_size - 1) // block_size
-    block_deals = [min(block_size, deals - b * block_size) for b in range(n_blocks)]
-    workers = min(workers, n_blocks)
-    t0 = time.perf_counter()
-    chunks = run_blocks(_run_block, ctx, block_deals, workers,
-                        desc=f"{teams[0].name} vs {teams[1].name}" if progress else None)
-    elapsed = time.perf_counter() - t0
-    records = np.array([r for c in chunks for r in c], dtype=np.int64).reshape(-1, len(REC_FIELDS))
+    records, elapsed, workers = run_match(_run_block, ctx, deals, block_size, workers,
+                                          f"{teams[0].name} vs {teams[1].name}" if progress else None, len(REC_FIELDS))
     return _summarise(records, ctx, confidence, n_boot, elapsed, workers)
 

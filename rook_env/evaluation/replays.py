@@ -18,30 +18,20 @@ Call-your-partner rotation matches have their counterpart, :func:`rotation_repla
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from typing import Sequence
-
 from rook_env.agents.registry import parse_team, spec_label, split_game
-from rook_env.call_partner import raw_env as call_partner_env
-from rook_env.env import raw_env
-from rook_env.replay import SELECT_BY, HandRecord, record_hand
+from rook_env.games import get_game
+from rook_env.replay import HandRecord, check_selection, record_hand
 
 from . import call_partner as rotation
 from .deals import make_deal
-from .match import _Context, _play_hand, _seat_role, block_agents
+from .match import MatchContext, block_agents, play_seating, seat_role
 from .results import FIELD, MatchResult
 
 __all__ = ["match_replays", "rotation_replays", "select_rotation_hands", "select_rows"]
-
-
-def _check_selection(n: int, by: str) -> None:
-    if by not in SELECT_BY:
-        raise ValueError(f"by={by!r} is not allowed; allowed values: {', '.join(SELECT_BY)}")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n={n!r} must be a non-negative integer")
 
 
 def select_rows(records: np.ndarray, n: int, by: str = "swing") -> list[int]:
@@ -49,7 +39,7 @@ def select_rows(records: np.ndarray, n: int, by: str = "swing") -> list[int]:
     :func:`rook_env.replay.select_hands` picks them: ``"swing"`` the largest |score A - score B|,
     ``"set"`` the hands whose bidders were set (largest swing first), ``"order"`` the first ``n``;
     ties keep the match's order."""
-    _check_selection(n, by)
+    check_selection(n, by)
     order = np.lexsort((records[:, FIELD["seating"]], records[:, FIELD["deal"]]))
     if by == "order":
         return [int(i) for i in order[:n]]
@@ -57,6 +47,37 @@ def select_rows(records: np.ndarray, n: int, by: str = "swing") -> list[int]:
     pool = [int(i) for i in order if by == "swing" or records[i, FIELD["made"]] == 0]
     pool.sort(key=lambda i: -swing[i])  # stable: ties stay in the match's order
     return pool[:n]
+
+
+def _record_again(env: Any, wanted: Mapping[tuple[int, int], Mapping[int, Hashable]], block_size: int, arm_name: str,
+                  table: Callable[[int, int], tuple[list[Any], list[str]]],
+                  deal_of: Callable[[int, int], tuple[dict[str, Any], int] | None],
+                  quietly: Callable[[list[Any], int, int, dict[str, Any], int], None],
+                  same: Callable[[Any, int, HandRecord], bool]) -> tuple[dict[Any, HandRecord], list[str]]:
+    """Record again the hands ``wanted[(block, arm)] = {deal: key}`` of a match (an arm: a seating or a
+    rotation): per block and arm, the agents and seat labels ``table(block, arm)`` play the block's deals
+    in order up to the last one wanted, the others ``quietly`` (agents carry state from hand to hand, so
+    they must be where the match had them); ``deal_of(deal, arm)``: the deal's reset options and env
+    seed (None: the arm did not play it); ``same(key, arm, hand)``: whether the recording matches the
+    match's record. Returns ({key: record}, notes on the hands that differ)."""
+    recorded: dict[Any, HandRecord] = {}
+    notes: list[str] = []
+    for (block, arm), deals in sorted(wanted.items()):
+        agents, labels = table(block, arm)
+        for deal in range(block * block_size, max(deals) + 1):
+            dealt = deal_of(deal, arm)
+            if dealt is None:
+                continue
+            options, env_seed = dealt
+            if deal not in deals:
+                quietly(agents, arm, deal, options, env_seed)
+                continue
+            hand = record_hand(env, agents, seed=env_seed, options=options, labels=labels)
+            if not same(deals[deal], arm, hand):
+                notes.append(f"deal {deal}, {arm_name} {arm}: the replay differs from the evaluated hand "
+                             f"(an agent is not reproducible from its seed)")
+            recorded[deals[deal]] = hand
+    return recorded, notes
 
 
 def match_replays(result: MatchResult, spec_a: Any, spec_b: Any, n: int, by: str = "swing") -> tuple[
@@ -67,37 +88,36 @@ def match_replays(result: MatchResult, spec_a: Any, spec_b: Any, n: int, by: str
     rows = select_rows(result.records, n, by)
     teams = (parse_team(spec_a, result.team_a), parse_team(spec_b, result.team_b))
     flags = {k: v for k, v in result.flags.items() if k != "game"}
-    ctx = _Context(teams, flags, result.seed, result.duplicate, False, result.block_size, result.deals,
-                   result.common_seeds)
-    env = raw_env(**flags)
+    ctx = MatchContext(teams, flags, result.seed, result.duplicate, False, result.block_size, result.deals,
+                       result.common_seeds)
+    env = get_game("partnership").load("raw_env")(**flags)
     rec = result.records
     wanted: dict[tuple[int, int], dict[int, int]] = {}  # (block, seating) -> {deal: row}
     for i in rows:
         deal, seating = int(rec[i, FIELD["deal"]]), int(rec[i, FIELD["seating"]])
         wanted.setdefault((deal // ctx.block_size, seating), {})[deal] = i
-    recorded: dict[int, HandRecord] = {}
-    notes: list[str] = []
-    for (block, seating), deals in sorted(wanted.items()):
-        agents = block_agents(ctx, block, seating)
+
+    def table(block: int, seating: int) -> tuple[list[Any], list[str]]:
         labels = []
         for seat in range(4):
-            team, member = _seat_role(seating, seat)
+            team, member = seat_role(seating, seat)
             labels.append(f"{'AB'[team]}: {spec_label(teams[team].members[member])}")
-        for deal in range(block * ctx.block_size, max(deals) + 1):
-            if not ctx.duplicate and deal % 2 != seating:
-                continue  # not played in this seating
-            options, env_seed = make_deal(ctx.seed, deal, flags)
-            if deal not in deals:
-                _play_hand(env, agents, options, env_seed, seating, False, "")  # as the match played it
-                continue
-            i = deals[deal]
-            hand = record_hand(env, agents, seed=env_seed, options=options, labels=labels)
-            scores = hand.result["hand_scores"] if hand.result else None
-            if scores is None or (scores[seating], scores[1 - seating]) != (
-                    int(rec[i, FIELD["score_a"]]), int(rec[i, FIELD["score_b"]])):
-                notes.append(f"deal {deal}, seating {seating}: the replay differs from the evaluated hand "
-                             f"(an agent is not reproducible from its seed)")
-            recorded[i] = hand
+        return block_agents(ctx, block, seating), labels
+
+    def deal_of(deal: int, seating: int) -> tuple[dict[str, Any], int] | None:
+        if not ctx.duplicate and deal % 2 != seating:
+            return None  # not played in this seating
+        return make_deal(ctx.seed, deal, flags)
+
+    def quietly(agents: list[Any], seating: int, deal: int, options: dict[str, Any], env_seed: int) -> None:
+        play_seating(env, agents, options, env_seed, seating, False, "")
+
+    def same(i: int, seating: int, hand: HandRecord) -> bool:
+        scores = hand.result["hand_scores"] if hand.result else None
+        return scores is not None and (scores[seating], scores[1 - seating]) == (
+            int(rec[i, FIELD["score_a"]]), int(rec[i, FIELD["score_b"]]))
+
+    recorded, notes = _record_again(env, wanted, ctx.block_size, "seating", table, deal_of, quietly, same)
     return [recorded[i] for i in rows], notes
 
 
@@ -106,7 +126,7 @@ def select_rotation_hands(records: np.ndarray, n: int, by: str = "swing") -> lis
     and seat; :data:`.call_partner.ROT_FIELDS`), as :func:`rook_env.replay.select_hands` picks them:
     ``"swing"`` the largest best-minus-worst hand score, ``"set"`` the hands whose bidders were set
     (largest swing first), ``"order"`` the first ``n``; ties keep the (deal, rotation) order."""
-    _check_selection(n, by)
+    check_selection(n, by)
     rf = rotation.RF
     rows = records[np.lexsort((records[:, rf["seat"]], records[:, rf["rotation"]], records[:, rf["deal"]]))]
     players = int(rows[:, rf["seat"]].max()) + 1 if rows.size else 1
@@ -130,28 +150,27 @@ def rotation_replays(result: "rotation.RotationResult", specs: Sequence[Any], n:
     chosen = select_rotation_hands(result.records, n, by)
     _, rules = split_game(result.flags)
     members = rotation.field_specs(specs, result.players)
-    ctx = rotation._Context(tuple(members), rules, result.seed, False, result.block_size, result.deals)
-    env = call_partner_env(**rules)
-    names = rotation._labels(ctx.specs)
+    ctx = rotation.RotationContext(tuple(members), rules, result.seed, False, result.block_size, result.deals)
+    env = get_game("call_partner").load("raw_env")(**rules)
+    names = rotation.labels(ctx.specs)
     rf, rec = rotation.RF, result.records
-    wanted: dict[tuple[int, int], list[int]] = {}  # (block, rotation) -> deals
+    wanted: dict[tuple[int, int], dict[int, tuple[int, int]]] = {}  # (block, rotation) -> {deal: (deal, rotation)}
     for deal, r in chosen:
-        wanted.setdefault((deal // ctx.block_size, r), []).append(deal)
-    recorded: dict[tuple[int, int], HandRecord] = {}
-    notes: list[str] = []
-    for (block, r), deals in sorted(wanted.items()):
-        row = rotation.rotation_agents(ctx, block, r)
-        labels = [names[(s + r) % ctx.n] for s in range(ctx.n)]
-        for deal in range(block * ctx.block_size, max(deals) + 1):
-            options, env_seed = make_deal(ctx.seed, deal, ctx.deal_flags)
-            if deal not in deals:  # as the match played it: agents carry state from hand to hand
-                rotation.play_rotation_hand(env, row, ctx, deal, r, options, env_seed)
-                continue
-            hand = record_hand(env, row, seed=env_seed, options=options, labels=labels)
-            mine = rec[(rec[:, rf["deal"]] == deal) & (rec[:, rf["rotation"]] == r)]
-            evaluated = [int(x) for x in mine[np.argsort(mine[:, rf["seat"]]), rf["score"]]]
-            if hand.result is None or list(hand.result["hand_scores"]) != evaluated:
-                notes.append(f"deal {deal}, rotation {r}: the replay differs from the evaluated hand "
-                             f"(an agent is not reproducible from its seed)")
-            recorded[deal, r] = hand
+        wanted.setdefault((deal // ctx.block_size, r), {})[deal] = (deal, r)
+
+    def table(block: int, r: int) -> tuple[list[Any], list[str]]:
+        return rotation.rotation_agents(ctx, block, r), [names[(s + r) % ctx.n] for s in range(ctx.n)]
+
+    def deal_of(deal: int, r: int) -> tuple[dict[str, Any], int]:
+        return make_deal(ctx.seed, deal, ctx.deal_flags)
+
+    def quietly(row: list[Any], r: int, deal: int, options: dict[str, Any], env_seed: int) -> None:
+        rotation.play_rotation_hand(env, row, ctx, deal, r, options, env_seed)
+
+    def same(key: tuple[int, int], r: int, hand: HandRecord) -> bool:
+        mine = rec[(rec[:, rf["deal"]] == key[0]) & (rec[:, rf["rotation"]] == r)]
+        evaluated = [int(x) for x in mine[np.argsort(mine[:, rf["seat"]]), rf["score"]]]
+        return hand.result is not None and list(hand.result["hand_scores"]) == evaluated
+
+    recorded, notes = _record_again(env, wanted, ctx.block_size, "rotation", table, deal_of, quietly, same)
     return [recorded[key] for key in chosen], notes

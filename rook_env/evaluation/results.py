@@ -8,7 +8,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DEFAULT_BLOCK_SIZE", "FIELD", "REC_FIELDS", "MatchResult", "TeamStats", "team_stats", "to_json_safe"]
+from rook_env.replay import json_ready as to_json_safe  # one JSON-ready conversion for results and replays
+
+__all__ = ["DEFAULT_BLOCK_SIZE", "FIELD", "REC_FIELDS", "MatchResult", "Speed", "TeamStats", "mean_or_nan", "team_stats",
+           "to_json_safe"]
 
 DEFAULT_BLOCK_SIZE = 50  # deals per block: agents are rebuilt, freshly seeded, at each block
 
@@ -44,8 +47,32 @@ class TeamStats:
         return d
 
 
-def _mean(x: np.ndarray) -> float:
+def mean_or_nan(x: np.ndarray) -> float:
+    """The mean of ``x``; NaN when it is empty (a statistic with no hand to count)."""
     return float(x.mean()) if x.size else math.nan
+
+
+class Speed:
+    """How fast a match ran, for the results of every match scheme (``deals``, ``hands``,
+    ``elapsed_s`` and ``workers`` are the result's fields)."""
+
+    deals: int
+    hands: int
+    elapsed_s: float
+    workers: int
+
+    @property
+    def deals_per_s(self) -> float:
+        return self.deals / self.elapsed_s if self.elapsed_s > 0 else math.inf
+
+    @property
+    def hands_per_s(self) -> float:
+        return self.hands / self.elapsed_s if self.elapsed_s > 0 else math.inf
+
+    def timing(self) -> dict[str, Any]:
+        """The timing entries of ``to_dict``."""
+        return {"elapsed_s": self.elapsed_s, "deals_per_s": self.deals_per_s, "hands_per_s": self.hands_per_s,
+                "workers": self.workers}
 
 
 def team_stats(rec: np.ndarray, team: int) -> TeamStats:
@@ -58,32 +85,17 @@ def team_stats(rec: np.ndarray, team: int) -> TeamStats:
         contracts=int(own_bid.sum()),
         made=int((own_bid & made).sum()),
         sets=int((own_bid & ~made).sum()),
-        mean_bid=_mean(rec[own_bid, FIELD["bid"]]),
-        points_as_bidder=_mean(score[own_bid]),
-        points_as_defender=_mean(score[~own_bid]),
-        mean_points=_mean(score),
-        mean_counters=_mean(counters),
+        mean_bid=mean_or_nan(rec[own_bid, FIELD["bid"]]),
+        points_as_bidder=mean_or_nan(score[own_bid]),
+        points_as_defender=mean_or_nan(score[~own_bid]),
+        mean_points=mean_or_nan(score),
+        mean_counters=mean_or_nan(counters),
     )
 
 
-def to_json_safe(x: Any) -> Any:
-    """JSON-safe: NaN/inf -> None, numpy scalars -> Python, tuples -> lists."""
-    if isinstance(x, dict):
-        return {str(k): to_json_safe(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [to_json_safe(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return to_json_safe(x.tolist())
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        x = float(x)
-        return x if math.isfinite(x) else None
-    return x
-
 
 @dataclass
-class MatchResult:
+class MatchResult(Speed):
     """Everything :func:`play_match` measured. ``pair_values[i]``: deal ``i``'s points for A minus
     B, averaged over its seatings (a single hand when not duplicate)."""
 
@@ -113,14 +125,6 @@ class MatchResult:
     game_scores: bool = False  # hands dealt with their game's running score (play_match(game_scores=True))
 
     @property
-    def deals_per_s(self) -> float:
-        return self.deals / self.elapsed_s if self.elapsed_s > 0 else math.inf
-
-    @property
-    def hands_per_s(self) -> float:
-        return self.hands / self.elapsed_s if self.elapsed_s > 0 else math.inf
-
-    @property
     def illegal_total(self) -> int:
         return self.illegal["A"] + self.illegal["B"]
 
@@ -148,8 +152,7 @@ class MatchResult:
             "steps": self.steps,
         }
         if timing:
-            d.update(elapsed_s=self.elapsed_s, deals_per_s=self.deals_per_s, hands_per_s=self.hands_per_s,
-                     workers=self.workers)
+            d.update(self.timing())
         if per_deal:
             d["per_deal"] = [float(v) for v in self.pair_values]
         return to_json_safe(d)

@@ -54,7 +54,11 @@ class GameSpec:
     - ``layout`` / ``obs_layout``: ``layout_for(config)`` (cards and action ids) and
       ``obs_layout(config)`` (the observation's sections);
     - ``vector``: the batched engine class; ``heuristic``: the heuristic agent's spec string
-      for :func:`rook_env.agents.make_agent`; ``render_scene``: the image scene builder.
+      for :func:`rook_env.agents.make_agent`; ``render_scene``: the game's table views, a
+      :class:`rook_env.render.TableParts` (text, drawn scenes, replay snapshots);
+    - ``extra["play"]``: the game's terminal session class (:mod:`rook_env.cli.session`);
+      ``extra["match"]``: its evaluation scheme (``play_match``: two fixed teams in duplicate;
+      ``play_rotation_match``: a field rotated through every seat).
     """
 
     name: str
@@ -182,7 +186,9 @@ register_game(GameSpec(
     obs_layout="rook_env.observation:obs_layout",
     vector="rook_env.vector.partnership:PartnershipVectorEnv",
     heuristic="heuristic",
-    render_scene=None,
+    render_scene="rook_env.render:PARTNERSHIP",
+    extra={"play": "rook_env.cli.play_partnership:PartnershipSession",
+           "match": "rook_env.evaluation.match:play_match"},
     rules_section="RULES.md R1-R10, F1-F21",
 ))
 register_game(GameSpec(
@@ -199,6 +205,8 @@ register_game(GameSpec(
     obs_layout="rook_env.call_partner.observation:obs_layout",
     vector="rook_env.vector.call_partner:CallPartnerVectorEnv",
     heuristic="call_partner_heuristic",
-    render_scene=None,
+    render_scene="rook_env.call_partner.render:CALL_PARTNER",
+    extra={"play": "rook_env.cli.play_call_partner:CallPartnerSession",
+           "match": "rook_env.evaluation.call_partner:play_rotation_match"},
     rules_section="RULES.md section C",
 ))

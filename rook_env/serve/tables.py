@@ -7,8 +7,8 @@ its actions are replayed; the agents are built afresh from their specs with
 server restart; its moves so far are in the history, so the table is exactly as it was).
 
 Hidden information is decided in one place, :meth:`Table.view`: a seat's view is built from that
-seat's observation alone (``scene_from_observation`` of :mod:`rook_env.render_image` /
-:mod:`rook_env.call_partner.render`, the same data the ``rgb_array`` seat view draws), and the log of
+seat's observation alone (the game's ``seat_view`` of :mod:`rook_env.render`, the same data the
+``rgb_array`` seat view draws), and the log of
 the hand shows a discard into the nest or a circus pass only to the seat that made it; action
 probabilities and search values of a decision are shown only to the spectator or to the seat that
 decided (they would reveal a hand). Play mode's viewer is always the person's seat.
@@ -26,6 +26,7 @@ import rook_env
 from rook_env.agents import make_agent
 from rook_env.agents.registry import GAME_SPECS, game_config
 from rook_env.call_partner.rules import PHASE_NAMES as CP_PHASE_NAMES
+from rook_env.render import table_parts
 from rook_env.replay import explain
 from rook_env.rules import PHASE_NAMES, RookState
 
@@ -159,12 +160,9 @@ def scene_json(scene: Any) -> dict[str, Any]:
 
 def scene_builders(state: Any) -> tuple[Callable[[Any], Any], Callable[[Any, int, Any, int | None], Any]]:
     """The game's public scene builders (the ``rgb_array`` look): ``(spectator(state),
-    seat(observation, seat, config, to_act))``. The one place that knows where they live."""
-    if isinstance(state, RookState):
-        from rook_env.render_image import scene_from_observation, scene_from_state
-    else:
-        from rook_env.call_partner.render import scene_from_observation, scene_from_state
-    return scene_from_state, scene_from_observation
+    seat(observation, seat, config, to_act))``: the game's table views in the registry."""
+    parts = table_parts(state)
+    return parts.spectator, parts.seat_view
 
 
 # ------------------------------------------------------------------------------------- table

@@ -24,6 +24,22 @@ EVAL_NAMES = ("random", "heuristic", "search")  # besides checkpoint paths; "heu
 
 
 @dataclass
+class RayConfig:
+    """The ``ray`` section: collectors as Ray actors on a cluster (rook_env.training.ray_collection,
+    docs/cluster.md). ``collectors: 0`` (the default) is the in-process loop, which never imports ray."""
+
+    collectors: int = 0  # Ray collector actors; 0: collect in this process (no Ray)
+    address: str = ""  # the cluster to join: "auto", "HOST:PORT"; "": start a private local Ray instance
+    tables: int = 0  # tables (batched-engine rows) per collector; 0: the config's num_envs
+    num_cpus: float = 1.0  # CPUs each collector reserves (it is one process: 1 keeps one collector per core)
+    resources: dict[str, float] = field(default_factory=dict)  # custom resources each collector asks for
+    spread: bool = True  # place collectors on as many nodes as possible (Ray's SPREAD scheduling)
+    # A rollout played by weights more than max_lag updates older than the learner's is dropped (not booked, its
+    # decisions not counted) and its collector gets the current weights; PPO's clipping handles the lag below it.
+    max_lag: int = 4
+
+
+@dataclass
 class Config:
     """Every training option. A YAML file and the command line override these defaults (OmegaConf
     checks the types); :meth:`check` checks the values.
@@ -113,10 +129,12 @@ class Config:
     playoff_seed: int = 3_000_000
     checkpoint_every: int = 10  # iterations
     progress: bool = True  # the progress line (rook_env.training.reporting); false: log lines
+    ray: RayConfig = field(default_factory=RayConfig)  # collectors on a Ray cluster; see RayConfig
 
     def check(self) -> Config:
         """Raise ValueError naming the first field whose value is out of range; returns the config."""
-        for check in (check_numbers, check_run, check_network, check_opponents, check_evaluation, check_game):
+        for check in (check_numbers, check_run, check_network, check_opponents, check_evaluation, check_game,
+                      check_ray):
             check(self)
         return self
 
@@ -222,10 +240,28 @@ def check_game(cfg: Config) -> None:
         raise ValueError(f"config field 'env_flags': {exc}") from None
 
 
+def check_ray(cfg: Config) -> None:
+    """The ``ray`` section: counts and resources in range."""
+    r = cfg.ray
+    for name, ok, why in (("collectors", r.collectors >= 0, "must be >= 0 (0: collect in-process)"),
+                          ("tables", r.tables >= 0, "must be >= 0 (0: num_envs)"),
+                          ("num_cpus", math.isfinite(r.num_cpus) and r.num_cpus >= 0, "must be a finite number >= 0"),
+                          ("max_lag", r.max_lag >= 1, "must be >= 1 (a collector always plays while the learner "
+                                                      "updates: one update of lag at least)")):
+        if not ok:
+            raise ValueError(f"config field 'ray.{name}': {why} (got {getattr(r, name)!r})")
+    for key, amount in r.resources.items():
+        if not (math.isfinite(amount) and amount > 0):
+            raise ValueError(f"config field 'ray.resources': {key!r} must be a finite amount > 0 (got {amount!r})")
+
+
 def game_flags(cfg: Config) -> dict[str, Any]:
     """The rule flags of the config's table with its ``game`` key (rook_env.agents.registry.game_config)."""
     return {**cfg.env_flags, "game": cfg.game, **({"players": cfg.players} if cfg.players else {})}
 
+
+
+SECTIONS = ("ray",)  # Config fields that are dataclasses of their own
 
 
 def make_train_config(config_path: str | None = None, overrides: Sequence[str] = (),
@@ -233,17 +269,21 @@ def make_train_config(config_path: str | None = None, overrides: Sequence[str] =
     """Defaults <- ``base`` (a resumed checkpoint's config) <- YAML file <- ``field=value`` overrides.
 
     A dotted override (``opponent_mix.heuristic=0.5``) sets one entry of a mapping; a whole value
-    (``opponent_mix={self: 1}``, or a mapping in the YAML file) replaces the field. Errors are
+    (``opponent_mix={self: 1}``, or a mapping in the YAML file) replaces the field. A section (``ray``) is
+    set field by field: ``ray: {collectors: 2}`` leaves its other fields as they were. Errors are
     ValueErrors naming the field (or the file and line of a YAML syntax error).
     """
     cfg = OmegaConf.structured(Config)
 
     def apply(items: dict, source: str) -> None:
         for key, value in items.items():
+            if key in SECTIONS and isinstance(value, dict):  # a section is set field by field (a dataclass)
+                apply({f"{key}.{k}": v for k, v in value.items()}, source)
+                continue
             try:
                 OmegaConf.update(cfg, str(key), value, merge=False)
             except OmegaConfBaseException as exc:
-                what = "unknown config field" if "not in 'Config'" in str(exc) else "config field"
+                what = "unknown config field" if "' not in '" in str(exc) else "config field"
                 raise ValueError(f"{what} {exc.full_key!r} (from {source}): {str(exc).splitlines()[0]}") from None
             except ValueError:  # OmegaConf: a dotted key below a list or a number
                 raise ValueError(f"config field {key!r} (from {source}): no such entry") from None

@@ -1,5 +1,5 @@
 """The game a run trains on, the only game-specific part of training: :class:`Game` holds the batched
-engine (:class:`rook_env.vector.RookVectorEnv`, or :class:`rook_env.call_partner.vector.CallPartnerVectorEnv`
+engine (:class:`rook_env.vector.RookVectorEnv`, or :class:`rook_env.vector.call_partner.CallPartnerVectorEnv`
 for call-your-partner Rook), the seat count, the learning groups, the heuristic and the fair match used for
 evaluation; :func:`game_of` builds it from a :class:`~rook_env.training.config.Config`. Collection, the warm
 start, evaluation and checkpoints are one piece of code for both games, parametrised by it.
@@ -96,7 +96,7 @@ def game_of(cfg: Config) -> Game:
     if cfg.game == "call_partner":
         from rook_env.call_partner import raw_env as call_partner_env
         from rook_env.call_partner.rules import PHASE_NAMES
-        from rook_env.call_partner.vector import CallPartnerVectorEnv
+        from rook_env.vector.call_partner import CallPartnerVectorEnv
 
         flags = {k: v for k, v in game_flags(cfg).items() if k != "game"}
         flags["players"] = n = game_config(game_flags(cfg)).players

@@ -10,6 +10,11 @@ draw from their own torch generators, so a run stays reproducible; checkpoints r
 collected ahead started (its weights and random states) and a resume collects it again, so cut-and-resumed
 runs equal straight ones. ``overlap: false`` collects, then updates, in turn.
 
+**On a Ray cluster** (the config's ``ray`` section, ``ray.collectors > 0``): the collector is
+:class:`~rook_env.training.ray_collection.RayCollectors`, collector actors behind the same ``collect``; they play
+while the learner updates, so ``overlap`` does not apply, and each iteration's history entry records its rollout's
+origin (``rollout``). Without the section nothing here imports Ray.
+
 **Stopping and interruptions.** A run stops at ``total_decisions`` or at ``max_minutes`` of the run's wall
 time across resumes (:class:`~rook_env.training.reporting.RunClock`), whichever comes first, and then
 finishes normally. Ctrl-C drops the iteration in progress, saves ``last.pt`` at the last completed one (or,
@@ -114,14 +119,21 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
     model = ActorCritic(obs_dim, n_actions, cfg.hidden, critic_dim, cfg.critic_hidden).to(device)
     optimizer = make_optimizer(model, cfg.lr, eps=1e-5)
     ppo_settings = PPOSettings.of(cfg)
-    collector = Collector(cfg, device, rng)
+    if cfg.ray.collectors:  # collector actors on a Ray cluster, behind the same interface (ray is imported only here)
+        from .ray_collection import RayCollectors
+
+        collector = RayCollectors(cfg, rng, log=lambda line: log(line))
+    else:
+        collector = Collector(cfg, device, rng)
+    # Ray's collectors play while the learner updates already: overlap is the in-process collector's way to do it
+    overlap = cfg.overlap and not cfg.ray.collectors
     update_gen = torch.Generator(device=device)  # the update's minibatch shuffles
     update_gen.manual_seed(int(rng.integers(2**62)))
     gens = {"collect": collector.gen, "update": update_gen}
     # overlap: the collector plays with ``behaviour``, the weights before the update that runs beside it. A rollout
     # collected ahead is ``ahead`` (batch, stats, seconds); ``ahead_from`` says how it started (its number, the
     # weights, the random states), saved in checkpoints so that a resume collects it again.
-    behaviour = copy.deepcopy(model).eval() if cfg.overlap else model
+    behaviour = copy.deepcopy(model).eval() if overlap else model
     ahead: tuple | None = None
     ahead_from: dict | None = None
     state = {"iteration": 0, "decisions": 0, "wall_seconds": 0.0, "best": None, "history": [], "bc": None,
@@ -141,7 +153,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
     for path in cfg.league:  # fixed pool members (not saved in checkpoints: the config names them)
         collector.league.append(load_model(path, game, obs_dim, n_actions).actor.to(device).eval())
     if ahead_from is not None:  # the rollout the interrupted run had collected ahead, collected again
-        if not cfg.overlap:
+        if not overlap:
             raise CheckpointError(f"{resume!r} was saved with a rollout collected ahead (overlap: true): resume it "
                                   f"with overlap: true")
         behaviour.load_state_dict(ahead_from["weights"])
@@ -241,7 +253,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
 
             # ---------------------------------------------------------------- update
             t1 = time.time()
-            if cfg.overlap:
+            if overlap:
                 # The next rollout, played by the weights before this update, is collected while it runs (on the
                 # last iteration too: a run extended with --resume then goes on exactly as one that ran longer).
                 behaviour.load_state_dict(model.state_dict())
@@ -273,6 +285,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
                 writer.add_scalar(k, v, dec)
             rec = {"iteration": it, "decisions": dec, "wall_seconds": state["wall_seconds"],
                    **{k.split("/")[1]: v for k, v in scalars.items() if k.startswith(("losses", "train", "perf"))}}
+            if "ray" in cstats:  # where the rollout came from (rook_env.training.ray_collection)
+                rec["rollout"] = cstats["ray"]
             state["history"].append(rec)
             if cfg.eval_every and it % cfg.eval_every == 0:
                 rec["eval"] = run_eval()
@@ -286,6 +300,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             if bar is not None:
                 bar.update(dec, progress_figures(rec, state["history"]))
 
+        if cfg.ray.collectors:  # no more rollouts: the cores go to the evaluation
+            collector.close()
         if not state["history"] or "eval" not in state["history"][-1]:  # evaluate the final policy too
             ev = run_eval()
             if state["history"]:
@@ -307,6 +323,10 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             print(f"\ntraining failed: {agent_path} holds the best checkpoint's model "
                   f"(iteration {state['best']['iteration']}); last.pt the last saved iteration", file=sys.stderr)
         raise
+    finally:
+        if cfg.ray.collectors:
+            collector.close()
+            log("ray: " + ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in collector.ledger.items()))
     if bar is not None:
         bar.close()
     state["wall_seconds"] = run_clock.seconds()
@@ -320,7 +340,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             paths.update(best=best_ckpt, agent=agent_path)
         summary = {"name": cfg.name, "seed": cfg.seed, "stop_reason": stop_reason, "iterations": state["iteration"],
                    "decisions": state["decisions"], "wall_seconds": round(state["wall_seconds"], 1),
-                   "interrupted_during": phase, "best": state["best"], "paths": paths}
+                   "interrupted_during": phase, "best": state["best"], "paths": paths,
+                   **({"ray": collector.report()} if cfg.ray.collectors else {})}
         if not quiet:
             print("\n" + interruption_note(summary, cfg.eval_every), file=sys.stderr)
         return summary
@@ -342,7 +363,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
         "name": cfg.name, "seed": cfg.seed, "stop_reason": stop_reason, "iterations": state["iteration"],
         "decisions": state["decisions"], "wall_seconds": round(state["wall_seconds"], 1),
         "device": str(device), "machine": machine_info(), "bc": state["bc"], "best": state["best"],
-        "final_eval": final, "playoff": playoff,
+        "final_eval": final, "playoff": playoff, **({"ray": collector.report()} if cfg.ray.collectors else {}),
         "paths": {"last": last_ckpt, "best": best_ckpt, "agent": agent_path, "curve": curve},
         "config": dataclasses.asdict(cfg),
     }

@@ -42,7 +42,7 @@ import numpy as np
 
 from .. import kernels
 from ..cards import N_COLOURS, N_SEATS, layout_for
-from ..observation import REL, REL_ONE_HOT, SCORE_CLIP, obs_layout
+from ..observation import REL, REL_ONE_HOT, SCORE_CLIP, ObservationEncoder, obs_layout
 from ..rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState, contract_tables
 from .base import U64, RookVectorEnv, unpack_bits
 
@@ -357,6 +357,94 @@ class PartnershipVectorEnv(RookVectorEnv):
         hands = new_fixed + [f for f, ng in zip(fixed, ng_list) if not ng]
         self._deal_cards(order, [None if f is None or f[0] is None else (f[0], f[1]) for f in hands])
 
+    # ------------------------------------------------------------------ loading given positions
+    def load_states(self, states: Sequence[RookState], tables: Any = None, observations: bool = True
+                    ) -> tuple[np.ndarray, dict]:
+        """Put rules states into tables: table ``tables[i]`` continues from ``states[i]`` (any phase but
+        over), as if it had been stepped there; returns ``(obs, info)`` as ``reset``.
+
+        ``tables``: table indices (default ``0 .. len(states) - 1``). The states must have this engine's
+        configuration. A state object may be given several times (it is encoded once); the states are
+        only read. Game scores, dealer and hands played come along, so ``episode="game"`` tables go on
+        to the next hand. The engine need not have been reset; then the other tables hold no hand
+        (their masks are empty) until loaded or reset, and ``step`` needs every table playable.
+        ``observations=False`` skips writing the loaded tables' observations (the costly part): they hold
+        stale values until the tables are reset or loaded again, for callers that only run the compiled
+        card play on the state (search playing sampled worlds out: :mod:`rook_env.agents.search.batched`).
+        """
+        states = list(states)
+        idx = np.arange(len(states)) if tables is None else np.asarray(tables, np.int64).reshape(-1)
+        if len(idx) != len(states):
+            raise ValueError(f"load_states: {len(states)} states for {len(idx)} tables")
+        if len(idx) and (idx.min() < 0 or idx.max() >= self.num_envs or np.unique(idx).size != idx.size):
+            raise ValueError(f"load_states: tables must be distinct indices in 0..{self.num_envs - 1}, got {idx.tolist()}")
+        C = self.obs_layout.COUNTERS
+        rows: dict[int, int] = {}  # id(state) -> its row among the distinct states
+        distinct: list[RookState] = []
+        for i, st in enumerate(states):
+            if id(st) not in rows:
+                if not isinstance(st, RookState) or st.config != self.config:
+                    raise ValueError(f"load_states: states[{i}] is not a RookState of this engine's configuration "
+                                     f"({type(st).__name__})")
+                if st.phase == OVER:
+                    raise ValueError(f"load_states: states[{i}] is over (phase 'over'); load a state with a decision to make")
+                rows[id(st)] = len(distinct)
+                distinct.append(st)
+        if not distinct:
+            self._refresh()
+            return self._obs_now, {"seat": self.current.copy(), "action_mask": self._mask}
+        # one row per distinct state, then one fancy write per field (a state may fill many tables)
+        pick = np.array([rows[id(st)] for st in states], np.int64)
+        ints = np.array([[st.discards.bit_count(), st.high_bid, st.bidder, st.n_passed, st.trump, st.leader,
+                          len(st.trick), len(st.tricks), st.last_trick_team, int(st.nest_has_counters), st.call,
+                          st.phase, st.current, st.dealer, st.hands_played, st.circus,
+                          *st.tricks_won, *st.points, *st.scores, *(st.trick + [0] * (N_SEATS - len(st.trick))),
+                          *(st.passing if len(st.passing) == N_SEATS else [-1] * N_SEATS), *st.passed]
+                         for st in distinct], np.int64)[pick]
+        cards = np.array([[*st.hands, st.nest, st.discards] for st in distinct], U64)[pick]
+        h = len(HAND_STATE_INIT)
+        self._hand_state[idx] = ints[:, :h]
+        (self._phase[idx], self.current[idx], self._dealer[idx], self._hands_played[idx],
+         self.circus[idx]) = ints[:, h:h + 5].T
+        self.tricks_won[idx] = ints[:, h + 5:h + 7]
+        self.points[idx] = ints[:, h + 7:h + 9]
+        self._scores[idx] = ints[:, h + 9:h + 11]
+        self.trick[idx] = ints[:, h + 11:h + 15]
+        self.passing[idx] = ints[:, h + 15:h + 19]
+        self.passed[idx] = ints[:, h + 19:h + 23] != 0
+        self.hands[idx] = cards[:, :N_SEATS]
+        self.nest[idx] = cards[:, N_SEATS]
+        self.discards[idx] = cards[:, N_SEATS + 1]
+        if observations:
+            obs = np.empty((len(distinct), N_SEATS, self.obs_dim), np.float32)
+            for k, st in enumerate(distinct):
+                enc = ObservationEncoder(st)
+                enc.rebuild()
+                obs[k] = enc.obs
+            obs = obs[pick]
+            self._obs[idx] = obs  # the 0/1 entries (the scaled numbers are kept per team in _num)
+            self._num[idx] = obs[:, :2, C:C + NUM_SIZE]  # seats 0 and 1: teams 0 and 1
+        if self._rng is None:  # auto-reset after a loaded hand deals from the engine's stream
+            self._rng = np.random.default_rng()
+        self._refresh()
+        return self._obs_now, {"seat": self.current.copy(), "action_mask": self._mask}
+
+    def finish_hands(self, tables: np.ndarray) -> dict[str, np.ndarray]:
+        """Score the hands whose last card a caller's own kernel has played at ``tables`` (as ``step`` does
+        on a hand's last card) and return their facts (``info["hand"]``'s keys, rows in ``tables``' order).
+
+        The tables are left as they are (their hands over, no new deal): load or reset them before stepping.
+        Used by :mod:`rook_env.agents.search.batched`, whose compiled rollouts play the cards on these arrays."""
+        idx = np.asarray(tables, np.int64).reshape(-1)
+        if len(idx) and (self.n_tricks[idx] != self.layout.n_tricks).any():
+            raise ValueError("finish_hands: some of these tables have cards left to play")
+        N = self.num_envs
+        rewards = np.zeros((N, N_SEATS), np.float32)
+        flags = np.zeros(N, bool)
+        facts = self._new_facts()
+        self._finish_hands(idx, rewards, flags, flags.copy(), facts)
+        return self._hand_info(facts[idx])
+
     # ------------------------------------------------------------------ observation writes
     def _write_totals(self, idx: np.ndarray) -> None:
         # counters (2), tricks_won (2), tricks_left (1) are adjacent (ObservationEncoder._write_totals)
@@ -451,16 +539,21 @@ class PartnershipVectorEnv(RookVectorEnv):
             hand["circus"] = hand["circus"] != 0
         return hand
 
+    def play_kernel_args(self) -> tuple:
+        """The arguments of :func:`rook_env.kernels.play_cards` between the tables and cards and ``ended``:
+        this engine's state arrays (played on in place) and constants. For callers that play cards with
+        their own compiled loops (:mod:`rook_env.agents.search.batched`); ``backend="numba"`` only."""
+        return (self.current, self._hands_flat, self._trick_flat, self._hand_state, self._points_flat,
+                self._tricks_won_flat, self.discards, self._flat, self._num_flat, self._card_bit, self._card_off,
+                self._card_val, self._play_off, self._eff, self._power_flat, self._card_points, REL_ONE_HOT_U8,
+                self._all_rows, self._totals_div, self._k_play_ints)
+
     # ------------------------------------------------------------------ phases
     def _step_play(self, p: np.ndarray, c: np.ndarray) -> np.ndarray:
         """Play card ``c`` at tables ``p``; returns the tables whose hand just ended."""
         if self.backend == "numba":
             ended = self._k_ended
-            n = self._kernels.play_cards(
-                p, c, self.current, self._hands_flat, self._trick_flat, self._hand_state, self._points_flat,
-                self._tricks_won_flat, self.discards, self._flat, self._num_flat, self._card_bit, self._card_off,
-                self._card_val, self._play_off, self._eff, self._power_flat, self._card_points, REL_ONE_HOT_U8,
-                self._all_rows, self._totals_div, self._k_play_ints, ended)
+            n = self._kernels.play_cards(p, c, *self.play_kernel_args(), ended)
             return ended[:n].copy()
         ol, L, f = self.obs_layout, self.layout, self._flat
         s = self.current[p]

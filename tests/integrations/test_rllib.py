@@ -117,3 +117,169 @@ def test_train_rllib_smoke_with_a_remote_env_runner_and_heuristic_opponent(tmp_p
     assert (tmp_path / "summary.json").is_file()
     with pytest.raises(SystemExit, match="unknown config field"):
         train_rllib.RLlibRunConfig.load(None, ["num_runners=2"])
+
+
+# ------------------------------------------------------------------------------- the vector env runner
+def _logged_tables(game, flags, opponents, tables=12, seed=3):
+    """rook_env.rllib.vector.Tables whose engine steps are logged (obs, seat, mask, actions, rewards, done)."""
+    from rook_env.rllib.vector import Tables
+
+    tab = Tables(game, flags, tables, opponents, seed=seed)
+    log = []
+    step, reset = tab.env.step, tab.env.reset
+
+    def logged_reset(**kw):
+        obs, info = reset(**kw)
+        log.append(["reset", obs.copy(), info["seat"].copy(), info["action_mask"].copy()])
+        return obs, info
+
+    def logged_step(actions):
+        log[-1].append(np.array(actions).copy())
+        obs, rew, term, trunc, info = step(actions)
+        log[-1].extend([rew.copy(), term | trunc])
+        log.append(["step", obs.copy(), info["seat"].copy(), info["action_mask"].copy()])
+        return obs, rew, term, trunc, info
+
+    tab.env.reset, tab.env.step = logged_reset, logged_step
+    return tab, log
+
+
+@pytest.mark.parametrize("game,flags,opponents", [
+    ("partnership", {}, {"heuristic": 0.4, "random": 0.2}),
+    ("call_partner", {"players": 5}, {"heuristic": 0.5}),
+])
+def test_vector_tables_play_legal_actions_and_their_episodes_are_the_engines(game, flags, opponents):
+    tab, log = _logged_tables(game, flags, opponents)
+    rng = np.random.default_rng(0)
+
+    def policy(obs, mask):  # a random legal policy that also hands back an extra per row
+        from rook_env.vector import sample_legal
+
+        a = sample_legal(mask, rng)
+        return a, {"echo": a * 10}
+
+    data = tab.play(policy, decisions=300)
+    S, N = tab.seats, tab.env.num_envs
+    # every recorded action is legal for its observation (the engine raises on an illegal one, too)
+    assert np.all(data["mask"][np.arange(len(data["act"])), data["act"]] == 1)
+    assert np.array_equal(data["echo"], data["act"] * 10)
+    # Rebuild each learner seat's hand from the engine's own log, independently of Tables: a table's hand
+    # number advances when its hand ends (the collected ones are numbered as Tables numbers them: the
+    # first N hands 0..N-1, then new ones in order of finishing).
+    hand_of = np.arange(N)
+    next_hand = N
+    collected = np.ones(N, bool)
+    expected: dict[int, list] = {}
+    rewards: dict[int, float] = {}
+    learner_rows = 0
+    collected_hands = set(data["traj"].tolist())
+    for _, obs, seat, mask, actions, rew, done in log[:-1]:
+        for t in range(N):
+            if not collected[t]:
+                continue
+            traj = int(hand_of[t] * S + seat[t])
+            expected.setdefault(traj, []).append((obs[t], actions[t]))
+        for t in np.flatnonzero(done & collected):
+            for s in range(S):
+                rewards[int(hand_of[t] * S + s)] = float(rew[t, s])
+        # whether the tables that ended go on is Tables' decision (all of them or none): read it from the
+        # hands it returned; new hands are numbered in table order
+        for t in np.flatnonzero(done & collected):
+            if any(next_hand * S + s in collected_hands for s in range(S)):
+                hand_of[t] = next_hand
+                next_hand += 1
+            else:
+                collected[t] = False
+    traj_ids = data["traj"].tolist()
+    assert traj_ids == sorted(traj_ids) and len(traj_ids) == len(set(traj_ids))
+    for e, traj in enumerate(traj_ids):
+        a, b = data["start"][e], data["start"][e + 1]
+        rows = expected[traj]
+        # the learner's rows of that seat and hand are a subset of the seat's decisions (opponent seats are
+        # left out): when a seat is the learner's, all its decisions are there, in order
+        assert b - a == len(rows), (traj, b - a, len(rows))
+        for k, (o, act) in enumerate(rows):
+            assert np.array_equal(data["obs"][a + k], o) and data["act"][a + k] == act
+        assert data["reward"][e] == rewards[traj]
+        learner_rows += b - a
+    assert learner_rows == len(data["act"]) >= 300
+    # opponents' seats are not learner episodes: a hand against an opponent has fewer learner seats
+    per_hand = np.bincount(data["traj"] // S)
+    assert per_hand.max() == S and (per_hand < S).any()
+
+
+def test_vector_env_runner_episodes_feed_ppo_and_a_training_iteration_runs():
+    import ray
+    from ray.rllib.core.columns import Columns
+
+    from rook_env.rllib import rook_vector_ppo_config
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        config = rook_vector_ppo_config(num_env_runners=0, tables=16, hidden=[32], seed=0,
+                                        opponents={"heuristic": 0.5})
+        config.training(train_batch_size_per_learner=600, minibatch_size=200, num_epochs=1)
+        algo = config.build_algo()
+        runner = algo.env_runner
+        episodes = runner.sample(num_timesteps=300)
+        assert sum(len(e) for e in episodes) >= 300
+        for e in episodes:
+            obs, act = e.get_observations(), e.get_actions()
+            mask = obs["action_mask"][:-1]
+            assert e.is_terminated and np.all(mask[np.arange(len(act)), act] == 1)  # legal actions only
+            logits = e.get_extra_model_outputs(Columns.ACTION_DIST_INPUTS)
+            logp = torch.log_softmax(torch.as_tensor(logits), -1)[np.arange(len(act)), act].numpy()
+            assert np.allclose(e.get_extra_model_outputs(Columns.ACTION_LOGP), logp, atol=1e-5)
+            rewards = e.get_rewards()
+            assert np.all(rewards[:-1] == 0)  # the hand's reward on the seat's last decision only
+        before = {k: v.clone() for k, v in runner.module.state_dict().items()}
+        result = algo.train()
+        assert result["learners"]["default_policy"]["num_module_steps_trained"] > 0
+        assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 600
+        after = runner.module.state_dict()  # the new weights reached the runner
+        assert any(not torch.equal(before[k], after[k]) for k in before)
+        algo.stop()
+    finally:
+        ray.shutdown()
+
+
+def test_vector_recipe_trains_and_loads_as_an_agent(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ns = run_recipe("rllib-vector")
+    results = ns["results"]
+    assert len(results) == 2 and results[-1]["env_runners"]["num_env_steps_sampled_lifetime"] >= 1600
+    assert results[-1]["learners"]["default_policy"]["num_module_steps_trained"] > 0
+    for seed in range(2):
+        play_hand(ns["agent"], seed)  # raw_env raises on an illegal action
+
+
+def test_vector_config_errors_name_what_is_wrong():
+    from rook_env.rllib.vector import check_env_config
+
+    with pytest.raises(ValueError, match="unknown env_config"):
+        check_env_config({"tabels": 4})
+    with pytest.raises(ValueError, match="tables must be a positive integer"):
+        check_env_config({"tables": 0})
+    with pytest.raises(ValueError, match=r"opponents \['ppo'\]"):
+        check_env_config({"opponents": {"ppo": 0.5}})
+    with pytest.raises(ValueError, match="opponent probabilities"):
+        check_env_config({"opponents": {"heuristic": 0.7, "random": 0.6}})
+
+
+def test_train_rllib_vector_runner_smoke_loads_as_an_agent(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    sys.path.insert(0, str(ROOT))
+    import train_rllib
+
+    ckpt = tmp_path / "ckpt"
+    summary = train_rllib.main(["--config", "configs/rllib_vector_smoke.yaml", "--set", f"checkpoint_dir={ckpt}"])
+    assert summary["env_steps"] >= 1600
+    assert summary["vs_heuristic"]["illegal"] == {"A": 0, "B": 0}
+    agent = RLlibAgent.load(ckpt)  # the vector runner's module is "default_policy"
+    for seed in range(2):
+        play_hand(agent, seed)
+    with pytest.raises(SystemExit, match="vector runner plays heuristic and random"):
+        train_rllib.RLlibRunConfig.load(None, ["opponents={old: [ppo, 0.5]}"])
+    with pytest.raises(SystemExit, match="runner="):
+        train_rllib.RLlibRunConfig.load(None, ["runner=fast"])

@@ -3,7 +3,9 @@ legal card out in them.
 
 - :mod:`.agent`: the agent and its rollout policies;
 - :mod:`.worlds`: sampling the hidden cards under every hard constraint;
-- :mod:`.rollout`: playing a world to the end of the hand.
+- :mod:`.rollout`: playing a world to the end of the hand;
+- :mod:`.batched`: the same search at engine speed (every world x card a table of the batched engine, compiled
+  play-outs and world sampling), the agent's default engine where numba is installed.
 """
 
 from .agent import ROLLOUTS, SearchAgent

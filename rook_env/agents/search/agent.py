@@ -49,12 +49,14 @@ from ..heuristic.agent import MEMORY_LIMIT, HeuristicAgent
 from ..heuristic.play import Memory, known_voids
 from ..heuristic.tables import card_tables, seat_reader
 from .rollout import GreedyRollout, HeuristicRollout, hand_score_diff, play_out
+from .batched import BatchedRollouts, sample_deals, supported
 from .inference import HolderModel, learned_sampler, load_model
 from .worlds import WorldSampler, fork, holders_for, make_world, world_template
 
-__all__ = ["ROLLOUTS", "SearchAgent"]
+__all__ = ["ENGINES", "ROLLOUTS", "SearchAgent"]
 
 ROLLOUTS = ("greedy", "heuristic")
+ENGINES = ("auto", "batched", "python")  # where the rollouts run (see the module docstring)
 WORLDS = ("uniform", "learned")
 MAX_SAMPLES = 10_000
 
@@ -64,11 +66,20 @@ class SearchAgent:
     (see the module docstring)."""
 
     strict = False  # tests set this to re-raise internal errors instead of falling back
+    exact_worlds = False  # tests set this: the batched engine then draws the Python engine's worlds
 
     def __init__(self, seed: int | None = None, samples: int = 24,
                  rollout: str | Callable[[RookState, int], int] = "greedy", base: Any = None,
-                 worlds: str = "uniform", **flags: Any) -> None:
+                 engine: str = "auto", worlds: str = "uniform", **flags: Any) -> None:
         self.config = make_config(**flags)
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+        fast = rollout == "greedy" and supported(self.config)
+        if engine == "batched" and not fast:
+            raise ValueError("engine='batched' needs rollout='greedy', numba and trump_calls='colour' "
+                             f"(got rollout={rollout!r}, trump_calls={self.config.trump_calls!r}); use engine='python'")
+        self.engine = "batched" if fast and engine != "python" else "python"
+        self._batched: BatchedRollouts | None = None  # made on the first searched decision
         if base is not None and not callable(getattr(base, "act", None)):
             raise ValueError(f"base must be an agent with an act(observation, info) method or None, got {base!r}")
         if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or not 1 <= samples <= MAX_SAMPLES:
@@ -174,6 +185,17 @@ class SearchAgent:
         rng = random.Random((packed << 64) | self.seed)
         actions = self._distinct_cards(view, cards)
         totals = [0] * len(actions)
+        if self.engine == "batched":
+            if self._batched is None:
+                self._batched = BatchedRollouts(self.config)
+            if self.exact_worlds or self._world_model is not None:
+                # the Python engine's worlds (tests compare the engines' values on them); learned worlds
+                # are drawn by the weighted sampler, in Python
+                deals = [sampler.sample(rng) for _ in range(self.samples)]
+            else:  # the same distribution, drawn by compiled code from a seed of the decision's stream
+                deals = sample_deals(sampler, self.samples, rng.getrandbits(32))
+            totals = self._batched.score_deals(template, holders, deals, actions).sum(axis=0).tolist()
+            return self._choose(actions, totals)
         rollout = self._rollout
         for _ in range(self.samples):
             world = make_world(template, holders, sampler.sample(rng))
@@ -183,6 +205,11 @@ class SearchAgent:
                 st.apply(a, legal)
                 rollout(st)
                 totals[i] += hand_score_diff(st)
+        return self._choose(actions, totals)
+
+    def _choose(self, actions: list[int], totals: list[int]) -> int:
+        """The card of the best total (ties: the cheaper card); files the mean values."""
+        tab = self.tables
         self.last_values = {a: totals[i] / self.samples for i, a in enumerate(actions)}  # shown by the showdown server
         pts, rp = tab.points, tab.rank_power
         best = max(range(len(actions)), key=lambda i: (totals[i], -pts[actions[i]], -rp[actions[i]]))

@@ -19,6 +19,10 @@ virtual environment); ``import rook_env`` never imports this module.
   episode) is played by that module, which is not trained. A spec is a project agent spec (above) or
   ``"rllib:<checkpoint>"``, a frozen snapshot of an RLlib-trained module.
 - :class:`RLlibAgent`: an RLlib checkpoint as a project agent (``act(observation, info)``, ``reset()``).
+
+The fast path, :mod:`rook_env.rllib.vector` (:class:`~rook_env.rllib.vector.RookVectorEnvRunner`,
+:func:`~rook_env.rllib.vector.rook_vector_ppo_config`): env runners that step many tables of the batched
+engine at once, one forward pass per step, opponents in arrays; re-exported here.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import numpy as np
 import torch
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
-from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
+from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
@@ -41,7 +45,7 @@ from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 from ray.tune.registry import register_env
 
-from .env import AGENTS, env as make_checked_env, raw_env
+from ..env import AGENTS, env as make_checked_env, raw_env
 
 ENV_NAME = "rook_env"          # the name register() gives the environment in Ray's registry
 SHARED = "shared"              # the module id of the shared learning policy
@@ -140,7 +144,7 @@ class AgentRLModule(RLModule):
     ``policies_to_train``)."""
 
     def setup(self) -> None:
-        from .agents import make_agent
+        from ..agents import make_agent
 
         cfg = dict(self.model_config or {})
         self.spec = cfg.get("spec", "heuristic")
@@ -233,12 +237,16 @@ def rook_ppo_config(
 
 
 # --------------------------------------------------------------------------------------- agent
-def module_path(checkpoint: str | os.PathLike, module_id: str = SHARED) -> Path:
-    """The module folder inside an Algorithm checkpoint (or ``checkpoint`` itself if it is one)."""
+def module_path(checkpoint: str | os.PathLike, module_id: str | None = None) -> Path:
+    """The module folder inside an Algorithm checkpoint (or ``checkpoint`` itself if it is one).
+    ``module_id=None``: the learning module of either path, ``"shared"`` (multi-agent) or
+    ``"default_policy"`` (:mod:`rook_env.rllib.vector`)."""
     path = Path(checkpoint)
-    inner = path / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE / module_id
-    if inner.is_dir():
-        return inner
+    modules = path / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE
+    for mid in [module_id] if module_id else [SHARED, DEFAULT_MODULE_ID]:
+        if (modules / mid).is_dir():
+            return modules / mid
+    inner = modules / (module_id or SHARED)
     if (path / "module_state.pt").is_file() or (path / "class_and_ctor_args.pkl").is_file():
         return path
     raise FileNotFoundError(f"{str(path)!r} is neither an RLlib Algorithm checkpoint holding module "
@@ -256,16 +264,15 @@ class RLlibAgent:
 
     @classmethod
     def load(cls, path: str | os.PathLike, seed: int | None = None, greedy: bool = True,
-             module_id: str = SHARED, **flags: Any) -> "RLlibAgent":
-        """Load module ``module_id`` from an Algorithm checkpoint (``algo.save()`` / train_rllib.py) or an
-        RLModule folder. ``flags``: the table's rule flags; the sizes must match the checkpoint's."""
-        from .cards import layout_for
-        from .config import make_config
-        from .observation import obs_layout
+             module_id: str | None = None, game: str | None = None, **flags: Any) -> "RLlibAgent":
+        """Load module ``module_id`` (default: ``"shared"`` or ``"default_policy"``, whichever the checkpoint
+        holds) from an Algorithm checkpoint (``algo.save()`` / train_rllib.py) or an RLModule folder.
+        ``game``, ``flags``: the table's game and rule flags; the sizes must match the checkpoint's."""
+        from ..games import resolve_game
 
         module = RLModule.from_checkpoint(str(module_path(path, module_id)))
-        config = make_config(**flags)
-        want = (obs_layout(config).size, layout_for(config).n_actions)
+        spec, config = resolve_game(game, **flags)
+        want = (spec.load("obs_layout")(config).size, spec.load("layout")(config).n_actions)
         space = getattr(module, "space_with_mask", None)
         got = None if space is None else (space[OBS_KEY].shape[0], module.action_space.n)
         if got != want:
@@ -279,7 +286,7 @@ class RLlibAgent:
 
     @torch.no_grad()
     def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int:
-        from .agents import legal_from
+        from ..agents import legal_from
 
         legal = legal_from(observation)
         if legal.size == 1:
@@ -292,3 +299,6 @@ class RLlibAgent:
         if self.greedy:
             return int(torch.argmax(logits))
         return int(torch.multinomial(torch.softmax(logits, -1), 1, generator=self.generator))
+
+
+from .vector import RookVectorEnvRunner, rook_vector_ppo_config  # noqa: E402, F401  (re-exported)

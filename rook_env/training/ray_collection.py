@@ -1,0 +1,289 @@
+"""Rollout collection on a Ray cluster (the config's ``ray`` section, :class:`~rook_env.training.config.RayConfig`;
+docs/cluster.md): ``ray.collectors`` Ray actors, each the in-process :class:`~rook_env.training.collection.Collector`
+(the batched engine with ``ray.tables`` tables, the opponents and a copy of the policy) in its own process, on
+whichever node has room. The learner is the driver: :class:`RayCollectors` has the in-process collector's
+``collect(model, progress)``, so the training loop (rook_env.training.loop) is the same loop.
+
+**Weights** go out through the object store: each learner version is put there once and every collector
+started on it reads that one copy; the opponent pool (league members and snapshots) likewise, only when
+it changes. Rollouts come back the same way (about 3.4 kB per decision: the centralized critic's input travels
+without the observation it begins with, :func:`pack`).
+
+**Asynchrony and policy lag.** Every collector always has one rollout in flight. ``collect`` takes the first
+rollout that is ready, hands that collector the current weights for its next one at once (it plays while the
+learner updates) and returns the batch. A rollout's *lag* is the number of updates between the weights that
+played it and the learner that consumes it: with one collector 1 (as with ``overlap: true`` in-process),
+with N collectors about N when they are the bound. PPO's ratio is taken against the behaviour policy's
+recorded log-probabilities, so its clipping corrects a small lag; a rollout whose lag exceeds
+``ray.max_lag`` is *dropped* (booked nowhere, its decisions not counted, counted in the ledger and logged)
+and its collector restarted on the current weights. Dropping was chosen over V-trace-style truncated
+importance weights because it keeps the PPO update (rook_env.training.ppo) one piece of code for both
+loops, and because the bound is hardly ever reached when ``max_lag`` is at least the number of collectors.
+
+**Faults.** A collector that dies (its process or node killed: ``ray.exceptions.RayActorError``) loses its
+rollout in flight (never received, so never counted); it is replaced by a new actor in its slot, which the
+log says. When the driver dies Ray ends its collectors with it; ``--resume last.pt`` starts new ones, and the
+checkpoint's counters hold exactly the rollouts booked before it.
+
+**Bookkeeping.** Each rollout carries an id (the driver session, the collector slot, its incarnation and a
+sequence number), the node it was collected on, the weights version and the lag; the loop records it in the
+iteration's history entry (``rollout``), so that a run's decisions can be checked to be counted once.
+
+Ray is imported only here, and only when a :class:`RayCollectors` is built: the in-process default never
+imports it (tests/test_ray_cluster.py).
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import dataclasses
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from rook_env.agents.learned.model import ActorCritic
+
+from .collection import Collector
+from .config import Config
+
+NAMESPACE = "rook_env"  # the Ray namespace of the collector actors (named: tests and operators can find them)
+WAIT_LOG_SECONDS = 60.0  # log when no rollout has arrived for this long (collectors pending placement)
+
+
+def import_ray() -> Any:
+    """``ray``, or an error that says how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ImportError("the config's ray section (ray.collectors > 0) needs Ray: pip install 'ray[default]' "
+                          "(docs/cluster.md)") from None
+    return ray
+
+
+def collector_config(cfg: Config) -> Config:
+    """The config a collector actor plays with: ``ray.tables`` tables (``num_envs`` when 0)."""
+    return dataclasses.replace(cfg, num_envs=cfg.ray.tables or cfg.num_envs)
+
+
+class CollectorWorker:
+    """The body of a collector actor: the in-process :class:`Collector` and a copy of the network. Its methods
+    run in the actor's process; the driver reaches them through Ray (:class:`RayCollectors`)."""
+
+    def __init__(self, cfg: Config, model_kwargs: dict, seed: int, rollout_id: dict) -> None:
+        torch.set_num_threads(cfg.torch_threads)
+        self.model = ActorCritic(**model_kwargs).eval()
+        self.collector = Collector(cfg, torch.device("cpu"), np.random.default_rng(seed))
+        self.version = self.opponents_version = -1
+        self.id = rollout_id  # session, slot, incarnation; seq is added per rollout
+        self.seq = 0
+        import ray
+
+        self.node = ray.get_runtime_context().get_node_id()
+
+    def collect(self, weights: dict, version: int, opponents: list[dict], opponents_version: int,
+                progress: float) -> tuple[dict, dict]:
+        """One rollout with the weights of learner ``version`` against the opponent pool of ``opponents_version``
+        (both loaded only when they changed). Returns the collector's (batch, stats); stats["ray"] says where and
+        from what it came."""
+        if version != self.version:
+            self.model.load_state_dict(weights)
+            self.version = version
+        if opponents_version != self.opponents_version:
+            self.collector.pool = [actor_like(self.model, sd) for sd in opponents]  # league members, then snapshots
+            self.opponents_version = opponents_version
+        t0 = time.perf_counter()
+        batch, stats = self.collector.collect(self.model, progress)
+        batch = pack(batch)
+        stats["ray"] = {**self.id, "seq": self.seq, "node": self.node, "version": version,
+                        "decisions": len(batch["act"]), "seconds": time.perf_counter() - t0}
+        self.seq += 1
+        return batch, stats
+
+    def node_id(self) -> str:
+        return self.node
+
+
+def pack(batch: dict) -> dict:
+    """A collector's batch for the trip to the learner: the centralized critic's input begins with the observation
+    (``state_for``: the seat's observation, then the hidden cards), so only the rest travels when that holds."""
+    cin, obs = batch["cin"], batch["obs"]
+    d = obs.shape[1]
+    if cin is not None and cin.shape[1] > d and np.array_equal(cin[:, :d], obs):
+        batch = {**batch, "cin": None, "cin_rest": np.ascontiguousarray(cin[:, d:])}
+    return batch
+
+
+def unpack(batch: dict) -> dict:
+    """The learner's own (writable) copy of a :func:`pack` ed batch, the critic's input whole again."""
+    rest = batch.get("cin_rest")
+    out = {k: None if v is None else np.array(v) for k, v in batch.items() if k != "cin_rest"}
+    if rest is not None:
+        out["cin"] = np.concatenate([out["obs"], rest], axis=1)
+    return out
+
+
+def actor_like(model: ActorCritic, state_dict: dict) -> nn.Module:
+    """A copy of ``model``'s actor holding ``state_dict`` (an opponent of the pool)."""
+    actor = copy.deepcopy(model.actor)
+    actor.load_state_dict(state_dict)
+    return actor.eval()
+
+
+class RayCollectors:
+    """``ray.collectors`` collector actors behind the in-process collector's interface: ``collect(model,
+    progress)``, the opponent ``pool`` and ``league`` lists the loop fills, ``gen`` (kept for the checkpoint's
+    random states; the actors draw from their own seeds). See the module docstring."""
+
+    def __init__(self, cfg: Config, rng: np.random.Generator, log: Callable[[str], None] | None = None) -> None:
+        self.ray = ray = import_ray()
+        if not ray.is_initialized():
+            kw: dict[str, Any] = {"include_dashboard": False} if not cfg.ray.address else {}
+            if cfg.ray.address.startswith(("127.", "localhost")):  # a driver on the head machine stays on loopback
+                kw["_node_ip_address"] = "127.0.0.1"
+            ray.init(address=cfg.ray.address or None, namespace=NAMESPACE, log_to_driver=False, **kw)
+        self.cfg, self.rng = cfg, rng
+        self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.pool: list[nn.Module] = []
+        self.league: list[nn.Module] = []
+        self.gen = torch.Generator()
+        self.gen.manual_seed(int(rng.integers(2**62)))
+        self.session = uuid.uuid4().hex[:8]  # tells this driver's rollouts from a resumed driver's
+        self.version = 0  # learner versions handed out (one per collect call: the loop updates after each)
+        self.weights_ref = self.opponents_ref = None
+        self.weights_version = -1
+        self.opponents_key: tuple = ()
+        self.opponents_version = 0
+        self.actors: list[Any] = []
+        self.incarnation: list[int] = []
+        self.pending: dict[Any, int] = {}  # rollout in flight -> slot
+        self.model_kwargs: dict | None = None
+        self.closed = False
+        # the ledger: what came back and what became of it
+        self.ledger = {"booked_rollouts": 0, "booked_decisions": 0, "dropped_rollouts": 0, "dropped_decisions": 0,
+                       "collectors_replaced": 0, "in_flight_at_close": 0}
+        self.dropped: list[dict] = []  # the dropped rollouts' ids (the summary's ray.dropped)
+
+    # ---------------------------------------------------------------------------------------- actors
+    def _start(self, slot: int) -> None:
+        """A new collector actor in ``slot`` (its first, or a replacement)."""
+        ray, r = self.ray, self.cfg.ray
+        if slot == len(self.actors):
+            self.actors.append(None)
+            self.incarnation.append(0)
+        else:
+            self.incarnation[slot] += 1
+        rid = {"session": self.session, "collector": slot, "incarnation": self.incarnation[slot]}
+        options = {"num_cpus": r.num_cpus, "name": f"{self.cfg.name}-{self.session}-collector-{slot}-"
+                   f"{self.incarnation[slot]}", "namespace": NAMESPACE, "max_restarts": 0}
+        if r.resources:
+            options["resources"] = dict(r.resources)
+        if r.spread:
+            options["scheduling_strategy"] = "SPREAD"
+        actor_class = ray.remote(CollectorWorker)
+        self.actors[slot] = actor_class.options(**options).remote(
+            collector_config(self.cfg), self.model_kwargs, int(self.rng.integers(2**62)), rid)
+
+    def _await_placement(self) -> None:
+        """Wait until the collectors have started (placed on nodes, the package imported), so that they all begin
+        on the first weights; log where they are. One that cannot be placed within WAIT_LOG_SECONDS is left to
+        start later (its rollouts then simply arrive later)."""
+        ray = self.ray
+        refs = {actor.node_id.remote(): slot for slot, actor in enumerate(self.actors)}
+        ready, waiting = ray.wait(list(refs), num_returns=len(refs), timeout=WAIT_LOG_SECONDS)
+        nodes = collections.Counter(ray.get(ready))
+        self.log(f"ray: {len(ready)} collectors started on {len(nodes)} node(s) "
+                 f"({', '.join(f'{n[:8]}: {c}' for n, c in nodes.items())})"
+                 + (f"; {len(waiting)} still waiting for a node with {self.cfg.ray.num_cpus:g} CPU "
+                    f"{self.cfg.ray.resources or ''} free" if waiting else ""))
+
+    def _submit(self, slot: int, progress: float) -> None:
+        ref = self.actors[slot].collect.remote(self.weights_ref, self.weights_version, self.opponents_ref,
+                                               self.opponents_version, progress)
+        self.pending[ref] = slot
+
+    def _publish(self, model: ActorCritic) -> None:
+        """Put the current weights (and the opponent pool when it changed) in the object store."""
+        ray = self.ray
+        if self.weights_version != self.version:
+            self.weights_ref = ray.put({k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
+            self.weights_version = self.version
+        members = self.league + self.pool
+        key = tuple(id(m) for m in members)
+        if self.opponents_ref is None or key != self.opponents_key:
+            self.opponents_ref = ray.put([{k: v.detach().cpu().clone() for k, v in m.state_dict().items()}
+                                          for m in members])
+            self.opponents_key = key
+            self.opponents_version += 1
+
+    # --------------------------------------------------------------------------------------- collect
+    def collect(self, model: ActorCritic, progress: float) -> tuple[dict, dict]:
+        """The next rollout that is ready and within ``max_lag`` of the learner (see the module docstring). The
+        learner's weights now are version ``self.version``; the collector that delivered is restarted on them."""
+        ray = self.ray
+        self._publish(model)
+        if not self.actors:
+            self.model_kwargs = model.kwargs()
+            for slot in range(self.cfg.ray.collectors):
+                self._start(slot)
+            self._await_placement()
+            for slot in range(self.cfg.ray.collectors):
+                self._submit(slot, progress)
+        waited = time.time()
+        try:
+            while True:
+                ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=WAIT_LOG_SECONDS)
+                if not ready:
+                    self.log(f"ray: no rollout for {time.time() - waited:.0f}s: {len(self.pending)} collectors in "
+                             f"flight or waiting for a node with {self.cfg.ray.num_cpus:g} CPU "
+                             f"{self.cfg.ray.resources or ''} free (ray status shows the cluster)")
+                    continue
+                slot = self.pending.pop(ready[0])
+                self._submit(slot, progress)  # its result is stored: it plays the next rollout while we take this one
+                t0 = time.perf_counter()
+                try:
+                    batch, stats = ray.get(ready[0])
+                except ray.exceptions.RayActorError as exc:
+                    self.pending = {ref: s for ref, s in self.pending.items() if s != slot}  # sent to the dead one
+                    self.ledger["collectors_replaced"] += 1
+                    self.log(f"ray: collector {slot} (incarnation {self.incarnation[slot]}) died, its rollout in "
+                             f"flight lost: {type(exc).__name__}; replaced by a new collector")
+                    self._start(slot)
+                    self._submit(slot, progress)
+                    continue
+                batch = unpack(batch)
+                meta = stats["ray"]
+                meta["receive_seconds"] = time.perf_counter() - t0  # the learner's cost of taking it in
+                meta["lag"] = self.version - meta["version"]
+                if meta["lag"] > self.cfg.ray.max_lag:
+                    self.ledger["dropped_rollouts"] += 1
+                    self.ledger["dropped_decisions"] += meta["decisions"]
+                    self.dropped.append({k: meta[k] for k in ("session", "collector", "incarnation", "seq", "lag")})
+                    self.log(f"ray: dropped a rollout of collector {slot}: lag {meta['lag']} > max_lag "
+                             f"{self.cfg.ray.max_lag} ({meta['decisions']} decisions)")
+                    continue
+                self.ledger["booked_rollouts"] += 1
+                self.ledger["booked_decisions"] += meta["decisions"]
+                return batch, stats
+        finally:
+            self.version += 1  # the loop updates the model after each collect
+
+    def close(self) -> None:
+        """End the collector actors (their rollouts in flight are discarded: never booked). Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        self.ledger["in_flight_at_close"] = len(self.pending)
+        for actor in self.actors:
+            self.ray.kill(actor)
+        self.actors, self.pending = [], {}
+
+    def report(self) -> dict:
+        """The ledger and the dropped rollouts' ids (the run summary's ``ray`` entry)."""
+        return {**self.ledger, "dropped": list(self.dropped)}

@@ -1,0 +1,250 @@
+"""The training loop on a real two-node Ray cluster (rook_env.training.ray_collection, docs/cluster.md).
+
+The cluster: ``ROOK_RAY_ADDRESS`` when set (a cluster started outside, e.g. by .ci/run), else two nodes started
+here on this machine (:class:`rook_env.training.ray_cluster.LocalCluster`: ``ray start --head`` and a second
+``ray start --address=...``, one CPU and a custom resource ``node_<i>`` each, loopback addresses), stopped at the
+end. Checked: rollouts come from collectors on both nodes and every decision the learner books is counted once
+(none lost, none twice); a rollout over the lag bound is dropped; a collector killed mid-run is replaced and the
+log says so; a driver killed mid-run and resumed from its checkpoint goes on with nothing lost or counted twice.
+The in-process default never imports ray (run without Ray too). About 2 minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("torch")
+from rook_env.agents.learned.model import load_checkpoint  # noqa: E402
+from rook_env.training import make_train_config, train  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# a tiny run: ~1,000 decisions per rollout, no behaviour cloning, evaluation only at the end (4 deals)
+TINY = ["progress=false", "rollout_decisions=1024", "bc_steps=0", "eval_every=0", "eval_deals=4",
+        "eval_opponents=[random]", "checkpoint_every=1"]
+
+
+def tiny_config(run_dir, name: str, *overrides: str):
+    return make_train_config(os.path.join(ROOT, "configs", "smoke.yaml"),
+                             [f"run_dir={run_dir}", f"name={name}", *TINY, *overrides])
+
+
+def test_the_default_config_never_imports_ray(tmp_path):
+    """The in-process loop (no ray section) trains without importing ray, installed or not."""
+    code = ("import sys\n"
+            "from rook_env.training import make_train_config, train\n"
+            f"cfg = make_train_config({os.path.join(ROOT, 'configs', 'smoke.yaml')!r}, "
+            f"[{'run_dir=' + str(tmp_path)!r}, 'name=plain', 'total_decisions=600', 'rollout_decisions=256', "
+            f"*{TINY!r}])\n"
+            "assert cfg.ray.collectors == 0\n"
+            "s = train(cfg, quiet=True)\n"
+            "assert s['decisions'] >= 600 and 'ray' not in s, s\n"
+            "assert 'ray' not in sys.modules, 'the in-process loop imported ray'\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=300)
+
+
+def test_the_ray_section_is_checked_and_set_field_by_field(tmp_path):
+    cfg = make_train_config(None, ["ray={collectors: 3, resources: {node_1: 1}}", "ray.max_lag=5"])
+    assert (cfg.ray.collectors, cfg.ray.resources, cfg.ray.max_lag, cfg.ray.num_cpus) == (3, {"node_1": 1.0}, 5, 1.0)
+    for override, named in (("ray.max_lag=0", "ray.max_lag"), ("ray.collectors=-1", "ray.collectors"),
+                            ("ray.resources={a: 0}", "ray.resources"), ("ray.colectors=2", "ray.colectors"),
+                            ("ray.num_cpus=nan", "ray.num_cpus")):
+        with pytest.raises(ValueError, match=named.replace(".", r"\.")):
+            make_train_config(None, [override])
+
+
+def test_a_batch_travels_without_the_observation_prefix_of_the_critic_input():
+    import numpy as np
+
+    from rook_env.training.ray_collection import pack, unpack
+
+    rng = np.random.default_rng(0)
+    obs = rng.random((50, 7), dtype=np.float32)
+    batch = {"obs": obs, "cin": np.concatenate([obs, rng.random((50, 3), dtype=np.float32)], axis=1),
+             "act": np.arange(50), "mask": None}
+    packed = pack(batch)
+    assert packed["cin"] is None and packed["cin_rest"].shape == (50, 3)
+    back = unpack(packed)
+    assert sorted(back) == sorted(batch) and np.array_equal(back["cin"], batch["cin"])
+    assert back["obs"].flags.writeable and back["obs"] is not obs
+    other = {**batch, "cin": rng.random((50, 10), dtype=np.float32)}  # not prefixed by obs: travels whole
+    assert pack(other)["cin"] is other["cin"] and np.array_equal(unpack(pack(other))["cin"], other["cin"])
+
+
+# ============================================================================================ the cluster
+@pytest.fixture(scope="module")
+def cluster():
+    """The cluster's address, with this process connected to it as a driver (it and its train.py subprocesses in
+    the environment of rook_env.training.ray_cluster.CLUSTER_ENV, as the nodes)."""
+    ray = pytest.importorskip("ray")
+    from rook_env.training.ray_cluster import CLUSTER_ENV, LocalCluster
+    from rook_env.training.ray_collection import NAMESPACE
+
+    given = os.environ.get("ROOK_RAY_ADDRESS")
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in CLUSTER_ENV.items():
+            mp.setenv(k, os.environ.get(k, v))  # .ci/run sets them for the cluster it starts
+        local = None if given else LocalCluster(nodes=2, cpus=1).start()
+        address = given or local.address
+        try:
+            ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, _node_ip_address="127.0.0.1")
+            deadline = time.time() + 60
+            while len(alive_nodes()) < 2:
+                assert time.time() < deadline, f"the cluster at {address} has fewer than two live nodes"
+                time.sleep(1)
+            yield address
+        finally:
+            ray.shutdown()
+            if local is not None:
+                local.stop()
+
+
+def alive_nodes() -> set[str]:
+    import ray
+
+    return {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+
+
+def rollout_id(meta: dict) -> tuple:
+    return meta["session"], meta["collector"], meta["incarnation"], meta["seq"]
+
+
+def check_books(summary: dict, max_lag: int) -> list[dict]:
+    """The learner's numbers add up: every iteration booked one rollout, counted once, none missing; the
+    checkpoint holds the same. Returns the history."""
+    last = load_checkpoint(summary["paths"]["last"])
+    history = last["history"]
+    assert [r["iteration"] for r in history] == list(range(1, len(history) + 1))
+    assert last["decisions"] == summary["decisions"] == sum(r["rollout"]["decisions"] for r in history)
+    total = 0
+    for r in history:  # the history's running count is the sum of the rollouts booked
+        total += r["rollout"]["decisions"]
+        assert r["decisions"] == total
+        assert 0 <= r["rollout"]["lag"] <= max_lag
+    ids = [rollout_id(r["rollout"]) for r in history]
+    assert len(set(ids)) == len(ids), "a rollout was booked twice"
+    return history
+
+
+def check_none_skipped(history: list[dict], report: dict, session: str) -> None:
+    """Each collector's rollouts of this session were booked or dropped in the order it made them, none skipped
+    (only the ones in flight when a collector died or the run ended were never received)."""
+    seqs = collections.defaultdict(set)
+    for r in history:
+        if r["rollout"]["session"] == session:
+            seqs[r["rollout"]["collector"], r["rollout"]["incarnation"]].add(r["rollout"]["seq"])
+    for d in report["dropped"]:
+        key = d["collector"], d["incarnation"]
+        assert d["seq"] not in seqs[key], "a rollout was both dropped and booked"
+        seqs[key].add(d["seq"])
+    for key, s in seqs.items():
+        assert s == set(range(len(s))), f"collector {key}: rollouts received {sorted(s)}: some skipped"
+    assert report["booked_rollouts"] == sum(r["rollout"]["session"] == session for r in history)
+
+
+def test_trains_across_two_nodes_and_counts_each_decision_once(cluster, tmp_path):
+    cfg = tiny_config(tmp_path, "two_nodes", "total_decisions=6000", "ray.collectors=2", f"ray.address={cluster}")
+    summary = train(cfg, quiet=True)
+    history = check_books(summary, cfg.ray.max_lag)
+    nodes = {r["rollout"]["node"] for r in history}
+    assert nodes == alive_nodes() and len(nodes) == 2, "rollouts did not come from collectors on both nodes"
+    assert {r["rollout"]["collector"] for r in history} == {0, 1}
+    report = summary["ray"]
+    assert report["booked_decisions"] == summary["decisions"] and report["collectors_replaced"] == 0
+    check_none_skipped(history, report, history[0]["rollout"]["session"])
+
+
+def test_a_rollout_over_the_lag_bound_is_dropped_not_booked(cluster, tmp_path):
+    # two collectors deliver in turn: after the first round each rollout is 2 updates old, over max_lag=1
+    cfg = tiny_config(tmp_path, "lag", "total_decisions=10000", "ray.collectors=2", "ray.max_lag=1",
+                      f"ray.address={cluster}")
+    summary = train(cfg, quiet=True)
+    history = check_books(summary, max_lag=1)
+    report = summary["ray"]
+    assert report["dropped_rollouts"] >= 1 and all(d["lag"] > 1 for d in report["dropped"])
+    assert report["booked_decisions"] == summary["decisions"]
+    check_none_skipped(history, report, history[0]["rollout"]["session"])
+
+
+def test_a_killed_collector_is_replaced_and_the_run_goes_on(cluster, tmp_path, capfd):
+    import ray
+    from rook_env.training.ray_collection import NAMESPACE
+
+    cfg = tiny_config(tmp_path, "kill", "total_decisions=200000", "ray.collectors=2", f"ray.address={cluster}")
+    last = os.path.join(str(tmp_path), "kill", "last.pt")
+    seen = {}
+
+    def history() -> list[dict]:
+        return load_checkpoint(last)["history"] if os.path.exists(last) else []
+
+    def kill_collector_0_then_stop() -> None:
+        """Kill collector 0 once two iterations are booked (mid-run); once its replacement has delivered a
+        rollout, end the run at the end of its iteration (a replacement takes seconds to start: the run must
+        not end before)."""
+        deadline = time.time() + 150
+        while time.time() < deadline and len(history()) < 2:
+            time.sleep(0.2)
+        names = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True)
+                 if a["namespace"] == NAMESPACE and a["name"].startswith("kill-")
+                 and a["name"].endswith("-collector-0-0")]
+        ray.kill(ray.get_actor(names[0], namespace=NAMESPACE))
+        seen["killed_at"] = len(history())
+        while time.time() < deadline:
+            if any(r["rollout"]["collector"] == 0 and r["rollout"]["incarnation"] == 1 for r in history()):
+                seen["replacement_delivered"] = True
+                break
+            time.sleep(0.2)
+        cfg.total_decisions = 1  # the loop stops after the iteration in progress (a test's way to end it early)
+
+    watcher = threading.Thread(target=kill_collector_0_then_stop, daemon=True)
+    watcher.start()
+    summary = train(cfg)
+    watcher.join()
+    err = capfd.readouterr().err
+    assert seen.get("replacement_delivered"), err
+    assert summary["stop_reason"] == "total_decisions" and summary["iterations"] > seen["killed_at"]
+    report = summary["ray"]
+    assert report["collectors_replaced"] == 1
+    assert "collector 0 (incarnation 0) died" in err and "replaced by a new collector" in err
+    history = check_books(summary, cfg.ray.max_lag)
+    check_none_skipped(history, report, history[0]["rollout"]["session"])
+
+
+def test_a_killed_driver_resumes_from_its_checkpoint_with_nothing_lost_or_counted_twice(cluster, tmp_path):
+    run = os.path.join(str(tmp_path), "driver")
+    last = os.path.join(run, "last.pt")
+    args = [sys.executable, "train.py", "--config", "configs/smoke.yaml", *[f"--set={o}" for o in TINY],
+            f"--set=run_dir={tmp_path}", "--set=name=driver", "--set=total_decisions=50000",
+            "--set=ray.collectors=2", f"--set=ray.address={cluster}"]
+    driver = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 150
+        while not (os.path.exists(last) and load_checkpoint(last)["iteration"] >= 3):
+            assert driver.poll() is None and time.time() < deadline, "the driver did not reach iteration 3"
+            time.sleep(0.2)
+    finally:
+        driver.send_signal(signal.SIGKILL)  # no Ctrl-C handling: the process is gone
+        driver.wait()
+    saved = load_checkpoint(last)
+    # Resume for a few more iterations (its collectors wait for the dead driver's to be ended by Ray).
+    target = saved["decisions"] + 3000
+    base = saved["config"]
+    cfg = make_train_config(None, [f"total_decisions={target}"], base=base)
+    summary = train(cfg, resume=last, quiet=True)
+    history = check_books(summary, cfg.ray.max_lag)
+    assert history[:saved["iteration"]] == saved["history"], "the resumed run changed what was booked before"
+    assert summary["decisions"] >= target and summary["iterations"] > saved["iteration"]
+    sessions = [r["rollout"]["session"] for r in history]
+    first, second = sessions[0], sessions[-1]
+    assert first != second and set(sessions) == {first, second}
+    resumed = history[saved["iteration"]:]
+    assert all(r["rollout"]["session"] == second for r in resumed)
+    assert summary["ray"]["booked_decisions"] == summary["decisions"] - saved["decisions"]
+    check_none_skipped(history, summary["ray"], second)
