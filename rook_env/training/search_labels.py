@@ -1,0 +1,105 @@
+"""Search labels for expert iteration: hands played by search, every searched card-play decision
+recorded with the value search gave each card it tried.
+
+Each hand is dealt from a seed and played in the partnership AEC environment by four search agents
+(``search:<base>``: search picks the cards, ``base`` bids, discards and names trump), each acting on its
+own seat's observation only. Every decision is recorded: the seat's observation vector, its action mask,
+the action taken, and, where search ran (card play with a choice), the mean score difference (the seat's
+team minus the other, in points) search measured for each card it tried (``q``; NaN where not tried: one
+card of each set of equivalent cards is tried). When the hand ends, each record gets the hand's outcome
+from its seat's side (``outcome``: the team's hand score minus the other team's).
+
+Shards of ``shard_hands`` hands are written as ``<out>/shard_<seed>_<k>.npz`` as they finish, so a run cut
+short keeps what it labelled and a rerun with the same arguments skips the shards that exist.
+
+    python -m rook_env.training.search_labels --out runs/labels --hands 4000 --seed 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["label_hands", "load_labels", "main"]
+
+
+def label_hands(hands: int, seed: int, base: str = "ppo", samples: int = 24, **flags: Any) -> dict[str, np.ndarray]:
+    """Play ``hands`` hands (deal seeds ``seed``, ``seed + 1``, ...) with search on every seat; the records
+    (see the module docstring) as arrays."""
+    import rook_env
+    from rook_env.agents import make_agent
+    from rook_env.agents.search import SearchAgent
+
+    env = rook_env.raw_env(**flags)
+    n_actions = env.action_space("player_0").n
+    seats = {a: SearchAgent(seed=seed * 4 + i, samples=samples,
+                            base=None if base == "heuristic" else make_agent(base, seed=seed * 4 + i, **flags), **flags)
+             for i, a in enumerate(env.possible_agents)}
+    obs_l, mask_l, act_l, q_l, seat_l, out_l, hand_l = [], [], [], [], [], [], []
+    for h in range(hands):
+        env.reset(seed=seed + h)
+        first = len(obs_l)
+        for agent in env.agent_iter():
+            obs, _, term, trunc, info = env.last()
+            if term or trunc:
+                scores = info["hand"]["hand_scores"]
+                env.step(None)
+                continue
+            player = seats[agent]
+            action = player.act(obs, info)
+            q = np.full(n_actions, np.nan, np.float32)
+            if player.last_values:
+                for a, v in player.last_values.items():
+                    q[a] = v
+            obs_l.append(np.asarray(obs["observation"], np.float32))
+            mask_l.append(np.asarray(obs["action_mask"], bool))
+            act_l.append(action)
+            q_l.append(q)
+            seat_l.append(env.possible_agents.index(agent))
+            hand_l.append(seed + h)
+            env.step(action)
+        for i in range(first, len(obs_l)):
+            team = seat_l[i] % 2
+            out_l.append(float(scores[team] - scores[1 - team]))
+    return {"obs": np.stack(obs_l), "mask": np.stack(mask_l), "action": np.asarray(act_l, np.int16),
+            "q": np.stack(q_l), "seat": np.asarray(seat_l, np.int8), "outcome": np.asarray(out_l, np.float32),
+            "hand": np.asarray(hand_l, np.int64)}
+
+
+def load_labels(paths: Sequence[str]) -> dict[str, np.ndarray]:
+    """The records of several shards, concatenated."""
+    parts = [dict(np.load(p)) for p in paths]
+    if not parts:
+        raise ValueError("no label shards given")
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", required=True, help="folder of the shards")
+    p.add_argument("--hands", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=1, help="the first deal's seed")
+    p.add_argument("--shard-hands", type=int, default=200)
+    p.add_argument("--samples", type=int, default=24, help="search's worlds per decision")
+    p.add_argument("--base", default="ppo", help="the agent spec that bids, discards and names trump")
+    a = p.parse_args(argv)
+    os.makedirs(a.out, exist_ok=True)
+    for k in range(0, a.hands, a.shard_hands):
+        path = os.path.join(a.out, f"shard_{a.seed}_{k // a.shard_hands:05d}.npz")
+        if os.path.exists(path):
+            continue
+        t0 = time.time()
+        rec = label_hands(min(a.shard_hands, a.hands - k), a.seed + k, a.base, a.samples)
+        np.savez_compressed(path + ".tmp.npz", **rec)
+        os.replace(path + ".tmp.npz", path)
+        n_q = int(np.isfinite(rec["q"]).any(axis=1).sum())
+        print(f"{path}: {len(rec['obs'])} decisions, {n_q} searched, {time.time() - t0:.0f}s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
