@@ -248,3 +248,110 @@ def test_a_killed_driver_resumes_from_its_checkpoint_with_nothing_lost_or_counte
     assert all(r["rollout"]["session"] == second for r in resumed)
     assert summary["ray"]["booked_decisions"] == summary["decisions"] - saved["decisions"]
     check_none_skipped(history, summary["ray"], second)
+
+
+# ==================================================================================== search labels on Ray
+# rook_env.training.ray_labels: label workers as Ray actors, the shards written by the driver. The heuristic base
+# with 2 worlds per decision keeps a hand well under a second.
+LABELS = {"base": "heuristic", "samples": 2}
+
+
+def test_the_label_shards_partition_the_hands():
+    from rook_env.training.ray_labels import label_on_ray, shard_plan
+
+    plan = shard_plan("out", hands=23, seed=5, shard_hands=10)
+    assert [(os.path.basename(p), s, n) for p, s, n in plan] == [
+        ("shard_5_00000.npz", 5, 10), ("shard_5_00001.npz", 15, 10), ("shard_5_00002.npz", 25, 3)]
+    with pytest.raises(ValueError, match="shard_hands"):
+        shard_plan("out", hands=10, seed=1, shard_hands=0)
+    with pytest.raises(ValueError, match="workers"):
+        label_on_ray("out", hands=10, workers=0)
+
+
+def read_shards(out) -> dict[str, dict]:
+    import numpy as np
+
+    return {name: dict(np.load(os.path.join(out, name))) for name in sorted(os.listdir(out))}
+
+
+def check_each_hand_once(shards: dict[str, dict], first: int, hands: int) -> None:
+    """Every hand of the run is in exactly one shard (all its decisions there), none missing, none twice."""
+    import numpy as np
+
+    owner: dict[int, str] = {}
+    for name, rec in shards.items():
+        for h in np.unique(rec["hand"]).tolist():
+            assert h not in owner, f"hand {h} labelled in {owner[h]} and in {name}"
+            owner[h] = name
+    assert sorted(owner) == list(range(first, first + hands))
+
+
+def test_search_labels_come_from_workers_on_both_nodes_as_the_single_process_cli_writes_them(cluster, tmp_path):
+    import numpy as np
+
+    from rook_env.training import search_labels
+    from rook_env.training.ray_labels import label_on_ray
+
+    ledger = label_on_ray(str(tmp_path / "ray"), hands=40, seed=11, shard_hands=5, workers=2, address=cluster,
+                          log=lambda line: None, **LABELS)
+    assert set(ledger["nodes"]) == alive_nodes() and len(ledger["nodes"]) == 2, ledger["nodes"]
+    shards = read_shards(tmp_path / "ray")
+    assert len(shards) == ledger["written"] == ledger["shards"] == 8 and ledger["skipped"] == 0
+    check_each_hand_once(shards, 11, 40)
+    decisions = sum(len(r["obs"]) for r in shards.values())
+    assert ledger["hands"] == sum(n["hands"] for n in ledger["nodes"].values()) == 40
+    assert ledger["decisions"] == sum(n["decisions"] for n in ledger["nodes"].values()) == decisions
+    assert ledger["searched"] == sum(int(np.isfinite(r["q"]).any(axis=1).sum()) for r in shards.values()) > 0
+    # the same shards, byte for byte in their arrays, as the single-process CLI writes (its first two here)
+    search_labels.main(["--out", str(tmp_path / "one"), "--hands", "10", "--seed", "11", "--shard-hands", "5",
+                        "--base", LABELS["base"], "--samples", str(LABELS["samples"])])
+    alone = read_shards(tmp_path / "one")
+    assert sorted(alone) == ["shard_11_00000.npz", "shard_11_00001.npz"]
+    for name, rec in alone.items():
+        assert sorted(rec) == sorted(shards[name])
+        for k in rec:
+            assert np.array_equal(rec[k], shards[name][k], equal_nan=True), (name, k)
+    # a rerun finds every shard written and labels nothing
+    again = label_on_ray(str(tmp_path / "ray"), hands=40, seed=11, shard_hands=5, workers=2, address=cluster,
+                         **LABELS)
+    assert (again["skipped"], again["written"]) == (8, 0)
+
+
+def test_a_killed_label_worker_is_replaced_and_its_shard_redone(cluster, tmp_path):
+    import ray
+
+    from rook_env.training.ray_collection import NAMESPACE
+    from rook_env.training.ray_labels import label_on_ray
+
+    out = tmp_path / "labels"
+    lines: list[str] = []
+    seen = {}
+
+    def kill_worker_0() -> None:
+        """Kill worker 0 once the first shard is written (mid-run: both workers have a shard in flight)."""
+        deadline = time.time() + 120
+        while time.time() < deadline and not (out.is_dir() and any(p.suffix == ".npz" and ".tmp" not in p.name
+                                                                   for p in out.iterdir())):
+            time.sleep(0.05)
+        names = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True)
+                 if a["namespace"] == NAMESPACE and a["name"].startswith("labels-")
+                 and a["name"].endswith("-worker-0-0")]
+        seen["written_before"] = sum(".tmp" not in p.name for p in out.iterdir())
+        ray.kill(ray.get_actor(names[0], namespace=NAMESPACE))
+
+    watcher = threading.Thread(target=kill_worker_0, daemon=True)
+    watcher.start()
+    ledger = label_on_ray(str(out), hands=120, seed=3, shard_hands=10, workers=2, address=cluster, log=lines.append,
+                          **{**LABELS, "samples": 8})
+    watcher.join()
+    assert seen["written_before"] < 12, "the worker was killed after the run ended"
+    assert ledger["workers_replaced"] == 1 and len(ledger["redone"]) == 1, ledger
+    died = next(i for i, line in enumerate(lines) if "label worker 0 (incarnation 0) died" in line)
+    assert ledger["redone"][0] in lines[died] and "replaced by a new worker" in lines[died]
+    assert any("(worker 0 on node" in line for line in lines[died + 1:]), "the replacement labelled nothing"
+    written = [line for line in lines if "decisions" in line]
+    assert sum(ledger["redone"][0] in line for line in written) == 1, "the redone shard was not written once"
+    shards = read_shards(out)
+    assert len(shards) == ledger["written"] == 12
+    check_each_hand_once(shards, 3, 120)
+    assert ledger["decisions"] == sum(len(r["obs"]) for r in shards.values())

@@ -57,13 +57,24 @@ NAMESPACE = "rook_env"  # the Ray namespace of the collector actors (named: test
 WAIT_LOG_SECONDS = 60.0  # log when no rollout has arrived for this long (collectors pending placement)
 
 
-def import_ray() -> Any:
+def import_ray(purpose: str = "the config's ray section (ray.collectors > 0)") -> Any:
     """``ray``, or an error that says how to install it."""
     try:
         import ray
     except ImportError:
-        raise ImportError("the config's ray section (ray.collectors > 0) needs Ray: pip install 'ray[default]' "
-                          "(docs/cluster.md)") from None
+        raise ImportError(f"{purpose} needs Ray: pip install 'ray[default]' (docs/cluster.md)") from None
+    return ray
+
+
+def connect(address: str, purpose: str = "the config's ray section (ray.collectors > 0)") -> Any:
+    """``ray``, this process connected as a driver to the cluster at ``address`` ("auto", HOST:PORT; "": a private
+    local Ray started here) unless it is connected already."""
+    ray = import_ray(purpose)
+    if not ray.is_initialized():
+        kw: dict[str, Any] = {"include_dashboard": False} if not address else {}
+        if address.startswith(("127.", "localhost")):  # a driver on the head machine stays on loopback
+            kw["_node_ip_address"] = "127.0.0.1"
+        ray.init(address=address or None, namespace=NAMESPACE, log_to_driver=False, **kw)
     return ray
 
 
@@ -142,12 +153,7 @@ class RayCollectors:
     random states; the actors draw from their own seeds). See the module docstring."""
 
     def __init__(self, cfg: Config, rng: np.random.Generator, log: Callable[[str], None] | None = None) -> None:
-        self.ray = ray = import_ray()
-        if not ray.is_initialized():
-            kw: dict[str, Any] = {"include_dashboard": False} if not cfg.ray.address else {}
-            if cfg.ray.address.startswith(("127.", "localhost")):  # a driver on the head machine stays on loopback
-                kw["_node_ip_address"] = "127.0.0.1"
-            ray.init(address=cfg.ray.address or None, namespace=NAMESPACE, log_to_driver=False, **kw)
+        self.ray = connect(cfg.ray.address)
         self.cfg, self.rng = cfg, rng
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         self.pool: list[nn.Module] = []

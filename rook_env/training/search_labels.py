@@ -86,7 +86,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--shard-hands", type=int, default=200)
     p.add_argument("--samples", type=int, default=24, help="search's worlds per decision")
     p.add_argument("--base", default="ppo", help="the agent spec that bids, discards and names trump")
+    p.add_argument("--workers", type=int, default=0, help="label workers on Ray (rook_env.training.ray_labels)")
+    p.add_argument("--ray-address", default="auto", help="with --workers: the cluster (\"\": a local Ray)")
     a = p.parse_args(argv)
+    if a.workers:
+        from .ray_labels import main as ray_main
+
+        return ray_main(a)
     os.makedirs(a.out, exist_ok=True)
     for k in range(0, a.hands, a.shard_hands):
         path = os.path.join(a.out, f"shard_{a.seed}_{k // a.shard_hands:05d}.npz")
