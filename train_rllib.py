@@ -29,6 +29,19 @@ import yaml
 
 
 RUNNERS = ("vector", "multi_agent")
+# RLlib's AlgorithmConfig.fault_tolerance() settings a config may give (docs/cluster.md, "When a node dies"): an env
+# runner whose process or node dies is restarted by Ray (as the same runner index, on any node with room) and
+# brought back into the run with the current weights; the iteration in progress samples from the others meanwhile.
+FAULT_TOLERANCE_KEYS = ("restart_failed_env_runners", "max_num_env_runner_restarts",
+                        "num_consecutive_env_runner_failures_tolerance", "env_runner_health_probe_timeout_s",
+                        "env_runner_restore_timeout_s", "delay_between_env_runner_restarts_s",
+                        "ignore_env_runner_failures")
+
+
+def default_fault_tolerance() -> dict:
+    """The recipe's fault tolerance (RLlib's defaults, stated so that a config shows them)."""
+    return {"restart_failed_env_runners": True, "max_num_env_runner_restarts": 1000,
+            "num_consecutive_env_runner_failures_tolerance": 100}
 
 
 @dataclass
@@ -56,6 +69,7 @@ class RLlibRunConfig:
                                            # The vector runner's engine always raises (it samples legal actions)
     checkpoint_dir: str = ""               # "" -> runs/<name>/checkpoint
     eval_deals: int = 200                  # duplicate deals vs the heuristic at the end (0: none)
+    fault_tolerance: dict = field(default_factory=default_fault_tolerance)  # AlgorithmConfig.fault_tolerance()
 
     @classmethod
     def load(cls, path: str | None, overrides: list[str]) -> "RLlibRunConfig":
@@ -76,6 +90,9 @@ class RLlibRunConfig:
         for name, (spec, prob) in cfg.opponents.items():
             if not isinstance(spec, str) or not 0 <= float(prob) <= 1:
                 raise SystemExit(f"opponents.{name} must be [spec, probability in [0, 1]], got {[spec, prob]}")
+        bad_ft = sorted(set(cfg.fault_tolerance) - set(FAULT_TOLERANCE_KEYS))
+        if bad_ft:
+            raise SystemExit(f"unknown fault_tolerance setting(s) {bad_ft}; known: {list(FAULT_TOLERANCE_KEYS)}")
         if cfg.runner not in RUNNERS:
             raise SystemExit(f"runner={cfg.runner!r}; allowed: {', '.join(RUNNERS)}")
         if cfg.runner == "vector":
@@ -112,6 +129,7 @@ def build_algo(cfg: RLlibRunConfig):
     config.training(lr=cfg.lr, train_batch_size_per_learner=cfg.train_batch_size, minibatch_size=cfg.minibatch_size,
                     num_epochs=cfg.num_epochs, entropy_coeff=cfg.entropy_coeff)
     config.learners(num_learners=cfg.num_learners)
+    config.fault_tolerance(**cfg.fault_tolerance)
     return config.build_algo()
 
 
@@ -142,9 +160,11 @@ def main(argv: list[str] | None = None) -> dict:
                 shared = runners.get("module_episode_return_mean", {}).get("default_policy", float("nan"))
             else:  # one episode per hand, the module's return summed over its seats
                 shared = runners.get("module_episode_returns_mean", {}).get("shared", float("nan"))
+            faults = res.get("fault_tolerance", {})  # env runners healthy now, restarts so far (a node died)
             print(f"iter {it:4d}  env steps {int(runners['num_env_steps_sampled_lifetime']):9d}  "
                   f"return(learner) {shared / cfg.reward_scale:8.1f} pts/hand  "
-                  f"{time.time() - t0:7.1f}s", flush=True)
+                  f"{time.time() - t0:7.1f}s  runners {faults.get('num_healthy_workers', 0)}/{cfg.num_env_runners}"
+                  f" restarts {faults.get('num_remote_worker_restarts', 0)}", flush=True)
         algo.save(ckpt_dir)
         summary: dict[str, Any] = {"config": asdict(cfg), "checkpoint": ckpt_dir, "iterations": cfg.iterations,
                                    "env_steps": int(runners["num_env_steps_sampled_lifetime"]),

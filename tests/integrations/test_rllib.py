@@ -283,3 +283,66 @@ def test_train_rllib_vector_runner_smoke_loads_as_an_agent(tmp_path, monkeypatch
         train_rllib.RLlibRunConfig.load(None, ["opponents={old: [ppo, 0.5]}"])
     with pytest.raises(SystemExit, match="runner="):
         train_rllib.RLlibRunConfig.load(None, ["runner=fast"])
+
+
+def test_an_env_runner_killed_mid_training_is_restarted_and_the_run_goes_on(monkeypatch):
+    """The recipe's fault tolerance (train_rllib.py's ``fault_tolerance``, as configs/rllib_cluster.yaml states it):
+    an env runner process killed (SIGKILL) during an iteration is restarted by Ray as the same runner index and the
+    training goes on: every iteration completes, the runner count is back to full, RLlib counts the restart."""
+    import os
+    import signal
+    import threading
+    import time
+
+    import ray
+
+    monkeypatch.chdir(ROOT)
+    sys.path.insert(0, str(ROOT))
+    import train_rllib
+
+    cfg = train_rllib.RLlibRunConfig.load("configs/rllib_vector_smoke.yaml", ["num_env_runners=2"])
+    cluster = train_rllib.RLlibRunConfig.load("configs/rllib_cluster.yaml", [])
+    assert cfg.fault_tolerance == cluster.fault_tolerance == train_rllib.default_fault_tolerance()
+    assert cfg.fault_tolerance["restart_failed_env_runners"]
+    with pytest.raises(SystemExit, match="unknown fault_tolerance setting"):
+        train_rllib.RLlibRunConfig.load(None, ["fault_tolerance={restart_failed_runners: true}"])
+
+    ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False)
+    try:
+        algo = train_rllib.build_algo(cfg)
+        group = algo.env_runner_group
+
+        def pids() -> list[int]:
+            return sorted(group.foreach_env_runner(lambda r: os.getpid(), local_env_runner=False))
+
+        first = algo.train()
+        before = pids()
+        assert len(before) == 2 and first["fault_tolerance"]["num_remote_worker_restarts"] == 0
+        victim = before[0]
+        # kill one runner's process once the next iteration has started sampling
+        killer = threading.Timer(0.5, os.kill, (victim, signal.SIGKILL))
+        killer.start()
+        steps = [first["env_runners"]["num_env_steps_sampled_lifetime"]]
+        results = []
+        deadline = time.time() + 240
+        while time.time() < deadline:
+            res = algo.train()
+            results.append(res)
+            steps.append(res["env_runners"]["num_env_steps_sampled_lifetime"])
+            if res["fault_tolerance"]["num_remote_worker_restarts"] >= 1 and len(results) >= 2 \
+                    and group.num_healthy_remote_workers() == 2:
+                break
+        killer.join()
+        after = pids()
+        assert victim not in after and len(after) == 2, (before, after)  # a new process in the dead one's place
+        assert results[-1]["fault_tolerance"]["num_remote_worker_restarts"] >= 1
+        assert group.num_healthy_remote_workers() == 2
+        assert all(b - a >= cfg.train_batch_size for a, b in zip(steps, steps[1:])), steps  # no iteration lost
+        # the restarted runner plays with the learner's current weights
+        learner = algo.learner_group.get_weights()["default_policy"]
+        for weights in group.foreach_env_runner(lambda r: r.module.state_dict(), local_env_runner=False):
+            assert weights and all(torch.allclose(torch.as_tensor(v), torch.as_tensor(learner[k]))
+                                   for k, v in weights.items())
+        algo.stop()
+    finally:
+        ray.shutdown()
