@@ -74,8 +74,9 @@ def label_on_ray(out: str, hands: int, seed: int = 1, base: str = "ppo", samples
                  log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Label ``hands`` hands in the shards of :func:`shard_plan` with ``workers`` label-worker actors on the Ray
     cluster at ``address`` ("auto", HOST:PORT; "": a private local Ray; ignored when this process is connected
-    already). Returns the ledger: shards written and skipped, hands and decisions labelled, per node, workers
-    replaced and the shards redone after a worker died (see the module docstring)."""
+    already). Returns the ledger: shards written and skipped; hands, decisions and searched decisions labelled; the
+    wall time and the workers' labelling time; per node; workers replaced and the shards redone after a worker
+    died (see the module docstring)."""
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     log = log or (lambda line: print(line, flush=True))
@@ -83,7 +84,7 @@ def label_on_ray(out: str, hands: int, seed: int = 1, base: str = "ppo", samples
     os.makedirs(out, exist_ok=True)
     todo = collections.deque(s for s in plan if not os.path.exists(s[0]))
     ledger: dict[str, Any] = {"shards": len(plan), "skipped": len(plan) - len(todo), "written": 0, "hands": 0,
-                              "decisions": 0, "searched": 0, "seconds": 0.0, "nodes": {}, "workers_replaced": 0,
+                              "decisions": 0, "searched": 0, "seconds": 0.0, "worker_seconds": 0.0, "nodes": {}, "workers_replaced": 0,
                               "redone": []}
     if not todo:
         return ledger
@@ -137,6 +138,7 @@ def label_on_ray(out: str, hands: int, seed: int = 1, base: str = "ppo", samples
             ledger["hands"] += shard[2]
             ledger["decisions"] += len(rec["obs"])
             ledger["searched"] += n_q
+            ledger["worker_seconds"] += seconds
             per_node = ledger["nodes"].setdefault(node, {"shards": 0, "hands": 0, "decisions": 0})
             per_node["shards"] += 1
             per_node["hands"] += shard[2]
