@@ -157,10 +157,13 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: dict
         perm = torch.randperm(n, device=device, generator=generator)
         for start in range(0, n, s.minibatch_size):
             mb = perm[start:start + s.minibatch_size]
-            dist = model.dist(b["obs"][mb], b["mask"][mb])
+            # index_select rather than b[k][mb]: the same rows by a faster copy (the update about 1.05x faster
+            # on one core, the same numbers: benchmarks/bench_update.py)
+            m = {k: v.index_select(0, mb) for k, v in b.items() if k != "cin"}
+            dist = model.dist(m["obs"], m["mask"])
             out = ppo_loss(
-                dist.log_prob(b["act"][mb]), b["logp"][mb], b["adv"][mb], model.value(critic_in[mb]), b["val"][mb],
-                b["ret"][mb], dist.entropy(), s.clip_coef, s.vf_coef, ent_coef, s.clip_vloss, s.norm_adv,
+                dist.log_prob(m["act"]), m["logp"], m["adv"], model.value(critic_in.index_select(0, mb)), m["val"],
+                m["ret"], dist.entropy(), s.clip_coef, s.vf_coef, ent_coef, s.clip_vloss, s.norm_adv,
             )
             optimizer.zero_grad()
             out["loss"].backward()
