@@ -20,6 +20,7 @@ import tempfile
 from rook_env.training.ray_cluster import LocalCluster
 from rook_env.training.ray_collection import NAMESPACE
 from rook_env.training.ray_labels import label_on_ray
+from rook_env.training.search_labels import label_hands
 
 
 def spread(xs: list[float]) -> str:
@@ -45,8 +46,8 @@ def main() -> None:
                 rate = {}
                 for workers in (1, 2):
                     with tempfile.TemporaryDirectory() as out:
-                        led = label_on_ray(out, a.hands_per_worker * workers, seed=1_000 + r * 100, base=a.base,
-                                           samples=a.samples, shard_hands=a.shard_hands, workers=workers,
+                        led = label_on_ray(label_hands, out, a.hands_per_worker * workers, seed=1_000 + r * 100,
+                                           base=a.base, samples=a.samples, shard_hands=a.shard_hands, workers=workers,
                                            address=cluster.address, log=lambda line: None)
                     rate[workers] = led["searched"] / led["seconds"]
                     name = "1 worker" if workers == 1 else "2 workers"

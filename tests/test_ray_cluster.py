@@ -258,6 +258,7 @@ LABELS = {"base": "heuristic", "samples": 2}
 
 def test_the_label_shards_partition_the_hands():
     from rook_env.training.ray_labels import label_on_ray, shard_plan
+    from rook_env.training.search_labels import label_hands
 
     plan = shard_plan("out", hands=23, seed=5, shard_hands=10)
     assert [(os.path.basename(p), s, n) for p, s, n in plan] == [
@@ -265,7 +266,7 @@ def test_the_label_shards_partition_the_hands():
     with pytest.raises(ValueError, match="shard_hands"):
         shard_plan("out", hands=10, seed=1, shard_hands=0)
     with pytest.raises(ValueError, match="workers"):
-        label_on_ray("out", hands=10, workers=0)
+        label_on_ray(label_hands, "out", hands=10, workers=0)
 
 
 def read_shards(out) -> dict[str, dict]:
@@ -292,8 +293,8 @@ def test_search_labels_come_from_workers_on_both_nodes_as_the_single_process_cli
     from rook_env.training import search_labels
     from rook_env.training.ray_labels import label_on_ray
 
-    ledger = label_on_ray(str(tmp_path / "ray"), hands=40, seed=11, shard_hands=5, workers=2, address=cluster,
-                          log=lambda line: None, **LABELS)
+    ledger = label_on_ray(search_labels.label_hands, str(tmp_path / "ray"), hands=40, seed=11, shard_hands=5,
+                          workers=2, address=cluster, log=lambda line: None, **LABELS)
     assert set(ledger["nodes"]) == alive_nodes() and len(ledger["nodes"]) == 2, ledger["nodes"]
     shards = read_shards(tmp_path / "ray")
     assert len(shards) == ledger["written"] == ledger["shards"] == 8 and ledger["skipped"] == 0
@@ -312,8 +313,8 @@ def test_search_labels_come_from_workers_on_both_nodes_as_the_single_process_cli
         for k in rec:
             assert np.array_equal(rec[k], shards[name][k], equal_nan=True), (name, k)
     # a rerun finds every shard written and labels nothing
-    again = label_on_ray(str(tmp_path / "ray"), hands=40, seed=11, shard_hands=5, workers=2, address=cluster,
-                         **LABELS)
+    again = label_on_ray(search_labels.label_hands, str(tmp_path / "ray"), hands=40, seed=11, shard_hands=5,
+                         workers=2, address=cluster, **LABELS)
     assert (again["skipped"], again["written"]) == (8, 0)
 
 
@@ -322,6 +323,7 @@ def test_a_killed_label_worker_is_replaced_and_its_shard_redone(cluster, tmp_pat
 
     from rook_env.training.ray_collection import NAMESPACE
     from rook_env.training.ray_labels import label_on_ray
+    from rook_env.training.search_labels import label_hands
 
     out = tmp_path / "labels"
     lines: list[str] = []
@@ -341,8 +343,8 @@ def test_a_killed_label_worker_is_replaced_and_its_shard_redone(cluster, tmp_pat
 
     watcher = threading.Thread(target=kill_worker_0, daemon=True)
     watcher.start()
-    ledger = label_on_ray(str(out), hands=120, seed=3, shard_hands=10, workers=2, address=cluster, log=lines.append,
-                          **{**LABELS, "samples": 8})
+    ledger = label_on_ray(label_hands, str(out), hands=120, seed=3, shard_hands=10, workers=2, address=cluster,
+                          log=lines.append, **{**LABELS, "samples": 8})
     watcher.join()
     assert seen["written_before"] < 12, "the worker was killed after the run ended"
     assert ledger["workers_replaced"] == 1 and len(ledger["redone"]) == 1, ledger

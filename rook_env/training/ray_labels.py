@@ -1,5 +1,6 @@
 """Search labels on a Ray cluster: :func:`rook_env.training.search_labels.label_hands` in ``workers`` label-worker
-actors across the cluster, the shards written by the driver (docs/cluster.md).
+actors across the cluster, the shards written by the driver (docs/cluster.md). The labelling function is given
+(search_labels' CLI passes ``label_hands``), so this module does not import search_labels, which imports it.
 
     python -m rook_env.training.search_labels --out runs/labels --hands 4000 --ray-address auto --workers 8
 
@@ -32,6 +33,8 @@ import numpy as np
 
 from .ray_collection import NAMESPACE, connect
 
+LabelFn = Callable[..., dict]  # search_labels.label_hands: (hands, seed, base, samples, **flags) -> records
+
 
 def shard_plan(out: str, hands: int, seed: int, shard_hands: int) -> list[tuple[str, int, int]]:
     """The shards of a labelling run, as the single-process CLI cuts them: (path, first deal seed, hands)."""
@@ -57,22 +60,22 @@ class LabelWorker:
         torch.set_num_threads(1)  # one CPU per worker: several workers on a node must not oversubscribe it
         self.node = ray.get_runtime_context().get_node_id()
 
-    def label(self, seed: int, hands: int, base: str, samples: int, flags: dict) -> tuple[dict, str, float]:
-        """The records of ``hands`` hands from deal seed ``seed`` (label_hands), the node and the seconds."""
-        from .search_labels import label_hands
-
+    def label(self, label: LabelFn, seed: int, hands: int, base: str, samples: int,
+              flags: dict) -> tuple[dict, str, float]:
+        """The records of ``hands`` hands from deal seed ``seed`` (by ``label``), the node and the seconds."""
         t0 = time.perf_counter()
-        rec = label_hands(hands, seed, base, samples, **flags)
+        rec = label(hands, seed, base, samples, **flags)
         return rec, self.node, time.perf_counter() - t0
 
     def node_id(self) -> str:
         return self.node
 
 
-def label_on_ray(out: str, hands: int, seed: int = 1, base: str = "ppo", samples: int = 24, shard_hands: int = 200,
-                 workers: int = 2, address: str = "auto", flags: dict | None = None, num_cpus: float = 1,
-                 log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Label ``hands`` hands in the shards of :func:`shard_plan` with ``workers`` label-worker actors on the Ray
+def label_on_ray(label: LabelFn, out: str, hands: int, seed: int = 1, base: str = "ppo", samples: int = 24,
+                 shard_hands: int = 200, workers: int = 2, address: str = "auto", flags: dict | None = None,
+                 num_cpus: float = 1, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Label ``hands`` hands in the shards of :func:`shard_plan` by ``label`` (search_labels.label_hands: ``(hands,
+    seed, base, samples, **flags)`` -> the records as arrays) with ``workers`` label-worker actors on the Ray
     cluster at ``address`` ("auto", HOST:PORT; "": a private local Ray; ignored when this process is connected
     already). Returns the ledger: shards written and skipped; hands, decisions and searched decisions labelled; the
     wall time and the workers' labelling time; per node; workers replaced and the shards redone after a worker
@@ -84,14 +87,15 @@ def label_on_ray(out: str, hands: int, seed: int = 1, base: str = "ppo", samples
     os.makedirs(out, exist_ok=True)
     todo = collections.deque(s for s in plan if not os.path.exists(s[0]))
     ledger: dict[str, Any] = {"shards": len(plan), "skipped": len(plan) - len(todo), "written": 0, "hands": 0,
-                              "decisions": 0, "searched": 0, "seconds": 0.0, "worker_seconds": 0.0, "nodes": {}, "workers_replaced": 0,
-                              "redone": []}
+                              "decisions": 0, "searched": 0, "seconds": 0.0, "worker_seconds": 0.0, "nodes": {},
+                              "workers_replaced": 0, "redone": []}
     if not todo:
         return ledger
     ray = connect(address, purpose="labelling on Ray (--workers)")
     session = uuid.uuid4().hex[:8]
     flags = dict(flags or {})
     actor_class = ray.remote(LabelWorker)
+    label_ref = ray.put(label)
     actors: list[Any] = []
     incarnation: list[int] = []
     pending: dict[Any, tuple[int, tuple[str, int, int]]] = {}  # shard in flight -> (slot, shard)
@@ -109,7 +113,7 @@ def label_on_ray(out: str, hands: int, seed: int = 1, base: str = "ppo", samples
     def submit(slot: int) -> None:
         if todo:
             shard = todo.popleft()
-            pending[actors[slot].label.remote(shard[1], shard[2], base, samples, flags)] = slot, shard
+            pending[actors[slot].label.remote(label_ref, shard[1], shard[2], base, samples, flags)] = slot, shard
 
     t0 = time.perf_counter()
     try:
@@ -152,9 +156,9 @@ def label_on_ray(out: str, hands: int, seed: int = 1, base: str = "ppo", samples
     return ledger
 
 
-def main(a: Any) -> int:
-    """search_labels' CLI with ``--workers`` (``a``: its parsed arguments)."""
-    ledger = label_on_ray(a.out, a.hands, a.seed, a.base, a.samples, a.shard_hands, a.workers, a.ray_address)
+def main(a: Any, label: LabelFn) -> int:
+    """search_labels' CLI with ``--workers`` (``a``: its parsed arguments; ``label``: its label_hands)."""
+    ledger = label_on_ray(label, a.out, a.hands, a.seed, a.base, a.samples, a.shard_hands, a.workers, a.ray_address)
     print(f"{ledger['written']} shards written ({ledger['skipped']} there already), {ledger['decisions']} decisions, "
           f"{ledger['searched']} searched, on {len(ledger['nodes'])} node(s), {ledger['seconds']:.0f}s; "
           f"{ledger['workers_replaced']} worker(s) replaced", file=sys.stderr, flush=True)

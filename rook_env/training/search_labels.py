@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.workers:
         from .ray_labels import main as ray_main
 
-        return ray_main(a)
+        return ray_main(a, label_hands)
     os.makedirs(a.out, exist_ok=True)
     for k in range(0, a.hands, a.shard_hands):
         path = os.path.join(a.out, f"shard_{a.seed}_{k // a.shard_hands:05d}.npz")

@@ -289,6 +289,7 @@ def test_an_env_runner_killed_mid_training_is_restarted_and_the_run_goes_on(monk
     """The recipe's fault tolerance (train_rllib.py's ``fault_tolerance``, as configs/rllib_cluster.yaml states it):
     an env runner process killed (SIGKILL) during an iteration is restarted by Ray as the same runner index and the
     training goes on: every iteration completes, the runner count is back to full, RLlib counts the restart."""
+    import itertools
     import os
     import signal
     import threading
@@ -337,7 +338,7 @@ def test_an_env_runner_killed_mid_training_is_restarted_and_the_run_goes_on(monk
         assert victim not in after and len(after) == 2, (before, after)  # a new process in the dead one's place
         assert results[-1]["fault_tolerance"]["num_remote_worker_restarts"] >= 1
         assert group.num_healthy_remote_workers() == 2
-        assert all(b - a >= cfg.train_batch_size for a, b in zip(steps, steps[1:])), steps  # no iteration lost
+        assert all(b - a >= cfg.train_batch_size for a, b in itertools.pairwise(steps)), steps  # no iteration lost
         # the restarted runner plays with the learner's current weights
         learner = algo.learner_group.get_weights()["default_policy"]
         for weights in group.foreach_env_runner(lambda r: r.module.state_dict(), local_env_runner=False):
