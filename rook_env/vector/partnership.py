@@ -358,8 +358,8 @@ class PartnershipVectorEnv(RookVectorEnv):
         self._deal_cards(order, [None if f is None or f[0] is None else (f[0], f[1]) for f in hands])
 
     # ------------------------------------------------------------------ loading given positions
-    def load_states(self, states: Sequence[RookState], tables: Any = None, observations: bool = True
-                    ) -> tuple[np.ndarray, dict]:
+    def load_states(self, states: Sequence[RookState], tables: Any = None, observations: bool = True,
+                    refresh: bool = True) -> tuple[np.ndarray, dict]:
         """Put rules states into tables: table ``tables[i]`` continues from ``states[i]`` (any phase but
         over), as if it had been stepped there; returns ``(obs, info)`` as ``reset``.
 
@@ -371,6 +371,9 @@ class PartnershipVectorEnv(RookVectorEnv):
         ``observations=False`` skips writing the loaded tables' observations (the costly part): they hold
         stale values until the tables are reset or loaded again, for callers that only run the compiled
         card play on the state (search playing sampled worlds out: :mod:`rook_env.agents.search.batched`).
+        ``refresh=False`` (with ``observations=False``) also leaves every table's mask and current observation
+        stale (their refresh covers the whole engine): for those callers, which never step the tables;
+        the returned arrays are then stale too (None before the engine's first reset or refreshing load).
         """
         states = list(states)
         idx = np.arange(len(states)) if tables is None else np.asarray(tables, np.int64).reshape(-1)
@@ -426,7 +429,8 @@ class PartnershipVectorEnv(RookVectorEnv):
             self._num[idx] = obs[:, :2, C:C + NUM_SIZE]  # seats 0 and 1: teams 0 and 1
         if self._rng is None:  # auto-reset after a loaded hand deals from the engine's stream
             self._rng = np.random.default_rng()
-        self._refresh()
+        if refresh or observations:
+            self._refresh()
         return self._obs_now, {"seat": self.current.copy(), "action_mask": self._mask}
 
     def finish_hands(self, tables: np.ndarray) -> dict[str, np.ndarray]:
