@@ -122,7 +122,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--samples", type=int, nargs="+", default=[24], help="worlds per decision")
     p.add_argument("--hands", type=int, default=8, help="hands whose searched positions are timed")
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=5, help="speed repeats (0: no speed table, the match only)")
     p.add_argument("--batch", type=int, default=64, help="decisions per act_batch call")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--match", type=int, default=0, help="duplicate deals of batched vs Python search (0: none)")
@@ -139,30 +139,31 @@ def main() -> None:
         print(f"  ms per decision (all): {summary([r[0] for r in rows])}; "
               f"ms per card-play decision: {summary([r[1] for r in rows])}")
         return
-    obs_list = positions(args.hands, args.seed)
-    print(f"{len(obs_list)} searched card-play positions from {args.hands} heuristic hands (seed {args.seed}); "
-          f"{args.repeats} repeats, median [min, max]; decisions per second of the Python engine (act), the "
-          f"batched engine one decision a call (act) and {args.batch} decisions a call (act_batch)")
-    print(f"{'worlds':>6} {'python':>20} {'batched act':>22} {'batched act_batch':>22} {'speed-up act':>20} "
-          f"{'speed-up act_batch':>20} {'same card':>9}")
-    for samples in args.samples:
-        old = SearchAgent(seed=1, samples=samples, engine="python")
-        new = SearchAgent(seed=1, samples=samples, engine="batched")
-        many = SearchAgent(seed=1, samples=samples, engine="batched")
-        time_decisions(new, obs_list[:3])  # compile (or load the cached kernels) and warm up
-        time_batch(many, obs_list[:3], 3)
-        rows, agree = [], 0
-        for _ in range(args.repeats):
-            r_old, v_old = time_decisions(old, obs_list)
-            r_new, v_new = time_decisions(new, obs_list)
-            r_many, v_many = time_batch(many, obs_list, args.batch)
-            if v_many != [{a: float(np.float32(v)) for a, v in d.items()} for d in v_new]:
-                raise SystemExit("act_batch's values differ from act's")  # it decides as act, to the last bit
-            agree += sum(max(a, key=a.get) == max(b, key=b.get) for a, b in zip(v_old, v_new))
-            rows.append((r_old, r_new, r_many, r_new / r_old, r_many / r_old))
-        cols = [list(c) for c in zip(*rows)]
-        print(f"{samples:>6} {summary(cols[0]):>20} {summary(cols[1]):>22} {summary(cols[2]):>22} "
-              f"{summary(cols[3]) + 'x':>20} {summary(cols[4]) + 'x':>20} {agree / (args.repeats * len(obs_list)):>9.0%}")
+    obs_list = positions(args.hands, args.seed) if args.repeats else []
+    if args.repeats:
+        print(f"{len(obs_list)} searched card-play positions from {args.hands} heuristic hands (seed {args.seed}); "
+              f"{args.repeats} repeats, median [min, max]; decisions per second of the Python engine (act), the "
+              f"batched engine one decision a call (act) and {args.batch} decisions a call (act_batch)")
+        print(f"{'worlds':>6} {'python':>20} {'batched act':>22} {'batched act_batch':>22} {'speed-up act':>20} "
+              f"{'speed-up act_batch':>20} {'same card':>9}")
+        for samples in args.samples:
+            old = SearchAgent(seed=1, samples=samples, engine="python")
+            new = SearchAgent(seed=1, samples=samples, engine="batched")
+            many = SearchAgent(seed=1, samples=samples, engine="batched")
+            time_decisions(new, obs_list[:3])  # compile (or load the cached kernels) and warm up
+            time_batch(many, obs_list[:3], 3)
+            rows, agree = [], 0
+            for _ in range(args.repeats):
+                r_old, v_old = time_decisions(old, obs_list)
+                r_new, v_new = time_decisions(new, obs_list)
+                r_many, v_many = time_batch(many, obs_list, args.batch)
+                if v_many != [{a: float(np.float32(v)) for a, v in d.items()} for d in v_new]:
+                    raise SystemExit("act_batch's values differ from act's")  # it decides as act, to the last bit
+                agree += sum(max(a, key=a.get) == max(b, key=b.get) for a, b in zip(v_old, v_new))
+                rows.append((r_old, r_new, r_many, r_new / r_old, r_many / r_old))
+            cols = [list(c) for c in zip(*rows)]
+            print(f"{samples:>6} {summary(cols[0]):>20} {summary(cols[1]):>22} {summary(cols[2]):>22} "
+                  f"{summary(cols[3]) + 'x':>20} {summary(cols[4]) + 'x':>20} {agree / (args.repeats * len(obs_list)):>9.0%}")
     if args.match:
         from rook_env.evaluation import play_match
 
