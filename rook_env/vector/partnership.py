@@ -382,22 +382,23 @@ class PartnershipVectorEnv(RookVectorEnv):
         if len(idx) and (idx.min() < 0 or idx.max() >= self.num_envs or np.unique(idx).size != idx.size):
             raise ValueError(f"load_states: tables must be distinct indices in 0..{self.num_envs - 1}, got {idx.tolist()}")
         C = self.obs_layout.COUNTERS
-        rows: dict[int, int] = {}  # id(state) -> its row among the distinct states
-        distinct: list[RookState] = []
-        for i, st in enumerate(states):
-            if id(st) not in rows:
-                if not isinstance(st, RookState) or st.config != self.config:
-                    raise ValueError(f"load_states: states[{i}] is not a RookState of this engine's configuration "
-                                     f"({type(st).__name__})")
-                if st.phase == OVER:
-                    raise ValueError(f"load_states: states[{i}] is over (phase 'over'); load a state with a decision to make")
-                rows[id(st)] = len(distinct)
-                distinct.append(st)
+        # the distinct states in the order first met (C-level maps: search loads one state into many tables)
+        ids = list(map(id, states))
+        first = sorted(dict(zip(reversed(ids), range(len(ids) - 1, -1, -1))).values())
+        distinct: list[RookState] = [states[i] for i in first]
+        for i, st in zip(first, distinct):
+            if not isinstance(st, RookState) or st.config != self.config:
+                raise ValueError(f"load_states: states[{i}] is not a RookState of this engine's configuration "
+                                 f"({type(st).__name__})")
+            if st.phase == OVER:
+                raise ValueError(f"load_states: states[{i}] is over (phase 'over'); load a state with a decision to make")
         if not distinct:
-            self._refresh()
+            if refresh or observations:
+                self._refresh()
             return self._obs_now, {"seat": self.current.copy(), "action_mask": self._mask}
         # one row per distinct state, then one fancy write per field (a state may fill many tables)
-        pick = np.array([rows[id(st)] for st in states], np.int64)
+        rows = {ids[i]: r for r, i in enumerate(first)}  # id(state) -> its row among the distinct states
+        pick = np.fromiter(map(rows.__getitem__, ids), np.int64, len(ids))
         ints = np.array([[st.discards.bit_count(), st.high_bid, st.bidder, st.n_passed, st.trump, st.leader,
                           len(st.trick), len(st.tricks), st.last_trick_team, int(st.nest_has_counters), st.call,
                           st.phase, st.current, st.dealer, st.hands_played, st.circus,

@@ -326,7 +326,8 @@ class BatchedRollouts:
         for lo in range(0, T, cap):
             k = min(cap, T - lo)
             tables = np.arange(k, dtype=np.int64)
-            env.load_states([templates[j] for j in dec_list[lo:lo + k]], tables, observations=False, refresh=False)
+            env.load_states(list(map(templates.__getitem__, dec_list[lo:lo + k])), tables, observations=False,
+                            refresh=False)
             env.hands[:k] = per_table[lo:lo + k, :N_SEATS]
             env.nest[:k] = per_table[lo:lo + k, N_SEATS]
             env.discards[:k] = per_table[lo:lo + k, N_SEATS + 1]
