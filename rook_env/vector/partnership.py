@@ -391,7 +391,8 @@ class PartnershipVectorEnv(RookVectorEnv):
                 raise ValueError(f"load_states: states[{i}] is not a RookState of this engine's configuration "
                                  f"({type(st).__name__})")
             if st.phase == OVER:
-                raise ValueError(f"load_states: states[{i}] is over (phase 'over'); load a state with a decision to make")
+                raise ValueError(f"load_states: states[{i}] is over (phase 'over'); "
+                                 "load a state with a decision to make")
         if not distinct:
             if refresh or observations:
                 self._refresh()

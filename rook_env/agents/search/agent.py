@@ -33,6 +33,11 @@ seat's observation of the world; about 10x slower), or a callable ``policy(state
 acting on a :class:`rook_env.rules.RookState` (seat to act ``state.current``).
 Memory is filed under the seat's hand after its play, as the heuristic's, so one instance may
 serve several seats and ``reset()`` is optional.
+
+``act_batch(observations, masks, keys=None, return_values=False)`` decides many seats at once, each row
+exactly as ``act`` (memory filed under ``keys[i]``, as the heuristic's ``act_batch``); on the batched engine
+the searches of all its card-play rows share one load, play-out and scoring of their tables. With
+``return_values`` it also returns each row's values per card tried (NaN elsewhere).
 """
 
 from __future__ import annotations

@@ -1,16 +1,20 @@
 """Determinised search at engine speed: sampled worlds played out as tables of the batched engine.
 
-:class:`BatchedRollouts` takes the worlds of one decision or of many (each a
-:class:`rook_env.rules.RookState` in card play, :func:`.worlds.make_world`'s) and the cards to try
-in each, and returns the hand score (the world's team 0 minus team 1) of every (world, card) pair.
-Every pair is one table of a :class:`rook_env.vector.RookVectorEnv` (the partnership engine with its
-compiled kernels): the worlds are loaded with ``load_states`` (a world fills one table per card it
-is tried with), and one compiled loop over the tables plays each table's card and then the rest of
-its hand with the greedy rule of :class:`.rollout.GreedyRollout` (:func:`greedy_card`, the same
-choices: ``tests/test_search_batched.py`` checks them against the Python rollout), each card applied by
-the engine's own card-play kernel (:func:`rook_env.kernels.play_cards`); the engine's ``finish_hands``
-scores the hands. Python touches each world once (loading) and each decision once; no Python runs per
-card played.
+:class:`BatchedRollouts` takes the worlds of one decision or of many and the cards to try in each, and
+returns the hand score (the world's team 0 minus team 1) of every (world, card) pair. Every pair is one table
+of a :class:`rook_env.vector.RookVectorEnv` (the partnership engine with its compiled kernels): a decision's
+template world (:func:`.worlds.world_template`) is loaded into its tables with ``load_states`` and each world's
+hidden cards written over it (:meth:`BatchedRollouts.score_worlds`; :meth:`BatchedRollouts.score_pairs` loads
+whole states), and one compiled loop over the tables plays each table's card and then the rest of its hand
+with the greedy rule of :class:`.rollout.GreedyRollout` (:func:`greedy_card`, the same choices:
+``tests/test_search_batched.py`` checks them against the Python rollout), each card applied by the engine's own
+card-play kernel (:func:`rook_env.kernels.play_cards`, inlined without its observation writes); the engine's
+``finish_hands`` scores the hands. The tables of many decisions (``SearchAgent.act_batch``) are loaded, played
+and scored together; no Python runs per card played.
+
+The worlds are drawn by compiled code too (:func:`sample_many`): :func:`deal_tables` is the dynamic programme
+of :class:`.worlds.WorldSampler` (the same groups, splits and order) and :func:`draw_deals` its draw, for the
+decisions of a call in one compiled loop.
 
 Needs numba (the engine's ``backend="numba"``) and the colour calls (``trump_calls="colour"``, the
 greedy rule's tables); :func:`supported` says whether a configuration qualifies. The search agent
@@ -32,7 +36,7 @@ from rook_env.rules import PLAY, RookState
 from ..heuristic.tables import card_tables
 from rook_env.vector.partnership import HAND_STATE_COLUMNS
 
-from .worlds import NEST, Holder, WorldSampler, world_config
+from .worlds import NEST, Holder, world_config
 
 __all__ = ["BatchedRollouts", "holder_arrays", "sample_deals", "sample_many", "supported", "world_cards"]
 
