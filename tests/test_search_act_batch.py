@@ -170,13 +170,15 @@ def test_act_batch_argument_errors():
         ag.act_batch(obs, masks, keys=np.array([0.5, 1.5]))
 
 
-def test_python_engine_act_batch_is_act():
+@pytest.mark.parametrize("kw", [{"engine": "python"}, {"worlds": "learned"}], ids=["python", "learned-worlds"])
+def test_act_batch_is_act_with_the_python_engine_and_learned_worlds(kw):
     pos = _play_positions({}, 6, seed=3)
     obs = np.stack([encode(st, me) for st, me in pos])
     masks = np.stack([_mask(st) for st, _ in pos])
-    a, q = strict(1, samples=3, engine="python").act_batch(obs, masks, keys=np.arange(6), return_values=True)
+    a, q = strict(1, samples=3, **kw).act_batch(obs, masks, keys=np.arange(6), return_values=True)
+    assert np.isfinite(q).any(axis=1).all()
     for i in range(6):
-        one = strict(1, samples=3, engine="python")
+        one = strict(1, samples=3, **kw)
         assert one.act({"observation": obs[i], "action_mask": masks[i]}) == a[i]
         np.testing.assert_array_equal(q_of(one, masks.shape[1]), q[i])
 
