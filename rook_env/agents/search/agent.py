@@ -292,22 +292,22 @@ class SearchAgent:
             unseen.append(u)
             seeds.append(seed)
             deals.append(d)
-        drawn = [j for j, d in enumerate(deals) if d is None]
-        if drawn:
-            fast, ok = sample_many([unseen[j] for j in drawn], [holders[j] for j in drawn], tab.counter_mask,
-                                   self.samples, [seeds[j] for j in drawn])
-            for i, j in enumerate(drawn):
-                deals[j] = fast[i] if ok[i] else None
-        keep = [j for j, d in enumerate(deals) if d is not None]  # no consistent deal: the heuristic's card
-        if not keep:
-            return
-        who = holder_arrays([holders[j] for j in keep])[-1]
-        t_cards = np.array([[*templates[j].hands, templates[j].nest, templates[j].discards] for j in keep],
-                           np.uint64)
-        cards = world_cards(t_cards, who, np.stack([deals[j] for j in keep]))
         try:
+            drawn = [j for j, d in enumerate(deals) if d is None]
+            if drawn:
+                fast, ok = sample_many([unseen[j] for j in drawn], [holders[j] for j in drawn], tab.counter_mask,
+                                       self.samples, [seeds[j] for j in drawn])
+                for i, j in enumerate(drawn):
+                    deals[j] = fast[i] if ok[i] else None
+            keep = [j for j, d in enumerate(deals) if d is not None]  # no consistent deal: the heuristic's card
+            if not keep:
+                return
+            who = holder_arrays([holders[j] for j in keep])[-1]
+            t_cards = np.array([[*templates[j].hands, templates[j].nest, templates[j].discards] for j in keep],
+                               np.uint64)
+            cards = world_cards(t_cards, who, np.stack([deals[j] for j in keep]))
             scores = self._batched.score_worlds([templates[j] for j in keep], cards, [ready[j].actions for j in keep])
-        except Exception:
+        except Exception:  # the heuristic's cards for these decisions
             if self.strict:
                 raise
             return
