@@ -1,25 +1,31 @@
-"""Search at engine speed: the search agent's decisions per second on the batched engine against the
-Python rollouts, at equal world counts, in one run; and a duplicate match between the two.
+"""Search at engine speed: the search agent's decisions per second on the Python engine, on the batched
+engine one decision a call (``act``) and many decisions a call (``act_batch``), at equal world counts, in one
+run; and a duplicate match of the batched engine against the Python engine.
 
     PYTHONPATH=$PWD python benchmarks/bench_search.py                         # speed: 24 worlds, 5 repeats
-    PYTHONPATH=$PWD python benchmarks/bench_search.py --samples 24 96 --positions 150 --repeats 5
-    PYTHONPATH=$PWD python benchmarks/bench_search.py --match 200 --match-seed 7000   # + the duplicate match
+    PYTHONPATH=$PWD python benchmarks/bench_search.py --samples 24 96 --hands 8 --repeats 5 --batch 64
+    PYTHONPATH=$PWD python benchmarks/bench_search.py --repeats 0 --match 300 --match-seed 7100   # the match only
     PYTHONPATH=$PWD python benchmarks/bench_search.py --best 4 --repeats 3           # make_agent("best")'s time
 
 Speed: the card-play positions (at least two distinct cards to choose from, so that search runs) of
-``--hands`` seeded hands played by the heuristic are collected once; every repeat then times
-``SearchAgent(engine="python")`` (today's rollouts, one world and card at a time in Python) and
-``SearchAgent(engine="batched")`` (every world x card a table of the batched engine, played out by the
-compiled kernels, the worlds drawn by the compiled sampler) on the same positions, one after the other,
-with the same seed and world count. Prints decisions per second of each, the ratio per repeat (median [min,
-max]) and how often both chose the same card (their worlds differ: the same distribution, other draws; on the
-same worlds the two engines' values are equal, ``tests/test_search_batched.py``). The batched engine is
-compiled (or its cached kernels loaded) and warmed up before the first repeat.
+``--hands`` seeded hands played by the heuristic are collected once; every repeat then times, on the same
+positions, one after the other, with the same seed and world count: ``SearchAgent(engine="python")`` (the
+rollouts one world and card at a time in Python), ``SearchAgent(engine="batched")`` with ``act`` (one
+decision a call: every world x card a table of the batched engine, played out by compiled kernels, the worlds
+counted and drawn by compiled code) and with ``act_batch`` over ``--batch`` positions a call (the tables of all
+of them loaded, played out and scored together). Each position is decided afresh (no memory of the hand).
+Prints decisions per second of each (wall clock) and the speed-ups over the Python engine per repeat, by wall
+clock and by this process's CPU time (on a shared machine the CPU time is the steadier measure), median [min,
+max]; checks that ``act_batch`` gave exactly ``act``'s values; and says how often the batched and Python
+engines chose the same card (their worlds are other draws of the same distribution; on the same worlds their
+values are equal, ``tests/test_search_batched.py``). The batched engine is compiled (or its cached kernels
+loaded) and warmed up before the first repeat.
 
 Match (``--match N``): ``rook_env.evaluation.play_match`` of search on the batched engine against search in
 Python (both bid with the heuristic), N duplicate deals from ``--match-seed`` (seeds not used for tuning:
 nothing here is tuned), and optionally a second match with more worlds for the batched engine
-(``--match-samples``). Prints the mean score difference per deal with its 95% interval.
+(``--match-samples``). Prints the mean score difference per deal with its 95% interval. (The batched engine's
+``act`` decides exactly as its ``act_batch``: ``tests/test_search_act_batch.py``.)
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ import argparse
 import functools
 import statistics
 import time
+
+import numpy as np
 
 import rook_env
 from rook_env.agents.heuristic import HeuristicAgent
@@ -54,17 +62,43 @@ def positions(hands: int, seed: int) -> list[dict]:
     return out
 
 
-def time_decisions(agent: SearchAgent, obs_list: list[dict]) -> tuple[float, list[dict]]:
-    """(decisions per second, the values of each decision)."""
+class Timed:
+    """Wall-clock and CPU seconds of a block (``with Timed() as t: ...``; then ``t.wall``, ``t.cpu``)."""
+
+    def __enter__(self) -> Timed:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
+
+
+def time_decisions(agent: SearchAgent, obs_list: list[dict]) -> tuple[Timed, list[dict]]:
+    """(the time of ``act`` on every position, the values of each decision)."""
     values = []
-    t0 = time.perf_counter()
-    for obs in obs_list:
-        agent.act(obs)
-        values.append(agent.last_values)
-    return len(obs_list) / (time.perf_counter() - t0), values
+    with Timed() as t:
+        for obs in obs_list:
+            agent.reset()  # each position decided afresh (no memory), as act_batch's rows with keys of their own
+            agent.act(obs)
+            values.append(agent.last_values)
+    return t, values
+
+
+def time_batch(agent: SearchAgent, obs_list: list[dict], batch: int) -> tuple[Timed, list[dict]]:
+    """(the time of ``act_batch`` over ``batch`` positions a call, the values of each decision); each row has
+    a key of its own: no memory, as the fresh decisions of :func:`time_decisions`."""
+    obs = np.stack([o["observation"] for o in obs_list])
+    masks = np.stack([o["action_mask"] for o in obs_list])
+    q = np.empty(masks.shape, np.float32)
+    with Timed() as t:
+        for lo in range(0, len(obs_list), batch):
+            hi = min(lo + batch, len(obs_list))
+            q[lo:hi] = agent.act_batch(obs[lo:hi], masks[lo:hi], keys=np.arange(lo, hi), return_values=True)[1]
+    return t, [{int(a): float(row[a]) for a in np.flatnonzero(np.isfinite(row))} for row in q]
 
 
 def summary(xs: list[float], fmt: str = ".1f") -> str:
+    """Median [min, max]."""
     return f"{statistics.median(xs):{fmt}} [{min(xs):{fmt}}, {max(xs):{fmt}}]"
 
 
@@ -105,7 +139,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--samples", type=int, nargs="+", default=[24], help="worlds per decision")
     p.add_argument("--hands", type=int, default=8, help="hands whose searched positions are timed")
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=5, help="speed repeats (0: no speed table, the match only)")
+    p.add_argument("--batch", type=int, default=64, help="decisions per act_batch call")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--match", type=int, default=0, help="duplicate deals of batched vs Python search (0: none)")
     p.add_argument("--match-seed", type=int, default=7000)
@@ -121,23 +156,33 @@ def main() -> None:
         print(f"  ms per decision (all): {summary([r[0] for r in rows])}; "
               f"ms per card-play decision: {summary([r[1] for r in rows])}")
         return
-    obs_list = positions(args.hands, args.seed)
-    print(f"{len(obs_list)} searched card-play positions from {args.hands} heuristic hands (seed {args.seed}); "
-          f"{args.repeats} repeats, median [min, max]")
-    print(f"{'worlds':>7} {'python decisions/s':>22} {'batched decisions/s':>22} {'speed-up':>20} {'same card':>10}")
-    for samples in args.samples:
-        old = SearchAgent(seed=1, samples=samples, engine="python")
-        new = SearchAgent(seed=1, samples=samples, engine="batched")
-        time_decisions(new, obs_list[:3])  # compile (or load the cached kernels) and warm up
-        rows, agree = [], 0
-        for _ in range(args.repeats):
-            r_old, v_old = time_decisions(old, obs_list)
-            r_new, v_new = time_decisions(new, obs_list)
-            agree += sum(max(a, key=a.get) == max(b, key=b.get) for a, b in zip(v_old, v_new))
-            rows.append((r_old, r_new, r_new / r_old))
-        cols = list(zip(*rows))
-        print(f"{samples:>7} {summary(list(cols[0])):>22} {summary(list(cols[1])):>22} "
-              f"{summary(list(cols[2])):>20} {agree / (args.repeats * len(obs_list)):>10.0%}")
+    obs_list = positions(args.hands, args.seed) if args.repeats else []
+    if args.repeats:
+        print(f"{len(obs_list)} searched card-play positions from {args.hands} heuristic hands (seed {args.seed}); "
+              f"{args.repeats} repeats, median [min, max]; decisions per second of the Python engine (act), the "
+              f"batched engine one decision a call (act) and {args.batch} decisions a call (act_batch)")
+        print(f"{'worlds':>6} {'python /s':>19} {'act /s':>21} {'act_batch /s':>21} {'act x (wall)':>18} "
+              f"{'act_batch x (wall)':>19} {'act x (CPU)':>18} {'act_batch x (CPU)':>19} {'same card':>9}")
+        for samples in args.samples:
+            old = SearchAgent(seed=1, samples=samples, engine="python")
+            new = SearchAgent(seed=1, samples=samples, engine="batched")
+            many = SearchAgent(seed=1, samples=samples, engine="batched")
+            time_decisions(new, obs_list[:3])  # compile (or load the cached kernels) and warm up
+            time_batch(many, obs_list[:3], 3)
+            rows, agree = [], 0
+            n = len(obs_list)
+            for _ in range(args.repeats):
+                t_old, v_old = time_decisions(old, obs_list)
+                t_new, v_new = time_decisions(new, obs_list)
+                t_many, v_many = time_batch(many, obs_list, args.batch)
+                if v_many != [{a: float(np.float32(v)) for a, v in d.items()} for d in v_new]:
+                    raise SystemExit("act_batch's values differ from act's")  # it decides as act, to the last bit
+                agree += sum(max(a, key=a.get) == max(b, key=b.get) for a, b in zip(v_old, v_new))
+                rows.append((n / t_old.wall, n / t_new.wall, n / t_many.wall, t_old.wall / t_new.wall,
+                             t_old.wall / t_many.wall, t_old.cpu / t_new.cpu, t_old.cpu / t_many.cpu))
+            c = [summary(list(col)) for col in zip(*rows)]
+            print(f"{samples:>6} {c[0]:>19} {c[1]:>21} {c[2]:>21} {c[3]:>18} {c[4]:>19} {c[5]:>18} {c[6]:>19} "
+                  f"{agree / (args.repeats * n):>9.0%}")
     if args.match:
         from rook_env.evaluation import play_match
 

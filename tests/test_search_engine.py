@@ -121,3 +121,18 @@ def test_finish_hands_refuses_tables_with_cards_left():
     env.load_states(random_positions(make_config(), 2, seed=8))
     with pytest.raises(ValueError, match="cards left to play"):
         env.finish_hands([0, 1])
+
+
+def test_loading_without_a_refresh_writes_the_state_only():
+    """refresh=False (search's play-outs): the loaded tables hold the states; masks stay as they were."""
+    cfg = make_config()
+    states = random_positions(cfg, 8, seed=6)
+    env = RookVectorEnv(len(states), backend="numpy")
+    obs, info = env.load_states(states, observations=False, refresh=False)
+    assert obs is None and info["action_mask"] is None  # never refreshed
+    assert (env.phase == [st.phase for st in states]).all() and (env.current == [st.current for st in states]).all()
+    assert env.hands.tolist() == [st.hands for st in states]
+    _, info = env.load_states(states[::-1], observations=False, refresh=False)
+    assert info["action_mask"] is None and env.hands.tolist() == [st.hands for st in states[::-1]]
+    _, info = env.load_states(states, observations=False)  # a refreshing load makes the masks
+    assert [mask_int(m) for m in info["action_mask"]] == [st.legal_mask() for st in states]

@@ -358,8 +358,8 @@ class PartnershipVectorEnv(RookVectorEnv):
         self._deal_cards(order, [None if f is None or f[0] is None else (f[0], f[1]) for f in hands])
 
     # ------------------------------------------------------------------ loading given positions
-    def load_states(self, states: Sequence[RookState], tables: Any = None, observations: bool = True
-                    ) -> tuple[np.ndarray, dict]:
+    def load_states(self, states: Sequence[RookState], tables: Any = None, observations: bool = True,
+                    refresh: bool = True) -> tuple[np.ndarray, dict]:
         """Put rules states into tables: table ``tables[i]`` continues from ``states[i]`` (any phase but
         over), as if it had been stepped there; returns ``(obs, info)`` as ``reset``.
 
@@ -371,6 +371,9 @@ class PartnershipVectorEnv(RookVectorEnv):
         ``observations=False`` skips writing the loaded tables' observations (the costly part): they hold
         stale values until the tables are reset or loaded again, for callers that only run the compiled
         card play on the state (search playing sampled worlds out: :mod:`rook_env.agents.search.batched`).
+        ``refresh=False`` (with ``observations=False``) also leaves every table's mask and current observation
+        stale (their refresh covers the whole engine): for those callers, which never step the tables;
+        the returned arrays are then stale too (None before the engine's first reset or refreshing load).
         """
         states = list(states)
         idx = np.arange(len(states)) if tables is None else np.asarray(tables, np.int64).reshape(-1)
@@ -379,22 +382,24 @@ class PartnershipVectorEnv(RookVectorEnv):
         if len(idx) and (idx.min() < 0 or idx.max() >= self.num_envs or np.unique(idx).size != idx.size):
             raise ValueError(f"load_states: tables must be distinct indices in 0..{self.num_envs - 1}, got {idx.tolist()}")
         C = self.obs_layout.COUNTERS
-        rows: dict[int, int] = {}  # id(state) -> its row among the distinct states
-        distinct: list[RookState] = []
-        for i, st in enumerate(states):
-            if id(st) not in rows:
-                if not isinstance(st, RookState) or st.config != self.config:
-                    raise ValueError(f"load_states: states[{i}] is not a RookState of this engine's configuration "
-                                     f"({type(st).__name__})")
-                if st.phase == OVER:
-                    raise ValueError(f"load_states: states[{i}] is over (phase 'over'); load a state with a decision to make")
-                rows[id(st)] = len(distinct)
-                distinct.append(st)
+        # the distinct states in the order first met (C-level maps: search loads one state into many tables)
+        ids = list(map(id, states))
+        first = sorted(dict(zip(reversed(ids), range(len(ids) - 1, -1, -1))).values())
+        distinct: list[RookState] = [states[i] for i in first]
+        for i, st in zip(first, distinct):
+            if not isinstance(st, RookState) or st.config != self.config:
+                raise ValueError(f"load_states: states[{i}] is not a RookState of this engine's configuration "
+                                 f"({type(st).__name__})")
+            if st.phase == OVER:
+                raise ValueError(f"load_states: states[{i}] is over (phase 'over'); "
+                                 "load a state with a decision to make")
         if not distinct:
-            self._refresh()
+            if refresh or observations:
+                self._refresh()
             return self._obs_now, {"seat": self.current.copy(), "action_mask": self._mask}
         # one row per distinct state, then one fancy write per field (a state may fill many tables)
-        pick = np.array([rows[id(st)] for st in states], np.int64)
+        rows = {ids[i]: r for r, i in enumerate(first)}  # id(state) -> its row among the distinct states
+        pick = np.fromiter(map(rows.__getitem__, ids), np.int64, len(ids))
         ints = np.array([[st.discards.bit_count(), st.high_bid, st.bidder, st.n_passed, st.trump, st.leader,
                           len(st.trick), len(st.tricks), st.last_trick_team, int(st.nest_has_counters), st.call,
                           st.phase, st.current, st.dealer, st.hands_played, st.circus,
@@ -426,7 +431,8 @@ class PartnershipVectorEnv(RookVectorEnv):
             self._num[idx] = obs[:, :2, C:C + NUM_SIZE]  # seats 0 and 1: teams 0 and 1
         if self._rng is None:  # auto-reset after a loaded hand deals from the engine's stream
             self._rng = np.random.default_rng()
-        self._refresh()
+        if refresh or observations:
+            self._refresh()
         return self._obs_now, {"seat": self.current.copy(), "action_mask": self._mask}
 
     def finish_hands(self, tables: np.ndarray) -> dict[str, np.ndarray]:

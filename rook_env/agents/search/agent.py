@@ -33,6 +33,11 @@ seat's observation of the world; about 10x slower), or a callable ``policy(state
 acting on a :class:`rook_env.rules.RookState` (seat to act ``state.current``).
 Memory is filed under the seat's hand after its play, as the heuristic's, so one instance may
 serve several seats and ``reset()`` is optional.
+
+``act_batch(observations, masks, keys=None, return_values=False)`` decides many seats at once, each row
+exactly as ``act`` (memory filed under ``keys[i]``, as the heuristic's ``act_batch``); on the batched engine
+the searches of all its card-play rows share one load, play-out and scoring of their tables. With
+``return_values`` it also returns each row's values per card tried (NaN elsewhere).
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ from ..heuristic.agent import MEMORY_LIMIT, HeuristicAgent
 from ..heuristic.play import Memory, known_voids
 from ..heuristic.tables import card_tables, seat_reader
 from .rollout import GreedyRollout, HeuristicRollout, hand_score_diff, play_out
-from .batched import BatchedRollouts, sample_deals, supported
+from .batched import BatchedRollouts, holder_arrays, sample_many, supported, world_cards
 from .inference import HolderModel, learned_sampler, load_model
 from .worlds import WorldSampler, fork, holders_for, make_world, world_template
 
@@ -110,7 +115,8 @@ class SearchAgent:
         self._world_model = _world_model(worlds, self.reader.size)
         self.seed = int(seed) if seed is not None else random.SystemRandom().getrandbits(63)
         self._fallbacks = 0
-        self._memory: dict[int, Memory] = {}
+        self._memory: dict[int, Memory] = {}  # act(): by hand after the play
+        self._keyed_memory: dict[int, Memory] = {}  # act_batch(keys=...): by key
         self.last_values: dict[int, float] | None = None  # the last searched decision: card -> mean score diff
 
     @property
@@ -123,6 +129,7 @@ class SearchAgent:
     def reset(self) -> None:
         """Forget the memories (optional: a memory that does not match the hand is ignored anyway)."""
         self._memory.clear()
+        self._keyed_memory.clear()
         self.heuristic.reset()
         if self.base is not self.heuristic and callable(getattr(self.base, "reset", None)):
             self.base.reset()
@@ -147,55 +154,190 @@ class SearchAgent:
         cards = legal & self.layout.card_mask
         if not cards:
             return self.base.act(observation, info)
-        memory = self._memory.pop(view.hand, None)
-        trump = view.trump if view.trump >= 0 else 0
-        voids = known_voids(self.tables, view, trump, memory)
-        card = -1
-        if cards & (cards - 1):
+        play = self._play_decision(view, vec, packed, cards, self._memory.pop(view.hand, None))
+        self._search_all([play])
+        card = self._conclude(play, observation, None)
+        self.last_values = play.values
+        return card
+
+    # ------------------------------------------------------------------ many decisions
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray, keys: np.ndarray | None = None,
+                  return_values: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """Actions (N,) int64 for N seats' observations (N, obs_dim) and action masks (N, A), each what
+        ``act`` would choose (a function of the seed, the row's observation and the seat's memory), the
+        card-play searches of all rows run together (one load, play-out and scoring of all their tables).
+
+        ``keys``: row ``i`` continues the card memory of key ``keys[i]`` (e.g. ``table * 4 + seat``; distinct
+        within a call), as one ``act``-agent per key would; without keys, rows use ``act``'s memory (filed by
+        hand). ``return_values``: also return ``(N, A)`` float32, the mean score difference search measured
+        for each card it tried (``act``'s ``last_values``), NaN elsewhere (not tried, no search). Other
+        phases (bids, discards, trump) are ``act``'s, row by row."""
+        obs = np.asarray(observations)
+        masks = np.asarray(masks)
+        size, n_actions = self.reader.size, self.layout.n_actions
+        if obs.ndim != 2 or obs.shape[1] != size:
+            raise ValueError(f"observations have shape {obs.shape}, expected (N, {size}) for this configuration")
+        if masks.shape != (obs.shape[0], n_actions):
+            raise ValueError(f"masks have shape {masks.shape}, expected ({obs.shape[0]}, {n_actions})")
+        empty = np.flatnonzero(~masks.any(axis=1))
+        if empty.size:
+            raise ValueError(f"rows {empty[:10].tolist()} have an empty action mask (no legal action)")
+        if keys is not None:
+            keys = np.asarray(keys)
+            if keys.shape != (obs.shape[0],) or not np.issubdtype(keys.dtype, np.integer):
+                raise ValueError(f"keys must be {obs.shape[0]} integers (one per row), got shape {keys.shape}")
+            if np.unique(keys).size != keys.size:
+                raise ValueError("keys must be distinct within one act_batch call")
+        n = obs.shape[0]
+        out = np.empty(n, np.int64)
+        values = np.full((n, n_actions), np.nan, np.float32) if return_values else None
+        packed_obs = np.packbits(obs > 0.5, axis=1, bitorder="little")
+        packed_masks = np.packbits(masks != 0, axis=1, bitorder="little")
+        plays = []
+        for i in range(n):
+            vec = obs[i]
+            legal = int.from_bytes(packed_masks[i].tobytes(), "little")
+            cards = legal & self.layout.card_mask
+            packed = int.from_bytes(packed_obs[i].tobytes(), "little")
             try:
-                card = self._search(view, vec, packed, cards, voids)
+                view = self.reader.read(vec, packed) if cards else None
             except Exception:
                 if self.strict:
                     raise
-                card = -1
-            if card < 0 or not cards >> card & 1:
-                self._fallbacks += 1
-                card = self.heuristic.act(observation)
-        else:
+                view = None
+            if view is None or view.phase != PLAY:  # act's path: the base's decisions, and its fallbacks
+                out[i] = self.act({"observation": vec, "action_mask": masks[i]})
+                continue
+            key = None if keys is None else int(keys[i])
+            memory = self._memory.pop(view.hand, None) if key is None else self._keyed_memory.get(key)
+            play = self._play_decision(view, vec, packed, cards, memory)
+            play.row = i
+            plays.append(play)
+        self._search_all(plays)
+        for play in plays:
+            i = play.row
+            out[i] = self._conclude(play, {"observation": obs[i], "action_mask": masks[i]},
+                                    None if keys is None else int(keys[i]))
+            if values is not None and play.values:
+                values[i, list(play.values)] = list(play.values.values())
+        self.last_values = None
+        return (out, values) if return_values else out
+
+    # ------------------------------------------------------------------ the card-play search
+    def _play_decision(self, view: Any, vec: np.ndarray, packed: int, cards: int, memory: Memory | None) -> _Play:
+        """One card-play decision to make: what the seat knows (its view, its memory's voids)."""
+        trump = view.trump if view.trump >= 0 else 0
+        return _Play(view, vec, packed, cards, known_voids(self.tables, view, trump, memory))
+
+    def _conclude(self, play: _Play, observation: Mapping[str, np.ndarray], key: int | None) -> int:
+        """The card of a searched decision (the heuristic's where search found none) and the memory filed
+        (under the hand after the play, or under ``key``)."""
+        view, cards, card = play.view, play.cards, play.card
+        if not cards & (cards - 1):
             card = cards.bit_length() - 1
+        elif card < 0 or not cards >> card & 1:
+            self._fallbacks += 1
+            if key is None:
+                card = self.heuristic.act(observation)
+            else:
+                card = int(self.heuristic.act_batch(observation["observation"][None], observation["action_mask"][None],
+                                                    keys=np.array([key]))[0])
         lead = view.trick[0][1] if view.trick else -1
-        if len(self._memory) >= MEMORY_LIMIT:
-            self._memory.clear()
-        self._memory[view.hand & ~(1 << card)] = Memory(view.hand & ~(1 << card), tuple(view.played), lead,
-                                                        tuple(voids))
+        memory = Memory(view.hand & ~(1 << card), tuple(view.played), lead, tuple(play.voids))
+        if key is not None:
+            self._keyed_memory[key] = memory
+        else:
+            if len(self._memory) >= MEMORY_LIMIT:
+                self._memory.clear()
+            self._memory[memory.hand] = memory
         return card
 
-    def _search(self, view: Any, vec: np.ndarray, packed: int, cards: int, voids: list[int]) -> int:
+    def _search_all(self, plays: list[_Play]) -> None:
+        """Search every decision with a choice of cards: sets its ``card`` (-1: none found) and ``values``."""
+        plays = [p for p in plays if p.cards & (p.cards - 1)]
+        if not plays:
+            return
+        if self.engine == "python":
+            for p in plays:
+                try:
+                    self._search(p)
+                except Exception:
+                    if self.strict:
+                        raise
+            return
+        if self._batched is None:
+            self._batched = BatchedRollouts(self.config)
         tab = self.tables
-        unseen, holders = holders_for(tab, view, voids)
-        if self._world_model is None:
-            sampler = WorldSampler(unseen, holders, tab.counter_mask)
-        else:
-            sampler = learned_sampler(self._world_model, vec, voids, unseen, holders, tab.counter_mask)
+        ready, templates, holders, unseen, seeds, deals = [], [], [], [], [], []
+        for p in plays:
+            try:
+                u, hs, template, rng = self._world_setup(p)
+                p.actions = self._distinct_cards(p.view, p.cards)
+                seed, d = -1, None
+                if self.exact_worlds or self._world_model is not None:
+                    # the Python engine's worlds (tests compare the engines' values on them); learned worlds
+                    # are drawn by the weighted sampler, in Python
+                    sampler = self._sampler(p, u, hs)
+                    d = np.zeros((self.samples, 4), np.uint64)
+                    d[:, :len(hs)] = [sampler.sample(rng) for _ in range(self.samples)]
+                else:  # the same distribution, drawn by compiled code from a seed of the decision's stream
+                    seed = rng.getrandbits(32)
+            except Exception:
+                if self.strict:
+                    raise
+                continue
+            ready.append(p)
+            templates.append(template)
+            holders.append(hs)
+            unseen.append(u)
+            seeds.append(seed)
+            deals.append(d)
+        try:
+            drawn = [j for j, d in enumerate(deals) if d is None]
+            if drawn:
+                fast, ok = sample_many([unseen[j] for j in drawn], [holders[j] for j in drawn], tab.counter_mask,
+                                       self.samples, [seeds[j] for j in drawn])
+                for i, j in enumerate(drawn):
+                    deals[j] = fast[i] if ok[i] else None
+            keep = [j for j, d in enumerate(deals) if d is not None]  # no consistent deal: the heuristic's card
+            if not keep:
+                return
+            who = holder_arrays([holders[j] for j in keep])[-1]
+            t_cards = np.array([[*templates[j].hands, templates[j].nest, templates[j].discards] for j in keep],
+                               np.uint64)
+            cards = world_cards(t_cards, who, np.stack([deals[j] for j in keep]))
+            scores = self._batched.score_worlds([templates[j] for j in keep], cards, [ready[j].actions for j in keep])
+        except Exception:  # the heuristic's cards for these decisions
+            if self.strict:
+                raise
+            return
+        for j, sc in zip(keep, scores):
+            self._choose(ready[j], sc.sum(axis=0).tolist())
+
+    def _world_setup(self, play: _Play) -> tuple[int, list, RookState, random.Random]:
+        """A decision's unseen cards, their holders, its template world and its random stream (a function of
+        the seed and of the observation only)."""
+        tab, view, vec = self.tables, play.view, play.vec
+        unseen, holders = holders_for(tab, view, play.voids)
         ol = self.reader.ol
         total = tab.total_points
         counters = (round(float(vec[ol.COUNTERS]) * total), round(float(vec[ol.COUNTERS + 1]) * total))
         template = world_template(self.config, view, counters)
-        # the decision's random stream: a function of the seed and of the observation only
-        rng = random.Random((packed << 64) | self.seed)
-        actions = self._distinct_cards(view, cards)
+        return unseen, holders, template, random.Random((play.packed << 64) | self.seed)
+
+    def _sampler(self, play: _Play, unseen: int, holders: list) -> Any:
+        """The Python sampler of a decision's worlds (uniform, or the learned model's)."""
+        tab = self.tables
+        if self._world_model is None:
+            return WorldSampler(unseen, holders, tab.counter_mask)
+        return learned_sampler(self._world_model, play.vec, play.voids, unseen, holders, tab.counter_mask)
+
+    def _search(self, play: _Play) -> None:
+        """One decision on the Python engine: every world played out card by card."""
+        unseen, holders, template, rng = self._world_setup(play)
+        sampler = self._sampler(play, unseen, holders)
+        actions = play.actions = self._distinct_cards(play.view, play.cards)
         totals = [0] * len(actions)
-        if self.engine == "batched":
-            if self._batched is None:
-                self._batched = BatchedRollouts(self.config)
-            if self.exact_worlds or self._world_model is not None:
-                # the Python engine's worlds (tests compare the engines' values on them); learned worlds
-                # are drawn by the weighted sampler, in Python
-                deals = [sampler.sample(rng) for _ in range(self.samples)]
-            else:  # the same distribution, drawn by compiled code from a seed of the decision's stream
-                deals = sample_deals(sampler, self.samples, rng.getrandbits(32))
-            totals = self._batched.score_deals(template, holders, deals, actions).sum(axis=0).tolist()
-            return self._choose(actions, totals)
         rollout = self._rollout
         for _ in range(self.samples):
             world = make_world(template, holders, sampler.sample(rng))
@@ -205,15 +347,16 @@ class SearchAgent:
                 st.apply(a, legal)
                 rollout(st)
                 totals[i] += hand_score_diff(st)
-        return self._choose(actions, totals)
+        self._choose(play, totals)
 
-    def _choose(self, actions: list[int], totals: list[int]) -> int:
-        """The card of the best total (ties: the cheaper card); files the mean values."""
+    def _choose(self, play: _Play, totals: list[int]) -> None:
+        """The card of the best total (ties: the cheaper card) and the mean values, into ``play``."""
         tab = self.tables
-        self.last_values = {a: totals[i] / self.samples for i, a in enumerate(actions)}  # shown by the showdown server
+        actions = play.actions
+        play.values = {a: totals[i] / self.samples for i, a in enumerate(actions)}  # shown by the showdown server
         pts, rp = tab.points, tab.rank_power
         best = max(range(len(actions)), key=lambda i: (totals[i], -pts[actions[i]], -rp[actions[i]]))
-        return actions[best]
+        play.card = actions[best]
 
     def _distinct_cards(self, view: Any, cards: int) -> list[int]:
         """One card (the lowest) of each set of equivalent legal cards: cards of one effective suit
@@ -241,6 +384,19 @@ class SearchAgent:
             if last >= 0:
                 out.append(last)
         return out
+
+
+class _Play:
+    """One card-play decision in the making: what the seat knows, the cards tried, the outcome."""
+
+    __slots__ = ("view", "vec", "packed", "cards", "voids", "actions", "card", "values", "row")
+
+    def __init__(self, view: Any, vec: np.ndarray, packed: int, cards: int, voids: list[int]) -> None:
+        self.view, self.vec, self.packed, self.cards, self.voids = view, vec, packed, cards, voids
+        self.actions: list[int] = []
+        self.card = -1  # -1: no card found (the heuristic's is played)
+        self.values: dict[int, float] | None = None  # card -> mean score difference, where search ran
+        self.row = -1
 
 
 def _world_model(worlds: str, obs_size: int) -> HolderModel | None:

@@ -1,16 +1,20 @@
 """Determinised search at engine speed: sampled worlds played out as tables of the batched engine.
 
-:class:`BatchedRollouts` takes the worlds of one decision or of many (each a
-:class:`rook_env.rules.RookState` in card play, :func:`.worlds.make_world`'s) and the cards to try
-in each, and returns the hand score (the world's team 0 minus team 1) of every (world, card) pair.
-Every pair is one table of a :class:`rook_env.vector.RookVectorEnv` (the partnership engine with its
-compiled kernels): the worlds are loaded with ``load_states`` (a world fills one table per card it
-is tried with), and one compiled loop over the tables plays each table's card and then the rest of
-its hand with the greedy rule of :class:`.rollout.GreedyRollout` (:func:`greedy_card`, the same
-choices: ``tests/test_search_batched.py`` checks them against the Python rollout), each card applied by
-the engine's own card-play kernel (:func:`rook_env.kernels.play_cards`); the engine's ``finish_hands``
-scores the hands. Python touches each world once (loading) and each decision once; no Python runs per
-card played.
+:class:`BatchedRollouts` takes the worlds of one decision or of many and the cards to try in each, and
+returns the hand score (the world's team 0 minus team 1) of every (world, card) pair. Every pair is one table
+of a :class:`rook_env.vector.RookVectorEnv` (the partnership engine with its compiled kernels): a decision's
+template world (:func:`.worlds.world_template`) is loaded into its tables with ``load_states`` and each world's
+hidden cards written over it (:meth:`BatchedRollouts.score_worlds`; :meth:`BatchedRollouts.score_pairs` loads
+whole states), and one compiled loop over the tables plays each table's card and then the rest of its hand
+with the greedy rule of :class:`.rollout.GreedyRollout` (:func:`greedy_card`, the same choices:
+``tests/test_search_batched.py`` checks them against the Python rollout), each card applied by the engine's own
+card-play kernel (:func:`rook_env.kernels.play_cards`, inlined without its observation writes); the engine's
+``finish_hands`` scores the hands. The tables of many decisions (``SearchAgent.act_batch``) are loaded, played
+and scored together; no Python runs per card played.
+
+The worlds are drawn by compiled code too (:func:`sample_many`): :func:`deal_tables` is the dynamic programme
+of :class:`.worlds.WorldSampler` (the same groups, splits and order) and :func:`draw_deals` its draw, for the
+decisions of a call in one compiled loop.
 
 Needs numba (the engine's ``backend="numba"``) and the colour calls (``trump_calls="colour"``, the
 greedy rule's tables); :func:`supported` says whether a configuration qualifies. The search agent
@@ -19,6 +23,7 @@ greedy rule's tables); :func:`supported` says whether a configuration qualifies.
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
@@ -31,9 +36,9 @@ from rook_env.rules import PLAY, RookState
 from ..heuristic.tables import card_tables
 from rook_env.vector.partnership import HAND_STATE_COLUMNS
 
-from .worlds import NEST, Holder, WorldSampler, world_config
+from .worlds import NEST, Holder, world_config
 
-__all__ = ["BatchedRollouts", "sample_deals", "supported"]
+__all__ = ["BatchedRollouts", "holder_arrays", "sample_deals", "sample_many", "supported", "world_cards"]
 
 U64 = np.uint64
 _compiled = None  # (greedy_card, play_out) once numba has compiled them
@@ -206,7 +211,7 @@ def play_out(tables, first, greedy_args, play_args, p1, c1, ended1):
             c1[0] = card
             done = _play_cards(p1, c1, current, hands_flat, trick_flat, hand_state, points_flat, tricks_won_flat,
                                discards, flat, num_flat, card_bit, card_off, card_val, play_off, eff, power_flat,
-                               card_points, rel_one_hot, all_rows, totals_div, ints, ended1)
+                               card_points, rel_one_hot, all_rows, totals_div, ints, ended1, False)
             card = -1
             if done:
                 break
@@ -297,43 +302,243 @@ class BatchedRollouts:
         for lo in range(0, len(worlds), cap):
             chunk = worlds[lo:lo + cap]
             tables = np.arange(len(chunk), dtype=np.int64)
-            self.env.load_states(chunk, tables, observations=False)
+            self.env.load_states(chunk, tables, observations=False, refresh=False)
             out[lo:lo + len(chunk)] = self._run(tables, first[lo:lo + cap])
         return out
 
-    def score_deals(self, template: RookState, holders: Sequence[Holder], deals: Sequence[Sequence[int]] | np.ndarray,
-                    cards: Sequence[int]) -> np.ndarray:
-        """``(len(deals), len(cards))`` hand scores of the worlds :func:`.worlds.make_world` would make of
-        ``template`` and each deal (one mask per holder: a list of them, or :func:`sample_deals`' array), each
-        tried with every card: the template is loaded
-        once per table and the deals written over its hidden cards (no world state is built)."""
-        n_w, n_c = len(deals), len(cards)
-        cards_u = np.array([[*template.hands, template.nest, template.discards]] * n_w, U64)  # per world
-        deals = np.asarray(deals, U64).reshape(n_w, len(holders))
-        for j, h in enumerate(holders):
-            col = deals[:, j]
-            if h.who == NEST:  # as make_world: the nest as picked up is unknown; the discards count
-                cards_u[:, N_SEATS] = col
-                cards_u[:, N_SEATS + 1] = col
-            else:
-                cards_u[:, h.who] = col
-        per_table = np.repeat(cards_u, n_c, axis=0)
-        first = np.tile(np.asarray(cards, np.int64), n_w)
-        out = np.empty(n_w * n_c, np.int64)
-        cap = self._tables_for(n_w * n_c)
+    def score_worlds(self, templates: Sequence[RookState], cards: np.ndarray, tried: Sequence[Sequence[int]]
+                     ) -> list[np.ndarray]:
+        """The hand scores of the worlds of many decisions: decision ``j``'s worlds are ``templates[j]`` (a
+        :func:`.worlds.world_template`) with the cards ``cards[j, w]`` (seats 0..3, nest, discards:
+        :func:`world_cards`), each tried with every card of ``tried[j]``; returns, per decision, a
+        ``(worlds, len(tried[j]))`` array. One table per (decision, world, card), every table of a pass
+        loaded, played out and scored together (the template loaded, its hidden cards written over)."""
+        J, n_w = cards.shape[:2]
+        n_c = np.array([len(a) for a in tried], np.int64)
+        per_dec = n_w * n_c  # tables of each decision
+        start = np.concatenate(([0], np.cumsum(per_dec)))
+        T = int(start[-1])
+        dec = np.repeat(np.arange(J), per_dec)  # the decision of each table
+        per_table = np.repeat(cards.reshape(J * n_w, N_SEATS + 2), np.repeat(n_c, n_w), axis=0)
+        acts = np.fromiter((a for t in tried for a in t), np.int64, int(n_c.sum()))
+        act_start = np.concatenate(([0], np.cumsum(n_c)))[:-1]
+        first = acts[act_start[dec] + (np.arange(T) - start[dec]) % n_c[dec]]  # cards cycle within a world
+        out = np.empty(T, np.int64)
+        cap = self._tables_for(T)
         env = self.env
-        for lo in range(0, n_w * n_c, cap):
-            k = min(cap, n_w * n_c - lo)
+        dec_list = dec.tolist()
+        for lo in range(0, T, cap):
+            k = min(cap, T - lo)
             tables = np.arange(k, dtype=np.int64)
-            env.load_states([template] * k, tables, observations=False)
+            env.load_states(list(map(templates.__getitem__, dec_list[lo:lo + k])), tables, observations=False,
+                            refresh=False)
             env.hands[:k] = per_table[lo:lo + k, :N_SEATS]
             env.nest[:k] = per_table[lo:lo + k, N_SEATS]
             env.discards[:k] = per_table[lo:lo + k, N_SEATS + 1]
             out[lo:lo + k] = self._run(tables, first[lo:lo + k])
-        return out.reshape(n_w, n_c)
+        return [out[start[j]:start[j + 1]].reshape(n_w, n_c[j]) for j in range(J)]
 
 
 # ============================================================================ compiled world sampling
+# The uniform sampler of :class:`.worlds.WorldSampler` (the same groups, the same dynamic programme over
+# (group, capacities left, counter need met), the same order of splits) in compiled code, for many decisions
+# in one call: its counts are float64 (the exact integers can pass 2**63 in the full deck; a relative error
+# of 1e-16 in a split's probability does not change the distribution measurably).
+def deal_tables(unseen, n_h, sizes, forbidden, need, counter_mask, fact):
+    """The tables :func:`draw_deals` reads for one decision, and the number of consistent deals (0.0: none).
+
+    ``unseen``: the unseen cards (uint64); holders ``0 .. n_h - 1`` take ``sizes[i]`` of them and none of
+    ``forbidden[i]``; holder ``need`` (-1: none) must take one of ``counter_mask``. ``fact``: float64 factorials.
+    Returns ``(group_cards, group_start, state_start, split_cum, split_counts, split_next, total)``."""
+    one = U64(1)
+    # group the cards by the holders that may take them (and, where it matters, by counter-ness)
+    gmask = np.zeros(32, U64)
+    n_cards = 0
+    for c in range(64):
+        if (unseen >> U64(c)) & one:
+            n_cards += 1
+            allowed = 0
+            for i in range(n_h):
+                if not (forbidden[i] >> U64(c)) & one:
+                    allowed |= 1 << i
+            ctr = 1 if need >= 0 and (counter_mask >> U64(c)) & one else 0
+            gmask[2 * allowed + ctr] |= one << U64(c)
+    # most constrained groups first (WorldSampler's order: holders allowed, their set, counter-ness)
+    gkeys = np.empty(32, np.int64)
+    n_g = 0
+    for pc in range(5):
+        for key in range(32):
+            a = key >> 1
+            if gmask[key] != U64(0) and (a & 1) + (a >> 1 & 1) + (a >> 2 & 1) + (a >> 3 & 1) == pc:
+                gkeys[n_g] = key
+                n_g += 1
+    group_start = np.zeros(n_g + 1, np.int64)
+    group_cards = np.empty(n_cards, np.int64)
+    pos = 0
+    for g in range(n_g):
+        m = gmask[gkeys[g]]
+        for c in range(64):
+            if (m >> U64(c)) & one:
+                group_cards[pos] = c
+                pos += 1
+        group_start[g + 1] = pos
+    total_size = 0
+    bad = False
+    for i in range(n_h):
+        total_size += sizes[i]
+        bad = bad or sizes[i] < 0 or sizes[i] > 63
+    if bad or total_size != n_cards or (n_g > 0 and gkeys[0] >> 1 == 0) or n_g == 0:
+        # sizes off, or cards nobody may take (0 deals); or no unseen card (one empty deal, if no counter is needed)
+        total = 1.0 if not bad and total_size == 0 and n_cards == 0 and need < 0 else 0.0
+        return (group_cards, group_start, np.zeros(2, np.int64), np.zeros(0), np.zeros((0, 4), np.int64),
+                np.zeros(0, np.int64), total)
+    # forward: every reachable state (group, capacities left, need met), numbered as met; its splits in order
+    root = 0
+    for i in range(n_h):
+        root |= sizes[i] << (6 * i)
+    if need < 0:
+        root |= 1 << 24
+    ids = {root: 0}
+    keys = [root]
+    sp_start = [0]
+    sp_k = [0]  # the splits' counts, 4 per split (the first entry a placeholder for typing)
+    sp_child = [0]  # child state, -1: the hand is complete, -2: complete without the counter needed
+    sp_mult = [0.0]
+    sp_k.pop()
+    sp_child.pop()
+    sp_mult.pop()
+    caps = np.zeros(4, np.int64)
+    k = np.zeros(4, np.int64)
+    x = np.zeros(4, np.int64)
+    idx = np.zeros(4, np.int64)
+    s = 0
+    while s < len(keys):
+        key = keys[s]
+        g = key >> 25
+        got = key >> 24 & 1
+        for i in range(4):
+            caps[i] = key >> (6 * i) & 63
+        allowed = gkeys[g] >> 1
+        is_ctr = gkeys[g] & 1
+        n = group_start[g + 1] - group_start[g]
+        m = 0
+        for i in range(n_h):
+            if allowed >> i & 1:
+                idx[m] = i
+                m += 1
+        last = g == n_g - 1
+        # the splits in WorldSampler._splits' order: the first holder's count most significant, the last
+        # holder taking what is left (the last group takes exactly the capacities left)
+        more = True
+        if last:
+            left = 0
+            fits = True
+            for i in range(n_h):
+                left += caps[i]
+                if caps[i] and not allowed >> i & 1:
+                    fits = False
+            more = fits and left == n
+        for i in range(4):
+            x[i] = 0
+        while more:
+            for i in range(4):
+                k[i] = 0
+            if last:
+                for i in range(n_h):
+                    k[i] = caps[i]
+                emit = True
+                more = False
+            else:
+                used = 0
+                for j in range(m - 1):
+                    k[idx[j]] = x[j]
+                    used += x[j]
+                k[idx[m - 1]] = n - used
+                emit = n - used <= caps[idx[m - 1]]
+                p = m - 2  # the next split: an odometer over all but the last holder
+                while p >= 0:
+                    x[p] += 1
+                    used_p = 0
+                    for j in range(p + 1):
+                        used_p += x[j]
+                    if x[p] <= caps[idx[p]] and used_p <= n:
+                        break
+                    x[p] = 0
+                    p -= 1
+                more = p >= 0
+            if emit:
+                got2 = got
+                if is_ctr and need >= 0 and k[need] > 0:
+                    got2 = 1
+                mult = fact[n]
+                for i in range(4):
+                    mult /= fact[k[i]]
+                if last:
+                    child = -1 if got2 else -2
+                else:
+                    ck = (g + 1) << 25 | got2 << 24
+                    for i in range(4):
+                        ck |= (caps[i] - k[i]) << (6 * i)
+                    if ck in ids:
+                        child = ids[ck]
+                    else:
+                        child = len(keys)
+                        ids[ck] = child
+                        keys.append(ck)
+                for i in range(4):
+                    sp_k.append(k[i])
+                sp_child.append(child)
+                sp_mult.append(mult)
+        sp_start.append(len(sp_child))
+        s += 1
+    # backward: the completions of each state (children are numbered after their parents)
+    n_st = len(keys)
+    count = np.zeros(n_st)
+    weight = np.zeros(len(sp_child))
+    for s in range(n_st - 1, -1, -1):
+        tot = 0.0
+        for j in range(sp_start[s], sp_start[s + 1]):
+            ch = sp_child[j]
+            w = sp_mult[j] * (1.0 if ch == -1 else 0.0 if ch == -2 else count[ch])
+            weight[j] = w
+            tot += w
+        count[s] = tot
+    total = count[0]
+    # the states reached by splits of non-zero weight, renumbered breadth first (the draw's tables)
+    new_id = np.full(n_st, -1, np.int64)
+    new_id[0] = 0
+    order = [0]
+    cum = [0.0]
+    cum.pop()
+    counts = [0]
+    counts.pop()
+    nxt = [0]
+    nxt.pop()
+    starts = [0]
+    i = 0
+    while i < len(order) and total > 0.0:
+        s = order[i]
+        i += 1
+        run = 0.0
+        for j in range(sp_start[s], sp_start[s + 1]):
+            if weight[j] > 0.0:
+                run += weight[j]
+                cum.append(run / count[s])
+                for h in range(4):
+                    counts.append(sp_k[4 * j + h])
+                ch = sp_child[j]
+                if ch >= 0:
+                    if new_id[ch] < 0:
+                        new_id[ch] = len(order)
+                        order.append(ch)
+                    nxt.append(new_id[ch])
+                else:
+                    nxt.append(0)
+        starts.append(len(cum))
+    return (group_cards, group_start, np.array(starts, np.int64), np.array(cum),
+            np.array(counts, np.int64).reshape(-1, 4), np.array(nxt, np.int64), total)
+
+
 def draw_deals(seed, k, group_cards, group_start, state_start, split_cum, split_counts, split_next, out):
     """``k`` deals drawn as :meth:`.worlds.WorldSampler.sample` draws them (each group's split by its share
     of the completions, then its cards shuffled), from numba's generator seeded with ``seed``.
@@ -371,54 +576,86 @@ def draw_deals(seed, k, group_cards, group_start, state_start, split_cum, split_
     return out
 
 
-_draw = None
+def sample_worlds(unseen, n_h, sizes, forbidden, need, counter_mask, seeds, fact, out, totals):
+    """:func:`deal_tables` and :func:`draw_deals` for decisions ``j``: ``out[j]`` (k, 4) the deals of decision
+    ``j`` drawn from seed ``seeds[j]``, ``totals[j]`` its number of consistent deals (0.0: none, no deals)."""
+    k = out.shape[1]
+    for j in range(unseen.shape[0]):
+        (group_cards, group_start, state_start, split_cum, split_counts, split_next,
+         total) = _deal_tables(unseen[j], n_h[j], sizes[j], forbidden[j], need[j], counter_mask, fact)
+        totals[j] = total
+        if total > 0.0:
+            _draw_deals(seeds[j], k, group_cards, group_start, state_start, split_cum, split_counts, split_next,
+                        out[j])
 
 
-def sampler_tables(sampler: WorldSampler) -> tuple[np.ndarray, ...]:
-    """The arrays :func:`draw_deals` reads, from a :class:`.worlds.WorldSampler`'s counted splits
-    (its exact integer weights as cumulative probabilities)."""
-    groups = sampler.groups
-    n_g = len(groups)
-    group_cards = np.array([c for _, _, cards in groups for c in cards], np.int64)
-    group_start = np.cumsum([0] + [len(cards) for _, _, cards in groups]).astype(np.int64)
-    root = (0, tuple(h.size for h in sampler.holders), sampler.need < 0)
-    ids = {root: 0}
-    order = [root]
-    cum, counts, nxt, starts = [], [], [], [0]
-    i = 0
-    while i < len(order):  # breadth first: a state's splits are contiguous, states numbered as met
-        key = order[i]
-        i += 1
-        g, caps, got = key
-        weights, splits = sampler._choices[key]
-        total = weights[-1]
-        is_counter = groups[g][1]
-        for wgt, k in zip(weights, splits):
-            cum.append(wgt / total)
-            counts.append(k)
-            if g + 1 < n_g:
-                got2 = got or (is_counter and k[sampler.need] > 0)
-                child = (g + 1, tuple(c - x for c, x in zip(caps, k)), got2)
-                if child not in ids:
-                    ids[child] = len(order)
-                    order.append(child)
-                nxt.append(ids[child])
-            else:
-                nxt.append(0)
-        starts.append(len(cum))
-    return (group_cards, group_start, np.array(starts, np.int64), np.array(cum, np.float64),
-            np.array(counts, np.int64).reshape(-1, len(sampler.holders)), np.array(nxt, np.int64))
+_deal_tables = None  # compiled deal_tables and draw_deals, read by sample_worlds when numba compiles it
+_draw_deals = None
+_sample_worlds = None
+_FACT = np.array([float(math.factorial(i)) for i in range(64)])
 
 
-def sample_deals(sampler: WorldSampler, k: int, seed: int) -> np.ndarray:
-    """``(k, holders)`` uint64: ``k`` deals drawn uniformly (as ``sampler.sample``), compiled; a function
-    of ``seed`` (0 .. 2**32 - 1) and the sampler's constraints."""
-    global _draw
-    out = np.zeros((k, len(sampler.holders)), U64)
-    if not sampler.groups:
-        return out
-    if _draw is None:
+def holder_arrays(holders_list: Sequence[Sequence[Holder]]) -> tuple[np.ndarray, ...]:
+    """``(n_h, sizes, forbidden, need, who)`` of many decisions' holders (:func:`.worlds.holders_for`), as
+    arrays of 4 columns (unused columns: size 0, who -1)."""
+    J = len(holders_list)
+    n_h = np.empty(J, np.int64)
+    sizes = np.zeros((J, 4), np.int64)
+    forbidden = np.zeros((J, 4), U64)
+    need = np.full(J, -1, np.int64)
+    who = np.full((J, 4), -1, np.int64)
+    for j, hs in enumerate(holders_list):
+        n_h[j] = len(hs)
+        for i, h in enumerate(hs):
+            sizes[j, i] = h.size
+            forbidden[j, i] = h.forbidden
+            who[j, i] = h.who
+            if h.needs_counter:
+                need[j] = i
+    return n_h, sizes, forbidden, need, who
+
+
+def sample_many(unseen: Sequence[int], holders_list: Sequence[Sequence[Holder]], counter_mask: int, k: int,
+                seeds: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """``(deals, ok)``: ``deals[j]`` (k, 4) uint64, ``k`` deals of decision ``j``'s ``unseen`` cards among its
+    holders drawn uniformly (as :meth:`.worlds.WorldSampler.sample`) in compiled code, a function of
+    ``seeds[j]`` (0 .. 2**32 - 1) and the constraints; ``ok[j]``: some deal is consistent (else no deals)."""
+    global _deal_tables, _draw_deals, _sample_worlds
+    if _sample_worlds is None:
         import numba
 
-        _draw = numba.njit(nogil=True, cache=True)(draw_deals)
-    return _draw(seed, k, *sampler_tables(sampler), out)
+        jit = numba.njit(nogil=True, cache=True)
+        _deal_tables, _draw_deals = jit(deal_tables), jit(draw_deals)
+        _sample_worlds = jit(sample_worlds)
+    J = len(unseen)
+    n_h, sizes, forbidden, need, _ = holder_arrays(holders_list)
+    out = np.zeros((J, k, 4), U64)
+    totals = np.zeros(J)
+    _sample_worlds(np.array(unseen, U64).reshape(J), n_h, sizes, forbidden, need, U64(counter_mask),
+                   np.array(seeds, np.int64).reshape(J), _FACT, out, totals)
+    return out, totals > 0.0
+
+
+def sample_deals(unseen: int, holders: Sequence[Holder], counter_mask: int, k: int, seed: int) -> np.ndarray:
+    """``(k, len(holders))`` uint64: one decision's :func:`sample_many` (raises ``ValueError`` as
+    :class:`.worlds.WorldSampler` does when no deal is consistent)."""
+    deals, ok = sample_many([unseen], [holders], counter_mask, k, [seed])
+    if not ok[0]:
+        raise ValueError("no deal of the unseen cards satisfies the constraints (sizes, voids, nest)")
+    return deals[0, :, :len(holders)]
+
+
+def world_cards(template_cards: np.ndarray, who: np.ndarray, deals: np.ndarray) -> np.ndarray:
+    """``(J, k, 6)`` uint64 hands of seats 0..3, nest and discards of the worlds of ``J`` decisions: each
+    decision's template cards ``template_cards[j]`` (6,) with its deals ``deals[j]`` (k, 4) written over the
+    cards of their holders ``who[j]`` (:func:`holder_arrays`; as :func:`.worlds.make_world`, the nest as
+    picked up is unknown, so a nest deal is both nest and discards)."""
+    J, k = deals.shape[:2]
+    out = np.repeat(template_cards[:, None, :], k, axis=1)
+    for i in range(who.shape[1]):
+        rows = np.flatnonzero(who[:, i] >= 0)
+        col = who[rows, i]
+        out[rows, :, col] = deals[rows, :, i]
+        nest = rows[col == NEST]
+        out[nest, :, N_SEATS + 1] = deals[nest, :, i]
+    return out

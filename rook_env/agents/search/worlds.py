@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from functools import lru_cache
 from math import factorial
 from typing import Sequence
 
@@ -230,7 +231,11 @@ def world_template(config: RookConfig, view: SeatView, counters: tuple[int, int]
     """The public part of the current position as a state (seats relative to the seat, which is 0):
     hands, nest and discards are filled in per world by :func:`make_world`. ``counters``: the points
     taken so far by (my team, their team)."""
-    st = RookState(world_config(config))
+    # a copy of a blank state (making one, with its tables and its generator, costs more than this whole
+    # function); every list the template holds is made anew below
+    st = RookState.__new__(RookState)
+    for name, value in _blank(world_config(config)):
+        setattr(st, name, value)
     L = st.L
     st.scores = [0, 0]
     st.deals = 1
@@ -262,6 +267,13 @@ def world_template(config: RookConfig, view: SeatView, counters: tuple[int, int]
     st.nest_has_counters = view.nest_counters
     st.hand_result = None
     return st
+
+
+@lru_cache(maxsize=None)
+def _blank(config: RookConfig) -> tuple[tuple[str, object], ...]:
+    """The fields a new state of ``config`` has set, which :func:`world_template` copies."""
+    st = RookState(config)
+    return tuple((name, getattr(st, name)) for name in _SLOTS if hasattr(st, name))
 
 
 def fork(state: RookState) -> RookState:
