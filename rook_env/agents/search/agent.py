@@ -50,6 +50,7 @@ from ..heuristic.play import Memory, known_voids
 from ..heuristic.tables import card_tables, seat_reader
 from .rollout import GreedyRollout, HeuristicRollout, hand_score_diff, play_out
 from .batched import BatchedRollouts, sample_deals, supported
+from .auction import AUCTION_MODES, AuctionSearch
 from .inference import HolderModel, learned_sampler, load_model
 from .worlds import WorldSampler, fork, holders_for, make_world, world_template
 
@@ -70,7 +71,7 @@ class SearchAgent:
 
     def __init__(self, seed: int | None = None, samples: int = 24,
                  rollout: str | Callable[[RookState, int], int] = "greedy", base: Any = None,
-                 engine: str = "auto", worlds: str = "uniform", **flags: Any) -> None:
+                 engine: str = "auto", worlds: str = "uniform", auction: str = "base", **flags: Any) -> None:
         self.config = make_config(**flags)
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -111,6 +112,8 @@ class SearchAgent:
         self.seed = int(seed) if seed is not None else random.SystemRandom().getrandbits(63)
         self._fallbacks = 0
         self._memory: dict[int, Memory] = {}
+        self.auction = auction
+        self._auction = self._auction_search(auction)
         self.last_values: dict[int, float] | None = None  # the last searched decision: card -> mean score diff
 
     @property
@@ -143,6 +146,10 @@ class SearchAgent:
                 raise
             view = None
         if view is None or view.phase != PLAY:
+            if self._auction is not None and view is not None:
+                action = self._search_auction(view, vec, packed, legal)
+                if action >= 0:
+                    return action
             return self.base.act(observation, info)
         cards = legal & self.layout.card_mask
         if not cards:
@@ -169,6 +176,39 @@ class SearchAgent:
         self._memory[view.hand & ~(1 << card)] = Memory(view.hand & ~(1 << card), tuple(view.played), lead,
                                                         tuple(voids))
         return card
+
+    def _auction_search(self, auction: str) -> AuctionSearch | None:
+        """The auction search of ``auction`` (:mod:`.auction`), None for the base agent's auction."""
+        if auction not in AUCTION_MODES:
+            raise ValueError(f"auction must be one of {', '.join(AUCTION_MODES)}, got {auction!r}")
+        if auction == "base":
+            return None
+        if self.engine == "batched":
+            def score(template: RookState, holders: list, deals: list) -> np.ndarray:
+                if self._batched is None:
+                    self._batched = BatchedRollouts(self.config)
+                return self._batched.score_deals(template, holders, deals, [-1])[:, 0]
+        else:
+            def score(template: RookState, holders: list, deals: list) -> np.ndarray:
+                out = []
+                for deal in deals:
+                    world = make_world(template, holders, deal)
+                    self._rollout(world)
+                    out.append(hand_score_diff(world))
+                return np.array(out)
+        return AuctionSearch(self.config, self.tables, self.reader, self.samples, self.seed, score)
+
+    def _search_auction(self, view: Any, vec: np.ndarray, packed: int, legal: int) -> int:
+        """The auction search's bid, discard or trump (-1: the base agent decides); files its values."""
+        try:
+            action = self._auction.decide(view, vec, packed, legal)
+        except Exception:
+            if self.strict:
+                raise
+            self._fallbacks += 1
+            return -1
+        self.last_values = self._auction.last_values
+        return action if action >= 0 and legal >> action & 1 else -1
 
     def _search(self, view: Any, vec: np.ndarray, packed: int, cards: int, voids: list[int]) -> int:
         tab = self.tables
