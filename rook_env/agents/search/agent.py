@@ -18,7 +18,9 @@ rule flags). Each card-play decision:
 
 Bidding, discarding and naming trump are the heuristic's (:mod:`.heuristic`), or those of any
 ``base`` agent given (``SearchAgent(base=PPOAgent.load())``, spec ``"search:ppo"``: search at play
-time on top of a trained network, which bids, discards and names trump). One legal card is
+time on top of a trained network, which bids, discards and names trump). With ``auction="search"`` (spec
+``"search-auction"``) bids, discards and trump are searched too (:mod:`.auction`: every legal action played out
+on sampled deals; ``base`` then decides only what that search leaves over). One legal card is
 played without search. If something goes wrong (an observation it cannot read, no consistent
 deal) it plays the heuristic's card and counts a ``fallback``.
 

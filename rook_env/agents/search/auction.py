@@ -58,6 +58,7 @@ __all__ = ["AUCTION_MODES", "AuctionSearch", "Scorer", "check_config"]
 AUCTION_MODES = ("base", "search")  # SearchAgent(auction=...): the base agent's auction, or this search
 # hand score differences (seat 0's team minus the other) of the worlds template + deal, greedy play to the end
 Scorer = Callable[[RookState, Sequence[Holder], list[list[int]]], np.ndarray]
+AUCTION_PHASES = (BID, DISCARD, TRUMP)
 MAX_AUCTION_STEPS = 64  # a simulated auction ends long before (each seat passes at most once, bids only rise)
 
 
@@ -88,6 +89,7 @@ class AuctionSearch:
         self.model = HandModel(tables)  # the heuristic's planner and bidding rule, with caches of its own
         self.forced = config.nest_discard == "no_counters_unless_forced"
         self.last_values: dict[int, float] | None = None
+        self.phases = AUCTION_PHASES  # the phases searched (experiments narrow it: the others go to the base agent)
         # every holder of a deal, seats relative to the searching one: a row of a deal is the four hands
         # (the bidder's as kept) and the discards
         self._all = [Holder(r, 0) for r in range(N_SEATS)] + [Holder(NEST, 0)]
@@ -97,7 +99,7 @@ class AuctionSearch:
         """The searched action of an auction-phase decision (bid, discard, trump), or -1 when there is nothing
         to search (one legal action, another phase). Sets ``last_values`` for a searched decision."""
         self.last_values = None
-        if not legal & (legal - 1) or view.phase not in (BID, DISCARD, TRUMP):
+        if not legal & (legal - 1) or view.phase not in self.phases:
             return -1
         rng = random.Random((packed << 64) | self.seed)  # a function of the seed and of the observation only
         dealer = _lowest(packed >> self.reader.ol.DEALER & 0b1111)
