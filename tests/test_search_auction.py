@@ -32,7 +32,7 @@ FLAG_VARIANTS = [
 
 
 def auction_search(seed=0, samples=4, **kw) -> SearchAgent:
-    ag = SearchAgent(seed=seed, samples=samples, auction="search", **kw)
+    ag = SearchAgent(seed=seed, samples=samples, auction="search", auction_samples=samples, **kw)
     ag.strict = True  # internal errors raise instead of falling back
     ag.heuristic.strict = True
     return ag
@@ -191,6 +191,9 @@ def test_bad_arguments_rejected():
         SearchAgent(auction="all")
     with pytest.raises(ValueError, match="auction='search' needs trump_calls='colour'"):
         SearchAgent(auction="search", trump_calls="extended")
+    for bad in (0, 2.5, True, "64"):
+        with pytest.raises(ValueError, match="auction_samples must be an integer"):
+            SearchAgent(auction="search", auction_samples=bad)
     with pytest.raises(ValueError, match="circus_rook"):
         SearchAgent(auction="search", circus_rook="on")
     assert SearchAgent(trump_calls="extended").auction == "base"  # the default is unchanged

@@ -52,7 +52,7 @@ from ..heuristic.play import Memory, known_voids
 from ..heuristic.tables import card_tables, seat_reader
 from .rollout import GreedyRollout, HeuristicRollout, hand_score_diff, play_out
 from .batched import BatchedRollouts, sample_deals, supported
-from .auction import AUCTION_MODES, AuctionSearch
+from .auction import AUCTION_MODES, AUCTION_SAMPLES, AuctionSearch
 from .inference import HolderModel, learned_sampler, load_model
 from .worlds import WorldSampler, fork, holders_for, make_world, world_template
 
@@ -73,7 +73,8 @@ class SearchAgent:
 
     def __init__(self, seed: int | None = None, samples: int = 24,
                  rollout: str | Callable[[RookState, int], int] = "greedy", base: Any = None,
-                 engine: str = "auto", worlds: str = "uniform", auction: str = "base", **flags: Any) -> None:
+                 engine: str = "auto", worlds: str = "uniform", auction: str = "base",
+                 auction_samples: int = AUCTION_SAMPLES, **flags: Any) -> None:
         self.config = make_config(**flags)
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -90,6 +91,9 @@ class SearchAgent:
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
             raise ValueError(f"seed must be an integer or None, got {seed!r}")
         self.samples = int(samples)
+        if isinstance(auction_samples, bool) or not isinstance(auction_samples, (int, np.integer)) \
+                or not 1 <= auction_samples <= MAX_SAMPLES:
+            raise ValueError(f"auction_samples must be an integer in 1..{MAX_SAMPLES}, got {auction_samples!r}")
         self.tables = card_tables(self.config)
         self.layout = self.tables.layout
         self.reader = seat_reader(self.config)
@@ -115,7 +119,7 @@ class SearchAgent:
         self._fallbacks = 0
         self._memory: dict[int, Memory] = {}
         self.auction = auction
-        self._auction = self._auction_search(auction)
+        self._auction = self._auction_search(auction, int(auction_samples))
         self.last_values: dict[int, float] | None = None  # the last searched decision: card -> mean score diff
 
     @property
@@ -179,7 +183,7 @@ class SearchAgent:
                                                         tuple(voids))
         return card
 
-    def _auction_search(self, auction: str) -> AuctionSearch | None:
+    def _auction_search(self, auction: str, samples: int) -> AuctionSearch | None:
         """The auction search of ``auction`` (:mod:`.auction`), None for the base agent's auction."""
         if auction not in AUCTION_MODES:
             raise ValueError(f"auction must be one of {', '.join(AUCTION_MODES)}, got {auction!r}")
@@ -198,7 +202,7 @@ class SearchAgent:
                     self._rollout(world)
                     out.append(hand_score_diff(world))
                 return np.array(out)
-        return AuctionSearch(self.config, self.tables, self.reader, self.samples, self.seed, score)
+        return AuctionSearch(self.config, self.tables, self.reader, samples, self.seed, score)
 
     def _search_auction(self, view: Any, vec: np.ndarray, packed: int, legal: int) -> int:
         """The auction search's bid, discard or trump (-1: the base agent decides); files its values."""

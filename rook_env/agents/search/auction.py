@@ -53,11 +53,12 @@ from ..heuristic.bidding import HandModel
 from ..heuristic.tables import CardTables, SeatReader, SeatView
 from .worlds import NEST, Holder, WorldSampler, world_template
 
-__all__ = ["AUCTION_MODES", "AuctionSearch", "Scorer", "check_config"]
+__all__ = ["AUCTION_MODES", "AUCTION_SAMPLES", "AuctionSearch", "Scorer", "check_config"]
 
 AUCTION_MODES = ("base", "search")  # SearchAgent(auction=...): the base agent's auction, or this search
 # hand score differences (seat 0's team minus the other) of the worlds template + deal, greedy play to the end
 Scorer = Callable[[RookState, Sequence[Holder], list[list[int]]], np.ndarray]
+AUCTION_SAMPLES = 64  # deals per auction decision (SearchAgent(auction_samples=...)): chosen on seed 7200000
 AUCTION_PHASES = (BID, DISCARD, TRUMP)
 MAX_AUCTION_STEPS = 64  # a simulated auction ends long before (each seat passes at most once, bids only rise)
 
