@@ -187,7 +187,7 @@ def test_names_the_obvious_trump_and_values_bids_by_the_hand():
 
 
 def test_bad_arguments_rejected():
-    with pytest.raises(ValueError, match="auction must be one of base, search, got 'all'"):
+    with pytest.raises(ValueError, match="auction must be one of base, search, bids, got 'all'"):
         SearchAgent(auction="all")
     with pytest.raises(ValueError, match="auction='search' needs trump_calls='colour'"):
         SearchAgent(auction="search", trump_calls="extended")
@@ -205,6 +205,8 @@ def test_agent_specs():
     b = make_agent("search-auction:random", seed=1)
     assert b.auction == "search" and isinstance(b.base, RandomAgent)
     assert make_agent("search:random").auction == "base"
+    c = make_agent("search-bids:random", seed=1)
+    assert c.auction == "bids" and isinstance(c.base, RandomAgent)
     with pytest.raises(ValueError, match="plays the partnership game"):
         make_agent("search-auction", game="call_partner")
     with pytest.raises(ValueError, match="unknown agent spec 'nothing'"):

@@ -20,7 +20,8 @@ Bidding, discarding and naming trump are the heuristic's (:mod:`.heuristic`), or
 ``base`` agent given (``SearchAgent(base=PPOAgent.load())``, spec ``"search:ppo"``: search at play
 time on top of a trained network, which bids, discards and names trump). With ``auction="search"`` (spec
 ``"search-auction"``) bids, discards and trump are searched too (:mod:`.auction`: every legal action played out
-on sampled deals; ``base`` then decides only what that search leaves over). One legal card is
+on sampled deals; ``base`` then decides only what that search leaves over); ``auction="bids"`` (spec
+``"search-bids"``) searches the bids only, ``base`` discards and names trump. One legal card is
 played without search. If something goes wrong (an observation it cannot read, no consistent
 deal) it plays the heuristic's card and counts a ``fallback``.
 
@@ -45,7 +46,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from rook_env.config import make_config
-from rook_env.rules import PLAY, RookState
+from rook_env.rules import BID, PLAY, RookState
 
 from ..heuristic.agent import MEMORY_LIMIT, HeuristicAgent
 from ..heuristic.play import Memory, known_voids
@@ -202,7 +203,8 @@ class SearchAgent:
                     self._rollout(world)
                     out.append(hand_score_diff(world))
                 return np.array(out)
-        return AuctionSearch(self.config, self.tables, self.reader, samples, self.seed, score)
+        phases = (BID,) if auction == "bids" else None
+        return AuctionSearch(self.config, self.tables, self.reader, samples, self.seed, score, phases)
 
     def _search_auction(self, view: Any, vec: np.ndarray, packed: int, legal: int) -> int:
         """The auction search's bid, discard or trump (-1: the base agent decides); files its values."""

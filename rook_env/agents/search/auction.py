@@ -55,7 +55,9 @@ from .worlds import NEST, Holder, WorldSampler, world_template
 
 __all__ = ["AUCTION_MODES", "AUCTION_SAMPLES", "AuctionSearch", "Scorer", "check_config"]
 
-AUCTION_MODES = ("base", "search")  # SearchAgent(auction=...): the base agent's auction, or this search
+# SearchAgent(auction=...): the base agent's auction, this search for bids, discard and trump, or for the bids only
+# (the base agent discards and names trump)
+AUCTION_MODES = ("base", "search", "bids")
 # hand score differences (seat 0's team minus the other) of the worlds template + deal, greedy play to the end
 Scorer = Callable[[RookState, Sequence[Holder], list[list[int]]], np.ndarray]
 AUCTION_SAMPLES = 64  # deals per auction decision (SearchAgent(auction_samples=...)): chosen on seed 7200000
@@ -75,10 +77,10 @@ class AuctionSearch:
     """Searched bids, discards and trump for one configuration (see the module docstring).
 
     ``score``: the play-outs (:data:`Scorer`); ``samples``: deals per decision; ``seed``: with the observation,
-    the seed of a decision's random stream."""
+    the seed of a decision's random stream; ``phases``: the phases searched (default bid, discard and trump)."""
 
     def __init__(self, config: RookConfig, tables: CardTables, reader: SeatReader, samples: int, seed: int,
-                 score: Scorer) -> None:
+                 score: Scorer, phases: tuple[int, ...] | None = None) -> None:
         check_config(config)
         self.config = config
         self.tab = tables
@@ -90,7 +92,7 @@ class AuctionSearch:
         self.model = HandModel(tables)  # the heuristic's planner and bidding rule, with caches of its own
         self.forced = config.nest_discard == "no_counters_unless_forced"
         self.last_values: dict[int, float] | None = None
-        self.phases = AUCTION_PHASES  # the phases searched (experiments narrow it: the others go to the base agent)
+        self.phases = AUCTION_PHASES if phases is None else phases  # the phases searched; others: the base agent
         # every holder of a deal, seats relative to the searching one: a row of a deal is the four hands
         # (the bidder's as kept) and the discards
         self._all = [Holder(r, 0) for r in range(N_SEATS)] + [Holder(NEST, 0)]
