@@ -186,6 +186,25 @@ def test_names_the_obvious_trump_and_values_bids_by_the_hand():
         assert values[1][top] < values[1][L.BID0]
 
 
+def test_bids_mode_leaves_discard_and_trump_to_the_base():
+    st = RookState(make_config(), seed=3)
+    st.new_game()
+    ag = SearchAgent(seed=1, samples=4, auction="bids", auction_samples=8)
+    ag.strict = True
+    ref = SearchAgent(seed=1, samples=4)  # the heuristic's discard and trump
+    phases = set()
+    while st.phase in AUCTION:
+        obs = _obs(st, st.current)
+        a = ag.act(obs)
+        if st.phase == BID:
+            assert ag.last_values is not None and a in ag.last_values
+        else:
+            assert a == ref.act(obs) and ag.last_values is None
+        phases.add(st.phase)
+        st.apply(a)
+    assert phases == {BID, DISCARD, TRUMP}
+
+
 def test_bad_arguments_rejected():
     with pytest.raises(ValueError, match="auction must be one of base, search, bids, got 'all'"):
         SearchAgent(auction="all")
