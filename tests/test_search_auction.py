@@ -230,3 +230,11 @@ def test_agent_specs():
         make_agent("search-auction", game="call_partner")
     with pytest.raises(ValueError, match="unknown agent spec 'nothing'"):
         make_agent("search-auction:nothing")
+
+
+def test_showdown_replays_accept_the_specs():
+    from rook_env.serve.compare import replay_agent
+
+    assert replay_agent("search-auction:heuristic+search-bids", {}) == "search-auction:heuristic+search-bids"
+    with pytest.raises(ValueError, match="neither a registry agent"):
+        replay_agent("search-bids:nothing", {})
