@@ -15,7 +15,6 @@ from rook_env import kernels
 from rook_env.agents import make_agent
 from rook_env.agents.random_agent import RandomAgent
 from rook_env.agents.search import SearchAgent
-from rook_env.cards import bits
 from rook_env.config import make_config
 from rook_env.observation import encode
 from rook_env.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState

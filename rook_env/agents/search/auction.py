@@ -34,6 +34,11 @@ not used to shape the worlds (uniform deals, as card play's worlds). The seat's 
 heuristic, so a bid is valued as "bid this now, then bid as the heuristic": a deeper search of its own later
 bids is not made.
 
+``SearchAgent(auction="bids")`` searches the bids only (the base agent discards and names trump). Measured on
+held-out duplicate deals (docs/results.md, "Searched bids, discard and trump"): the searched bids beat the
+heuristic's; the searched discard and trump do not beat the heuristic planner's; against the shipped network's
+auction both modes lose, the network bidding far less often than the heuristic the bidding estimate assumes.
+
 Needs ``trump_calls="colour"`` and ``circus_rook="off"`` (:func:`check_config`): the planner names colours
 only and the circus passing is not simulated.
 """
@@ -47,7 +52,7 @@ import numpy as np
 
 from rook_env.cards import N_COLOURS, N_SEATS, bits
 from rook_env.config import RookConfig
-from rook_env.rules import BID, DISCARD, PLAY, TRUMP, RookState
+from rook_env.rules import BID, DISCARD, TRUMP, RookState
 
 from ..heuristic.bidding import HandModel
 from ..heuristic.tables import CardTables, SeatReader, SeatView
