@@ -2,7 +2,10 @@
 
 An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped checkpoint), a path to a
 checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards on top of that agent, which
-bids, discards and names trump: ``"search:ppo"``) for the partnership game; ``"random"``, ``"call_partner_heuristic"`` or a
+bids, discards and names trump: ``"search:ppo"``), ``"search-auction"`` or ``"search-auction:<spec>"`` (search
+plays the cards and also bids, discards and names trump, ``SearchAgent(auction="search")``; ``<spec>`` only
+decides what the search leaves to it), ``"search-bids"`` or ``"search-bids:<spec>"`` (search plays the cards
+and bids, ``<spec>`` discards and names trump) for the partnership game; ``"random"``, ``"call_partner_heuristic"`` or a
 train.py checkpoint given as ``"ppo:<path>"`` for call-your-partner Rook (``"ppo:<path>"`` works in
 both games). ``"best"`` is the strongest player the project ships for the table's game (:data:`BEST`):
 search on top of the shipped network in the partnership game (``"search:ppo"``, its card play searched on the
@@ -42,9 +45,12 @@ GAMES = game_names()  # values of the ``game`` key of rule flags: the game regis
 # The games are the registry's, each with its heuristic agent's spec; an agent family that plays one
 # game only says which here (a checkpoint path ending in .pt, "search:<spec>" and "rllib:<dir>" play
 # the partnership game too; "random" and "ppo:<path>" play every game).
-ONE_GAME_SPECS = {"search": "partnership", "ppo": "partnership"}
+ONE_GAME_SPECS = {"search": "partnership", "search-auction": "partnership", "search-bids": "partnership",
+                  "ppo": "partnership"}
+# search specs: SearchAgent's auction mode of each (search plays the cards; see make_agent)
+SEARCH_AUCTION = {"search": "base", "search-auction": "search", "search-bids": "bids"}
 ONE_GAME_FORMS = {"partnership": "a checkpoint path ending in .pt, 'search:<spec>' (e.g. 'search:ppo'), "
-                                 "'rllib:<checkpoint dir>'"}
+                                 "'search-auction:<spec>', 'search-bids:<spec>', 'rllib:<checkpoint dir>'"}
 # "best" per game: the strongest player shipped (docs/agents.md gives its time per decision); a game not
 # listed gets its heuristic
 BEST = {"partnership": "search:ppo"}
@@ -81,7 +87,7 @@ def spec_game(spec: str) -> str | None:
     for g in game_names():
         if get_game(g).heuristic == spec:
             return g
-    if spec.endswith(".pt") or spec.startswith(("search:", "rllib:")):
+    if spec.endswith(".pt") or spec.startswith(("search:", "search-auction:", "search-bids:", "rllib:")):
         return "partnership"
     return ONE_GAME_SPECS.get(spec)
 
@@ -132,12 +138,15 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
                          f"{game} game; {_spec_help(game)}")
     if spec in HEURISTICS:
         return HEURISTICS[spec](seed=seed, **rules)
-    if spec == "search" or spec.startswith("search:"):
+    head, _, rest = spec.partition(":")
+    if head in SEARCH_AUCTION and (rest or ":" not in spec):
         from .search import SearchAgent
 
-        # "search:<spec>": search plays the cards, the agent <spec> bids, discards and names trump
-        base = make_agent(spec[len("search:"):], seed=seed, **flags) if spec != "search" else None
-        return SearchAgent(seed=seed, base=base, **rules)
+        # "search:<spec>": search plays the cards, the agent <spec> bids, discards and names trump;
+        # "search-auction[:<spec>]": search also bids, discards and names trump (<spec>: what it leaves over);
+        # "search-bids[:<spec>]": search also bids, <spec> discards and names trump
+        base = make_agent(rest, seed=seed, **flags) if rest else None
+        return SearchAgent(seed=seed, base=base, auction=SEARCH_AUCTION[head], **rules)
     if spec == "ppo" or spec.endswith(".pt"):
         from .learned import PPOAgent  # needs torch (the [train] extra): imported only when asked for
 

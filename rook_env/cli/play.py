@@ -43,7 +43,8 @@ IN_GAME_HELP = """in-game commands (at your turn):
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        description="Play Rook in the terminal against agents (specs: random, heuristic, search, ppo, path.pt, search:<spec>; "
+        description="Play Rook in the terminal against agents (specs: random, heuristic, search, ppo, path.pt, "
+                    "search:<spec>, search-auction[:<spec>], search-bids[:<spec>]; "
                     "call-your-partner: random, call_partner_heuristic).",
         epilog=IN_GAME_HELP + "\n\nWhile you discard, each card keeps its number until all five are down.",
         formatter_class=argparse.RawDescriptionHelpFormatter,

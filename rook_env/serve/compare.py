@@ -101,7 +101,7 @@ def replay_agent(spec: str, checkpoints: Mapping[str, str]) -> str:
     members = spec.split("+")
     out = []
     for m in members:
-        prefix = "search:" if m.startswith("search:") else ""
+        prefix = next((p for p in ("search:", "search-auction:", "search-bids:") if m.startswith(p)), "")
         rest = m[len(prefix):]
         if rest in GAME_SPECS["partnership"]:
             out.append(prefix + rest)

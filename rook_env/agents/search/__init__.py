@@ -2,6 +2,7 @@
 legal card out in them.
 
 - :mod:`.agent`: the agent and its rollout policies;
+- :mod:`.auction`: ``auction="search"``: bids, the nest discard and trump by play-outs of sampled deals;
 - :mod:`.worlds`: sampling the hidden cards under every hard constraint;
 - :mod:`.rollout`: playing a world to the end of the hand;
 - :mod:`.batched`: the same search at engine speed (every world x card a table of the batched engine, compiled

@@ -18,7 +18,10 @@ rule flags). Each card-play decision:
 
 Bidding, discarding and naming trump are the heuristic's (:mod:`.heuristic`), or those of any
 ``base`` agent given (``SearchAgent(base=PPOAgent.load())``, spec ``"search:ppo"``: search at play
-time on top of a trained network, which bids, discards and names trump). One legal card is
+time on top of a trained network, which bids, discards and names trump). With ``auction="search"`` (spec
+``"search-auction"``) bids, discards and trump are searched too (:mod:`.auction`: every legal action played out
+on sampled deals; ``base`` then decides only what that search leaves over); ``auction="bids"`` (spec
+``"search-bids"``) searches the bids only, ``base`` discards and names trump. One legal card is
 played without search. If something goes wrong (an observation it cannot read, no consistent
 deal) it plays the heuristic's card and counts a ``fallback``.
 
@@ -48,13 +51,14 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from rook_env.config import make_config
-from rook_env.rules import PLAY, RookState
+from rook_env.rules import BID, PLAY, RookState
 
 from ..heuristic.agent import MEMORY_LIMIT, HeuristicAgent
 from ..heuristic.play import Memory, known_voids
 from ..heuristic.tables import card_tables, seat_reader
 from .rollout import GreedyRollout, HeuristicRollout, hand_score_diff, play_out
 from .batched import BatchedRollouts, holder_arrays, sample_many, supported, world_cards
+from .auction import AUCTION_MODES, AUCTION_SAMPLES, AuctionSearch
 from .inference import HolderModel, learned_sampler, load_model
 from .worlds import WorldSampler, fork, holders_for, make_world, world_template
 
@@ -75,7 +79,8 @@ class SearchAgent:
 
     def __init__(self, seed: int | None = None, samples: int = 24,
                  rollout: str | Callable[[RookState, int], int] = "greedy", base: Any = None,
-                 engine: str = "auto", worlds: str = "uniform", **flags: Any) -> None:
+                 engine: str = "auto", worlds: str = "uniform", auction: str = "base",
+                 auction_samples: int = AUCTION_SAMPLES, **flags: Any) -> None:
         self.config = make_config(**flags)
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -92,6 +97,9 @@ class SearchAgent:
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
             raise ValueError(f"seed must be an integer or None, got {seed!r}")
         self.samples = int(samples)
+        if isinstance(auction_samples, bool) or not isinstance(auction_samples, (int, np.integer)) \
+                or not 1 <= auction_samples <= MAX_SAMPLES:
+            raise ValueError(f"auction_samples must be an integer in 1..{MAX_SAMPLES}, got {auction_samples!r}")
         self.tables = card_tables(self.config)
         self.layout = self.tables.layout
         self.reader = seat_reader(self.config)
@@ -117,6 +125,8 @@ class SearchAgent:
         self._fallbacks = 0
         self._memory: dict[int, Memory] = {}  # act(): by hand after the play
         self._keyed_memory: dict[int, Memory] = {}  # act_batch(keys=...): by key
+        self.auction = auction
+        self._auction = self._auction_search(auction, int(auction_samples))
         self.last_values: dict[int, float] | None = None  # the last searched decision: card -> mean score diff
 
     @property
@@ -150,6 +160,10 @@ class SearchAgent:
                 raise
             view = None
         if view is None or view.phase != PLAY:
+            if self._auction is not None and view is not None:
+                action = self._search_auction(view, vec, packed, legal)
+                if action >= 0:
+                    return action
             return self.base.act(observation, info)
         cards = legal & self.layout.card_mask
         if not cards:
@@ -251,6 +265,40 @@ class SearchAgent:
                 self._memory.clear()
             self._memory[memory.hand] = memory
         return card
+
+    def _auction_search(self, auction: str, samples: int) -> AuctionSearch | None:
+        """The auction search of ``auction`` (:mod:`.auction`), None for the base agent's auction."""
+        if auction not in AUCTION_MODES:
+            raise ValueError(f"auction must be one of {', '.join(AUCTION_MODES)}, got {auction!r}")
+        if auction == "base":
+            return None
+        if self.engine == "batched":
+            def score(template: RookState, holders: list, deals: list) -> np.ndarray:
+                if self._batched is None:
+                    self._batched = BatchedRollouts(self.config)
+                return self._batched.score_deals(template, holders, deals, [-1])[:, 0]
+        else:
+            def score(template: RookState, holders: list, deals: list) -> np.ndarray:
+                out = []
+                for deal in deals:
+                    world = make_world(template, holders, deal)
+                    self._rollout(world)
+                    out.append(hand_score_diff(world))
+                return np.array(out)
+        phases = (BID,) if auction == "bids" else None
+        return AuctionSearch(self.config, self.tables, self.reader, samples, self.seed, score, phases)
+
+    def _search_auction(self, view: Any, vec: np.ndarray, packed: int, legal: int) -> int:
+        """The auction search's bid, discard or trump (-1: the base agent decides); files its values."""
+        try:
+            action = self._auction.decide(view, vec, packed, legal)
+        except Exception:
+            if self.strict:
+                raise
+            self._fallbacks += 1
+            return -1
+        self.last_values = self._auction.last_values
+        return action if action >= 0 and legal >> action & 1 else -1
 
     def _search_all(self, plays: list[_Play]) -> None:
         """Search every decision with a choice of cards: sets its ``card`` (-1: none found) and ``values``."""

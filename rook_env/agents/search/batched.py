@@ -338,6 +338,21 @@ class BatchedRollouts:
             out[lo:lo + k] = self._run(tables, first[lo:lo + k])
         return [out[start[j]:start[j + 1]].reshape(n_w, n_c[j]) for j in range(J)]
 
+    def score_deals(self, template: RookState, holders: Sequence[Holder], deals: Sequence[Sequence[int]] | np.ndarray,
+                    cards: Sequence[int]) -> np.ndarray:
+        """``(len(deals), len(cards))`` hand scores of one decision's worlds: ``template`` with each deal (one
+        mask per holder) written over its holders' cards, each tried with every card of ``cards`` (-1: the
+        greedy rule plays from the first card on; the auction search's play-outs). :meth:`score_worlds` for
+        one decision."""
+        n_w = len(deals)
+        deals = np.asarray(deals, U64).reshape(n_w, len(holders))
+        world = np.array([[[*template.hands, template.nest, template.discards]] * n_w], U64)  # (1, worlds, 6)
+        for j, h in enumerate(holders):  # any number of holders (the auction's deals have five: 4 seats, nest)
+            world[0, :, h.who] = deals[:, j]
+            if h.who == NEST:  # as make_world: the nest as picked up is unknown; the discards count
+                world[0, :, N_SEATS + 1] = deals[:, j]
+        return self.score_worlds([template], world, [list(cards)])[0]
+
 
 # ============================================================================ compiled world sampling
 # The uniform sampler of :class:`.worlds.WorldSampler` (the same groups, the same dynamic programme over
