@@ -187,18 +187,22 @@ def label_worker(model_kwargs: dict, seed: int, samples: int, flags: dict, weigh
 
     from .search_labels import label_hands
 
+    out.cancel_join_thread()  # a stopped worker exits without waiting for the loop to take its last hands
     model = ActorCritic(**model_kwargs)
     agent = PPOAgent(model, greedy=True, seed=seed)
-    hand = seed
+    hand, started = seed, False
     while not stop.is_set():
         latest = None
-        try:
+        try:  # the newest weights sent; before the first, wait for them (behaviour cloning may come first)
             while True:
-                latest = weights.get(timeout=0.0 if latest is not None or hand > seed else 60.0)
+                latest = weights.get(timeout=0.0 if started or latest is not None else 1.0)
         except queue.Empty:
             pass
         if latest is not None:
             model.actor.load_state_dict(latest)
+            started = True
+        if not started:
+            continue
         rec = label_hands(1, hand, base=agent, samples=samples, **flags)
         hand += 1
         out.put({k: v for k, v in rec.items() if k != "hand"})
@@ -242,6 +246,55 @@ class OnlineLabels:
         if self.proc.is_alive():
             self.proc.terminate()
             self.proc.join()
+
+
+def make_label_source(cfg: Any, model: ActorCritic, flags: dict) -> LabelSource:
+    """The config's label source (``exit.source``); ``flags``: the table's rule flags."""
+    if cfg.exit.source == "offline":
+        return OfflineLabels(cfg.exit.labels, model.critic_dim)
+    return OnlineLabels(model.kwargs(), cfg.exit.seed, cfg.exit.samples, flags, model.critic_dim)
+
+
+class ExpertIteration:
+    """The loop's side of expert iteration: the label source, the buffer and the minibatch loss."""
+
+    def __init__(self, cfg: Any, model: ActorCritic, flags: dict, generator: torch.Generator,
+                 device: torch.device) -> None:
+        self.cfg, self.gen, self.device = cfg, generator, device
+        self.buffer = LabelBuffer(cfg.exit.buffer)
+        self.source = make_label_source(cfg, model, flags)
+        self.received, self.since = 0, time.time()
+
+    def refresh(self, model: ActorCritic) -> dict[str, float]:
+        """Send the current weights, take the labels ready; returns the iteration's figures (labels/s: labelled
+        decisions received per second since the last refresh)."""
+        rec = self.source.labels(model.actor.state_dict(), self.cfg.exit.buffer)
+        n = 0 if rec is None else len(rec["q"])
+        if n:
+            self.buffer.add(rec)
+        self.received += n
+        now = time.time()
+        rate = n / max(now - self.since, 1e-9)
+        self.since = now
+        return {"exit/labels_per_s": rate, "exit/labels_received": self.received, "exit/label_buffer": len(self.buffer)}
+
+    def loss(self) -> Any:
+        """The update's ``extra`` loss (None while the buffer is empty): ``exit.coef`` times :func:`distill_loss` of
+        ``exit.batch`` decisions from the buffer."""
+        if not len(self.buffer):
+            return None
+        e, cfg = self.cfg.exit, self.cfg
+
+        def extra(m: ActorCritic) -> dict[str, torch.Tensor]:
+            r = distill_loss(m, self.buffer.sample(e.batch, self.gen, self.device), e.temperature, cfg.reward_scale,
+                             cfg.vf_coef)
+            r["loss"] = e.coef * r["loss"]
+            return r
+
+        return extra
+
+    def close(self) -> None:
+        self.source.close()
 
 
 # ========================================================================================== distill
