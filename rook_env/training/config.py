@@ -46,7 +46,9 @@ class ExitConfig:
     of the newest ``buffer`` ones. ``source: ""`` (the default) is plain PPO and never imports the module."""
 
     source: str = ""  # "": off; "offline": the shards of ``labels``; "online": search on top of the current network
-    labels: str = ""  # offline: the folder of search_labels shards (shard_*.npz)
+    # The folder of search_labels shards (shard_*.npz): offline, the labels; online, optional: they fill the buffer
+    # at the start, the newest online labels then push them out
+    labels: str = ""
     coef: float = 1.0  # weight of the distillation loss beside PPO's
     temperature: float = 10.0  # points: the policy target is softmax(q / temperature) over the tried cards
     batch: int = 512  # labelled decisions per PPO minibatch
@@ -288,8 +290,9 @@ def check_exit(cfg: Config) -> None:
         return
     if cfg.game != "partnership":
         fail("source", "search labels exist for the partnership game only")
-    if e.source == "offline" and not os.path.isdir(e.labels):
-        fail("labels", "offline labels need the folder of search_labels shards (shard_*.npz)")
+    if (e.source == "offline" or e.labels) and not os.path.isdir(e.labels):
+        fail("labels", "must be the folder of search_labels shards (shard_*.npz)"
+             + (" (offline labels need one)" if e.source == "offline" else ""))
     for name in ("coef", "temperature"):
         if not (math.isfinite(getattr(e, name)) and getattr(e, name) > 0):
             fail(name, "must be a finite number > 0")

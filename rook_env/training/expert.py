@@ -138,8 +138,8 @@ class LabelBuffer:
         if not len(records.get("q", ())):
             return
         if self.data and set(records) != set(self.data):
-            records = {k: records[k] for k in self.data if k in records}
-            self.data = {k: v for k, v in self.data.items() if k in records}
+            raise ValueError(f"labelled records with fields {sorted(records)} cannot join a buffer of "
+                             f"{sorted(self.data)}")
         self.data = {k: np.concatenate([self.data[k], v])[-self.capacity:] if self.data else v[-self.capacity:]
                      for k, v in records.items()}
 
@@ -263,6 +263,13 @@ class ExpertIteration:
         self.cfg, self.gen, self.device = cfg, generator, device
         self.buffer = LabelBuffer(cfg.exit.buffer)
         self.source = make_label_source(cfg, model, flags)
+        if cfg.exit.source == "online" and cfg.exit.labels:  # the shards fill the buffer while search starts
+            rec = OfflineLabels(cfg.exit.labels, model.critic_dim).labels(None, cfg.exit.buffer)
+            if "cin" not in rec:
+                raise ValueError(f"config field 'exit.labels': the shards of {cfg.exit.labels!r} have no critic input "
+                                 f"that fits the network (written before search_labels recorded cin?); online labels "
+                                 f"have one: write the shards again or leave exit.labels empty")
+            self.buffer.add(rec)
         self.received, self.since = 0, time.time()
 
     def refresh(self, model: ActorCritic) -> dict[str, float]:
@@ -358,8 +365,8 @@ def distill(labels: str, init: str, out: str, steps: int = 3000, lr: float = 1e-
         nn.utils.clip_grad_norm_(model.parameters(), 0.5)
         opt.step()
         if (step + 1) % max(1, steps // 10) == 0:
-            log(f"step {step + 1}/{steps}: pi {float(r['pi_loss']):.4f} v {float(r['v_loss']):.4f} "
-                f"acc {float(r['accuracy']):.3f}")
+            log(f"step {step + 1}/{steps}: pi {r['pi_loss'].item():.4f} v {r['v_loss'].item():.4f} "
+                f"acc {r['accuracy'].item():.3f}")
     after = held_out_figures()
     report = {"labels": labels, "init": init, "steps": steps, "lr": lr, "batch": batch, "temperature": temperature,
               "kl_coef": kl_coef, "train_decisions": len(train), "held_out_decisions": len(test),
