@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from rook_env.agents.learned.model import ActorCritic, MaskedCategorical, load_checkpoint
-from rook_env.training import cli, config, expert, loop
+from rook_env.training import cli, config, expert
 from rook_env.training.search_labels import label_hands
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -92,7 +92,7 @@ def shards(tmp_path_factory):
 
 
 def test_label_records_and_the_labelled_subset(shards):
-    folder, rec = shards
+    rec = shards[1]
     n = len(rec["obs"])
     assert rec["cin"].shape == (n, 788) and set(np.unique(rec["hand"])) == {7_300_000, 7_300_001}
     tried = np.isfinite(rec["q"])

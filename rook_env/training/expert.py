@@ -8,10 +8,10 @@ is tried), plus the hand's ``outcome`` from the seat's side.
 **The loss** (:func:`distill_loss`). The policy target is ``softmax(q / temperature)`` over the tried cards (0 on
 the others, the legal cards search found equivalent to a tried one included: the network learns to play the
 representative); the loss is the cross-entropy of the network's masked policy to it. The temperature is in
-points: a card 1 temperature worse than the best gets e^-1 of its weight. The default, 10 points, is about
-the spread of search's own estimates (24 worlds of a hand whose score difference ranges over about +-180
-points: a card's mean has a standard error of some 5 to 15 points), so cards search cannot tell apart share the
-target and a card clearly better (20+ points) takes most of it. The value head regresses the outcome times
+points: a card 1 temperature worse than the best gets e^-1 of its weight. The default, 10 points: search's best
+and second-best cards are within 10 points in 72% of its decisions (median gap 3.5; docs/training.md), gaps
+that 24 sampled worlds of a score difference ranging over +-180 points do not resolve, so the target spreads
+over such cards instead of betting on the noise, and a card clearly better (20+ points) takes most of it. The value head regresses the outcome times
 ``reward_scale`` (what PPO's return of the decision is with gamma 1: the hand's score difference, paid at its
 end). Undistilled decisions (bids, discards, trump; forced moves) have no policy loss: in the loop PPO keeps
 training them; in :func:`distill` (no PPO) an optional KL to the initial network holds them where they were.
