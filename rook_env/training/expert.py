@@ -181,37 +181,41 @@ class OfflineLabels:
 
 def label_worker(model_kwargs: dict, seed: int, samples: int, flags: dict, weights: Any, out: Any, stop: Any) -> None:
     """The online source's process: plays hands (deal seeds ``seed``, ``seed + 1``, ...) with search on top of
-    the newest network it was sent, and puts each hand's records on ``out``."""
+    the newest network it was sent. Each weights message is also a request: the hands finished since the last
+    one go back as one message (a message a hand would cross the pipe one per poll of the loop)."""
     torch.set_num_threads(1)
     from rook_env.agents.learned.agent import PPOAgent
 
-    from .search_labels import label_hands
+    from .search_labels import label_hands, search_seats
 
     out.cancel_join_thread()  # a stopped worker exits without waiting for the loop to take its last hands
     model = ActorCritic(**model_kwargs)
-    agent = PPOAgent(model, greedy=True, seed=seed)
-    hand, started = seed, False
+    seats = search_seats(seed, PPOAgent(model, greedy=True, seed=seed), samples, flags)
+    hand, started, done = seed, False, []
     while not stop.is_set():
-        latest = None
-        try:  # the newest weights sent; before the first, wait for them (behaviour cloning may come first)
+        asked, latest = False, None
+        try:  # the requests sent; before the first weights, wait for them (behaviour cloning may come first)
             while True:
-                latest = weights.get(timeout=0.0 if started or latest is not None else 1.0)
+                msg = weights.get(timeout=0.0 if started or asked else 1.0)
+                asked, latest = True, msg or latest  # {}: a request without new weights
         except queue.Empty:
             pass
         if latest is not None:
             model.actor.load_state_dict(latest)
             started = True
-        if not started:
-            continue
-        rec = label_hands(1, hand, base=agent, samples=samples, **flags)
-        hand += 1
-        out.put({k: v for k, v in rec.items() if k != "hand"})
+        if asked and done:
+            out.put({k: np.concatenate([d[k] for d in done]) for k in done[0] if k != "hand"})
+            done = []
+        if started:
+            done.append(label_hands(1, hand, seats=seats, **flags))
+            hand += 1
 
 
 class OnlineLabels:
     """Search on top of the current network in a background process (:func:`label_worker`), so labels keep
-    flowing while PPO collects and updates; ``labels`` sends it the current weights and takes the hands it
-    finished. Deal seeds from ``seed`` (keep them apart from evaluation seeds)."""
+    flowing while PPO collects and updates; ``labels`` sends it the current weights (and so asks for the hands
+    finished since the last call) and takes what it has sent back: the hands of the previous call's request,
+    one iteration late. Deal seeds from ``seed`` (keep them apart from evaluation seeds)."""
 
     def __init__(self, model_kwargs: dict, seed: int, samples: int, flags: dict, critic_dim: int | None) -> None:
         ctx = mp.get_context("spawn")  # no fork of a process with torch threads running
@@ -220,25 +224,20 @@ class OnlineLabels:
         self.proc = ctx.Process(target=label_worker, name="exit-labels", daemon=True,
                                 args=(model_kwargs, seed, samples, flags, self.weights, self.out, self.stop))
         self.proc.start()
-        self.hands = 0
 
     def labels(self, weights: dict[str, torch.Tensor] | None, max_records: int) -> dict[str, np.ndarray] | None:
-        if weights is not None:
-            self.weights.put({k: v.detach().cpu().clone() for k, v in weights.items()})
         if not self.proc.is_alive():
             raise RuntimeError(f"the expert-iteration label worker died (exit code {self.proc.exitcode})")
-        parts, n = [], 0
-        while n < max_records:
-            try:
-                rec = labelled(self.out.get_nowait(), self.critic_dim)
-            except queue.Empty:
-                break
-            self.hands += 1
-            parts.append(rec)
-            n += len(rec["q"])
+        self.weights.put({} if weights is None else {k: v.detach().cpu().clone() for k, v in weights.items()})
+        parts = []
+        try:
+            while sum(len(p["q"]) for p in parts) < max_records:
+                parts.append(labelled(self.out.get_nowait(), self.critic_dim))
+        except queue.Empty:
+            pass
         if not parts:
             return None
-        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+        return {k: np.concatenate([p[k] for p in parts])[-max_records:] for k in parts[0]}
 
     def close(self) -> None:
         self.stop.set()

@@ -29,18 +29,17 @@ import numpy as np
 __all__ = ["label_hands", "load_labels", "main"]
 
 
-def label_hands(hands: int, seed: int, base: Any = "ppo", samples: int = 24, **flags: Any) -> dict[str, np.ndarray]:
+def label_hands(hands: int, seed: int, base: Any = "ppo", samples: int = 24, seats: dict | None = None,
+                **flags: Any) -> dict[str, np.ndarray]:
     """Play ``hands`` hands (deal seeds ``seed``, ``seed + 1``, ...) with search on every seat; the records
     (see the module docstring) as arrays. ``base``: an agent spec, or an agent (one instance for every
-    seat: expert iteration's current network, rook_env.training.expert)."""
+    seat: expert iteration's current network, rook_env.training.expert). ``seats``: the players of
+    :func:`search_seats` to reuse (a process that labels hand after hand); ``base`` and ``samples`` are theirs then."""
     import rook_env
-    from rook_env.agents.search import SearchAgent
 
     env = rook_env.raw_env(**flags)
     n_actions = env.action_space("player_0").n
-    seats = {a: SearchAgent(seed=seed * 4 + i, samples=samples,
-                            base=base_agent(base, seed * 4 + i, flags), **flags)
-             for i, a in enumerate(env.possible_agents)}
+    seats = seats or search_seats(seed, base, samples, flags)
     obs_l, mask_l, cin_l, act_l, q_l, seat_l, out_l, hand_l = [], [], [], [], [], [], [], []
     for h in range(hands):
         env.reset(seed=seed + h)
@@ -71,6 +70,16 @@ def label_hands(hands: int, seed: int, base: Any = "ppo", samples: int = 24, **f
     return {"obs": np.stack(obs_l), "mask": np.stack(mask_l), "cin": np.stack(cin_l), "action": np.asarray(act_l, np.int16),
             "q": np.stack(q_l), "seat": np.asarray(seat_l, np.int8), "outcome": np.asarray(out_l, np.float32),
             "hand": np.asarray(hand_l, np.int64)}
+
+
+def search_seats(seed: int, base: Any, samples: int, flags: dict) -> dict:
+    """The four search players (by agent name) of :func:`label_hands`."""
+    import rook_env
+    from rook_env.agents.search import SearchAgent
+
+    names = rook_env.raw_env(**flags).possible_agents
+    return {a: SearchAgent(seed=seed * 4 + i, samples=samples, base=base_agent(base, seed * 4 + i, flags), **flags)
+            for i, a in enumerate(names)}
 
 
 def base_agent(base: Any, seed: int, flags: dict) -> Any:
