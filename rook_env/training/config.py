@@ -40,6 +40,24 @@ class RayConfig:
 
 
 @dataclass
+class ExitConfig:
+    """The ``exit`` section: expert iteration (rook_env.training.expert, docs/training.md). Each PPO minibatch adds
+    ``coef`` times the distillation loss of ``batch`` labelled decisions (search's card values) drawn from a buffer
+    of the newest ``buffer`` ones. ``source: ""`` (the default) is plain PPO and never imports the module."""
+
+    source: str = ""  # "": off; "offline": the shards of ``labels``; "online": search on top of the current network
+    # The folder of search_labels shards (shard_*.npz): offline, the labels; online, optional: they fill the buffer
+    # at the start, the newest online labels then push them out
+    labels: str = ""
+    coef: float = 1.0  # weight of the distillation loss beside PPO's
+    temperature: float = 10.0  # points: the policy target is softmax(q / temperature) over the tried cards
+    batch: int = 512  # labelled decisions per PPO minibatch
+    buffer: int = 200_000  # labelled decisions kept (the newest)
+    samples: int = 24  # online: search's worlds per decision
+    seed: int = 80_000_000  # online: the label hands' first deal seed (apart from every evaluation seed)
+
+
+@dataclass
 class Config:
     """Every training option. A YAML file and the command line override these defaults (OmegaConf
     checks the types); :meth:`check` checks the values.
@@ -130,11 +148,12 @@ class Config:
     checkpoint_every: int = 10  # iterations
     progress: bool = True  # the progress line (rook_env.training.reporting); false: log lines
     ray: RayConfig = field(default_factory=RayConfig)  # collectors on a Ray cluster; see RayConfig
+    exit: ExitConfig = field(default_factory=ExitConfig)  # expert iteration; see ExitConfig
 
     def check(self) -> Config:
         """Raise ValueError naming the first field whose value is out of range; returns the config."""
         for check in (check_numbers, check_run, check_network, check_opponents, check_evaluation, check_game,
-                      check_ray):
+                      check_ray, check_exit):
             check(self)
         return self
 
@@ -255,13 +274,44 @@ def check_ray(cfg: Config) -> None:
             raise ValueError(f"config field 'ray.resources': {key!r} must be a finite amount > 0 (got {amount!r})")
 
 
+EXIT_SOURCES = ("", "offline", "online")
+
+
+def check_exit(cfg: Config) -> None:
+    """The ``exit`` section: a known source, its labels folder, the loss's numbers in range."""
+    e = cfg.exit
+
+    def fail(name: str, why: str) -> None:
+        raise ValueError(f"config field 'exit.{name}': {why} (got {getattr(e, name)!r})")
+
+    if e.source not in EXIT_SOURCES:
+        fail("source", "must be '' (off), offline or online")
+    if not e.source:
+        return
+    if cfg.game != "partnership":
+        fail("source", "search labels exist for the partnership game only")
+    if (e.source == "offline" or e.labels) and not os.path.isdir(e.labels):
+        fail("labels", "must be the folder of search_labels shards (shard_*.npz)"
+             + (" (offline labels need one)" if e.source == "offline" else ""))
+    for name in ("coef", "temperature"):
+        if not (math.isfinite(getattr(e, name)) and getattr(e, name) > 0):
+            fail(name, "must be a finite number > 0")
+    for name in ("batch", "buffer", "samples"):
+        if getattr(e, name) <= 0:
+            fail(name, "must be > 0")
+    if e.seed < 0:
+        fail("seed", "must be >= 0")
+    if e.batch > e.buffer:
+        fail("batch", f"must be at most exit.buffer ({e.buffer})")
+
+
 def game_flags(cfg: Config) -> dict[str, Any]:
     """The rule flags of the config's table with its ``game`` key (rook_env.agents.registry.game_config)."""
     return {**cfg.env_flags, "game": cfg.game, **({"players": cfg.players} if cfg.players else {})}
 
 
 
-SECTIONS = ("ray",)  # Config fields that are dataclasses of their own
+SECTIONS = ("ray", "exit")  # Config fields that are dataclasses of their own
 
 
 def make_train_config(config_path: str | None = None, overrides: Sequence[str] = (),
@@ -269,7 +319,7 @@ def make_train_config(config_path: str | None = None, overrides: Sequence[str] =
     """Defaults <- ``base`` (a resumed checkpoint's config) <- YAML file <- ``field=value`` overrides.
 
     A dotted override (``opponent_mix.heuristic=0.5``) sets one entry of a mapping; a whole value
-    (``opponent_mix={self: 1}``, or a mapping in the YAML file) replaces the field. A section (``ray``) is
+    (``opponent_mix={self: 1}``, or a mapping in the YAML file) replaces the field. A section (``ray``, ``exit``) is
     set field by field: ``ray: {collectors: 2}`` leaves its other fields as they were. Errors are
     ValueErrors naming the field (or the file and line of a YAML syntax error).
     """

@@ -130,6 +130,13 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
     update_gen = torch.Generator(device=device)  # the update's minibatch shuffles
     update_gen.manual_seed(int(rng.integers(2**62)))
     gens = {"collect": collector.gen, "update": update_gen}
+    expert = None  # expert iteration (the config's exit section; rook_env.training.expert)
+    if cfg.exit.source:
+        from .expert import ExpertIteration
+
+        gens["exit"] = torch.Generator()  # the labelled minibatches' draws
+        gens["exit"].manual_seed(int(rng.integers(2**62)))
+        expert = ExpertIteration(cfg, model, game.flags, gens["exit"], device)
     # overlap: the collector plays with ``behaviour``, the weights before the update that runs beside it. A rollout
     # collected ahead is ``ahead`` (batch, stats, seconds); ``ahead_from`` says how it started (its number, the
     # weights, the random states), saved in checkpoints so that a resume collects it again.
@@ -253,6 +260,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
 
             # ---------------------------------------------------------------- update
             t1 = time.time()
+            exit_figures = expert.refresh(model) if expert is not None else {}
+            extra = expert.loss() if expert is not None else None
             if overlap:
                 # The next rollout, played by the weights before this update, is collected while it runs (on the
                 # last iteration too: a run extended with --resume then goes on exactly as one that ran longer).
@@ -260,11 +269,11 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
                 next_progress = (state["decisions"] + n) / cfg.total_decisions
                 ahead_from = start_rollout(behaviour, state["iteration"] + 2)
                 losses, ahead = run_beside(
-                    lambda: ppo_update(model, optimizer, batch, ppo_settings, ent_coef, update_gen),
+                    lambda: ppo_update(model, optimizer, batch, ppo_settings, ent_coef, update_gen, extra),
                     lambda: timed(lambda: collector.collect(behaviour, next_progress)))
                 t_collect_ahead = ahead[2]
             else:
-                losses = ppo_update(model, optimizer, batch, ppo_settings, ent_coef, update_gen)
+                losses = ppo_update(model, optimizer, batch, ppo_settings, ent_coef, update_gen, extra)
                 t_collect_ahead = 0.0
             t_update = time.time() - t1
             # an iteration's wall time: its collection (none when collected ahead) and the update (beside the
@@ -281,10 +290,11 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             scalars = iteration_scalars(batch, cstats, losses, lr=lr, ent_coef=ent_coef, mix=mix_at(cfg, progress),
                                         seconds=(t_collect, t_update, t_iter, t_collect_ahead),
                                         update_epochs=cfg.update_epochs, pool_size=len(collector.pool))
+            scalars.update(exit_figures)
             for k, v in scalars.items():
                 writer.add_scalar(k, v, dec)
             rec = {"iteration": it, "decisions": dec, "wall_seconds": state["wall_seconds"],
-                   **{k.split("/")[1]: v for k, v in scalars.items() if k.startswith(("losses", "train", "perf"))}}
+                   **{k.split("/")[1]: v for k, v in scalars.items() if k.startswith(("losses", "train", "perf", "exit"))}}
             if "ray" in cstats:  # where the rollout came from (rook_env.training.ray_collection)
                 rec["rollout"] = cstats["ray"]
             state["history"].append(rec)
@@ -324,6 +334,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
                   f"(iteration {state['best']['iteration']}); last.pt the last saved iteration", file=sys.stderr)
         raise
     finally:
+        if expert is not None:
+            expert.close()
         if cfg.ray.collectors:
             collector.close()
             log("ray: " + ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in collector.ledger.items()))

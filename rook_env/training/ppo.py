@@ -15,7 +15,7 @@ the loop's (rook_env.training.loop).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,13 +140,15 @@ class PPOSettings:
 
 
 def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: dict, s: PPOSettings,
-               ent_coef: float, generator: torch.Generator | None = None) -> dict:
+               ent_coef: float, generator: torch.Generator | None = None,
+               extra: Callable[[ActorCritic], dict] | None = None) -> dict:
     """``s.update_epochs`` passes of minibatch PPO over one rollout; returns the mean of each loss term.
 
     ``batch`` is the collector's (rook_env.training.collection): obs, mask, act, the behaviour policy's
     logp and val, adv, ret, and cin (the centralized critic's input; None: the critic reads obs).
     ``ent_coef`` is the scheduled entropy coefficient. ``generator`` shuffles the minibatches (its own,
-    so that an update beside a collection stays reproducible)."""
+    so that an update beside a collection stays reproducible). ``extra(model)``: a loss added to every minibatch's
+    (its ``loss`` and parts, logged as ``exit_<part>``: expert iteration's distillation, rook_env.training.expert)."""
     device = next(model.parameters()).device
     b = {k: torch.as_tensor(v, device=device) for k, v in batch.items() if v is not None}
     critic_in = b["cin"] if "cin" in b else b["obs"]  # the collector leaves cin None without central_critic
@@ -165,11 +167,18 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: dict
                 dist.log_prob(m["act"]), m["logp"], m["adv"], model.value(critic_in.index_select(0, mb)), m["val"],
                 m["ret"], dist.entropy(), s.clip_coef, s.vf_coef, ent_coef, s.clip_vloss, s.norm_adv,
             )
+            loss = out["loss"]
+            if extra is not None:
+                for k, v in extra(model).items():
+                    if k == "loss":
+                        loss = loss + v
+                    else:
+                        logs.setdefault(f"exit_{k}", []).append(v.item())
             optimizer.zero_grad()
-            out["loss"].backward()
+            loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), s.max_grad_norm)
             optimizer.step()
-            for k in logs:
+            for k in ("loss", "pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac"):
                 logs[k].append(out[k].item())
         if s.target_kl and np.mean(logs["approx_kl"][-max(1, n // s.minibatch_size):]) > s.target_kl:
             break

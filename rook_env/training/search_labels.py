@@ -4,7 +4,8 @@ recorded with the value search gave each card it tried.
 Each hand is dealt from a seed and played in the partnership AEC environment by four search agents
 (``search:<base>``: search picks the cards, ``base`` bids, discards and names trump), each acting on its
 own seat's observation only. Every decision is recorded: the seat's observation vector, its action mask,
-the action taken, and, where search ran (card play with a choice), the mean score difference (the seat's
+the action taken, the seat's critic input (``cin``: ``env.state_for(seat)``, what a central critic reads;
+training only), and, where search ran (card play with a choice), the mean score difference (the seat's
 team minus the other, in points) search measured for each card it tried (``q``; NaN where not tried: one
 card of each set of equivalent cards is tried). When the hand ends, each record gets the hand's outcome
 from its seat's side (``outcome``: the team's hand score minus the other team's).
@@ -20,26 +21,26 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 __all__ = ["label_hands", "load_labels", "main"]
 
 
-def label_hands(hands: int, seed: int, base: str = "ppo", samples: int = 24, **flags: Any) -> dict[str, np.ndarray]:
+def label_hands(hands: int, seed: int, base: Any = "ppo", samples: int = 24, seats: dict | None = None,
+                **flags: Any) -> dict[str, np.ndarray]:
     """Play ``hands`` hands (deal seeds ``seed``, ``seed + 1``, ...) with search on every seat; the records
-    (see the module docstring) as arrays."""
+    (see the module docstring) as arrays. ``base``: an agent spec, or an agent (one instance for every
+    seat: expert iteration's current network, rook_env.training.expert). ``seats``: the players of
+    :func:`search_seats` to reuse (a process that labels hand after hand); ``base`` and ``samples`` are theirs then."""
     import rook_env
-    from rook_env.agents import make_agent
-    from rook_env.agents.search import SearchAgent
 
     env = rook_env.raw_env(**flags)
     n_actions = env.action_space("player_0").n
-    seats = {a: SearchAgent(seed=seed * 4 + i, samples=samples,
-                            base=None if base == "heuristic" else make_agent(base, seed=seed * 4 + i, **flags), **flags)
-             for i, a in enumerate(env.possible_agents)}
-    obs_l, mask_l, act_l, q_l, seat_l, out_l, hand_l = [], [], [], [], [], [], []
+    seats = seats or search_seats(seed, base, samples, flags)
+    obs_l, mask_l, cin_l, act_l, q_l, seat_l, out_l, hand_l = [], [], [], [], [], [], [], []
     for h in range(hands):
         env.reset(seed=seed + h)
         first = len(obs_l)
@@ -57,6 +58,7 @@ def label_hands(hands: int, seed: int, base: str = "ppo", samples: int = 24, **f
                     q[a] = v
             obs_l.append(np.asarray(obs["observation"], np.float32))
             mask_l.append(np.asarray(obs["action_mask"], bool))
+            cin_l.append(np.asarray(env.state_for(agent), np.float32))
             act_l.append(action)
             q_l.append(q)
             seat_l.append(env.possible_agents.index(agent))
@@ -65,9 +67,29 @@ def label_hands(hands: int, seed: int, base: str = "ppo", samples: int = 24, **f
         for i in range(first, len(obs_l)):
             team = seat_l[i] % 2
             out_l.append(float(scores[team] - scores[1 - team]))
-    return {"obs": np.stack(obs_l), "mask": np.stack(mask_l), "action": np.asarray(act_l, np.int16),
+    return {"obs": np.stack(obs_l), "mask": np.stack(mask_l), "cin": np.stack(cin_l), "action": np.asarray(act_l, np.int16),
             "q": np.stack(q_l), "seat": np.asarray(seat_l, np.int8), "outcome": np.asarray(out_l, np.float32),
             "hand": np.asarray(hand_l, np.int64)}
+
+
+def search_seats(seed: int, base: Any, samples: int, flags: dict) -> dict:
+    """The four search players (by agent name) of :func:`label_hands`."""
+    import rook_env
+    from rook_env.agents.search import SearchAgent
+
+    names = rook_env.raw_env(**flags).possible_agents
+    return {a: SearchAgent(seed=seed * 4 + i, samples=samples, base=base_agent(base, seed * 4 + i, flags), **flags)
+            for i, a in enumerate(names)}
+
+
+def base_agent(base: Any, seed: int, flags: dict) -> Any:
+    """The agent that bids, discards and names trump under search: None (the heuristic's), an agent spec's, or
+    ``base`` itself when it is an agent."""
+    if not isinstance(base, str):
+        return base
+    from rook_env.agents import make_agent
+
+    return None if base == "heuristic" else make_agent(base, seed=seed, **flags)
 
 
 def load_labels(paths: Sequence[str]) -> dict[str, np.ndarray]:
