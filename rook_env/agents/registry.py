@@ -8,8 +8,9 @@ Rook (``"ppo:<path>"`` works in both games). ``"ppo"`` is the game's shipped net
 (:attr:`rook_env.games.GameSpec.networks`, files in ``rook_env/agents/checkpoints/``); a table size without one is
 refused, naming the sizes that have one. ``"best"`` is the strongest player the project ships for the table
 (:data:`BEST`, measured in docs/results.md): search on top of the shipped network in the partnership game
-(``"search:ppo"``, its card play searched on the batched engine where numba is installed); the shipped network at a
-5-player call-your-partner table; the game's heuristic where the table has no network. A checkpoint plays only the
+(``"search:ppo"``, its card play searched on the batched engine where numba is installed); the game's heuristic in
+call-your-partner Rook (it still beats the shipped 5-player network), and wherever a table lacks the network its best
+player needs. A checkpoint plays only the
 game (and call-your-partner table size) it was trained for: loading it elsewhere raises ``CheckpointError`` saying
 which game it was trained for. The rule
 flags handed to :func:`make_agent` pick the game with their ``game`` key (the game registry's games,
@@ -53,7 +54,7 @@ ONE_GAME_FORMS = {"partnership": "a checkpoint path ending in .pt, 'search:<spec
 # "best" per game: the strongest player shipped (docs/agents.md gives its time per decision; docs/results.md how
 # it was measured against the others); a game not listed, or a table without the shipped network it needs (a
 # call-your-partner table of 4 or 6), gets its heuristic
-BEST = {"partnership": "search:ppo", "call_partner": "ppo"}
+BEST = {"partnership": "search:ppo"}  # call-your-partner: its heuristic beats the shipped network (docs/results.md)
 # the shipped networks (rook_env.games.GameSpec.networks name the files; installed as package data)
 CHECKPOINT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkpoints")
 HEURISTICS: dict[str, Callable[..., Agent]] = {"heuristic": HeuristicAgent,
@@ -179,6 +180,7 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
     if spec == "ppo":
         from .learned import PPOAgent  # needs torch (the [train] extra): imported only when asked for
 
+        game_config(flags)  # the table's flags first: a bad flag or table size is named as such
         return PPOAgent.load(shipped_network(game, rules), seed=seed, game=game, **rules)
     if spec.endswith(".pt"):
         from .learned import PPOAgent  # needs torch (the [train] extra): imported only when asked for
