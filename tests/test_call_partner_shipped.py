@@ -46,7 +46,7 @@ def test_make_agent_ppo_loads_the_five_player_network():
 
 @pytest.mark.parametrize("players", [4, 6])
 def test_a_table_size_without_a_network_is_refused_naming_the_sizes_with_one(players):
-    with pytest.raises(ValueError, match=f"ships a trained network for 5 players, not for {players} players.*'ppo:<path>'"):
+    with pytest.raises(ValueError, match=f"network for 5 players, not for {players} players.*'ppo:<path>'"):
         make_agent("ppo", game="call_partner", players=players)
 
 

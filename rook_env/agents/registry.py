@@ -10,12 +10,11 @@ refused, naming the sizes that have one. ``"best"`` is the strongest player the 
 (:data:`BEST`, measured in docs/results.md): search on top of the shipped network in the partnership game
 (``"search:ppo"``, its card play searched on the batched engine where numba is installed); the game's heuristic in
 call-your-partner Rook (it still beats the shipped 5-player network), and wherever a table lacks the network its best
-player needs. A checkpoint plays only the
-game (and call-your-partner table size) it was trained for: loading it elsewhere raises ``CheckpointError`` saying
-which game it was trained for. The rule
-flags handed to :func:`make_agent` pick the game with their ``game`` key (the game registry's games,
-:mod:`rook_env.games`; default ``"partnership"``, the four-player game of :mod:`rook_env`;
-``"call_partner"``: :mod:`rook_env.call_partner`); each game names its heuristic agent's spec there.
+player needs. A checkpoint plays only the game (and call-your-partner table size) it was trained for: loading it
+elsewhere raises ``CheckpointError`` saying which game it was trained for. The rule flags handed to
+:func:`make_agent` pick the game with their ``game`` key (the game registry's games, :mod:`rook_env.games`;
+default ``"partnership"``, the four-player game of :mod:`rook_env`; ``"call_partner"``: :mod:`rook_env.call_partner`);
+each game names its heuristic agent's spec there.
 The flags are validated against that game's rules (:func:`game_config`), so ``make_agent("random", game="call_partner", players=5)`` accepts
 ``players`` and ``make_agent("random", players=5)`` refuses it.
 
@@ -39,9 +38,9 @@ from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
 
 __all__ = [
-    "AGENT_SPECS", "BEST", "CHECKPOINT_DIR", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "HEURISTICS", "ONE_GAME_SPECS", "TeamSpec", "build_agent",
-    "check_team", "game_config", "game_specs", "make_agent", "parse_team", "shipped_network", "spec_game", "spec_label",
-    "split_game",
+    "AGENT_SPECS", "BEST", "CHECKPOINT_DIR", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "HEURISTICS", "ONE_GAME_SPECS",
+    "TeamSpec", "build_agent", "check_team", "game_config", "game_specs", "make_agent", "parse_team", "shipped_network",
+    "spec_game", "spec_label", "split_game",
 ]
 
 GAMES = game_names()  # values of the ``game`` key of rule flags: the game registry's (rook_env.games)
