@@ -44,7 +44,7 @@ def test_random_agent_validates_flags_against_the_game_named_by_flags():
 
 @pytest.mark.parametrize("spec, flags, message", [
     ("heuristic", {"game": "call_partner"}, "plays the partnership game.*call_partner_heuristic"),
-    ("ppo", {"game": "call_partner"}, "plays the partnership game"),
+    ("search", {"game": "call_partner"}, "plays the partnership game"),
     ("x.pt", {"game": "call_partner"}, "plays the partnership game"),
     ("call_partner_heuristic", {"game": "partnership"}, "plays the call_partner game.*not the partnership game"),
     ("nonsense", {"game": "call_partner"}, "unknown agent spec 'nonsense'.*call_partner_heuristic"),

@@ -1,20 +1,23 @@
 """Building agents from specs: ``make_agent`` and the team specs of matches.
 
-An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped checkpoint), a path to a
+An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped network), a path to a
 checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards on top of that agent, which
 bids, discards and names trump: ``"search:ppo"``), ``"search-auction"`` or ``"search-auction:<spec>"`` (search
 plays the cards and also bids, discards and names trump, ``SearchAgent(auction="search")``; ``<spec>`` only
 decides what the search leaves to it), ``"search-bids"`` or ``"search-bids:<spec>"`` (search plays the cards
-and bids, ``<spec>`` discards and names trump) for the partnership game; ``"random"``, ``"call_partner_heuristic"`` or a
-train.py checkpoint given as ``"ppo:<path>"`` for call-your-partner Rook (``"ppo:<path>"`` works in
-both games). ``"best"`` is the strongest player the project ships for the table's game (:data:`BEST`):
-search on top of the shipped network in the partnership game (``"search:ppo"``, its card play searched on the
-batched engine where numba is installed); a game without search (call-your-partner Rook) gets its heuristic
-(its trained agents do not beat it yet). A checkpoint plays only the game (and call-your-partner table size) it was trained
-for: loading it elsewhere raises ``CheckpointError`` saying which game it was trained for. The rule
-flags handed to :func:`make_agent` pick the game with their ``game`` key (the game registry's games,
-:mod:`rook_env.games`; default ``"partnership"``, the four-player game of :mod:`rook_env`;
-``"call_partner"``: :mod:`rook_env.call_partner`); each game names its heuristic agent's spec there.
+and bids, ``<spec>`` discards and names trump) for the partnership game; ``"random"``, ``"call_partner_heuristic"``,
+``"ppo"`` (the shipped 5-player network) or a train.py checkpoint given as ``"ppo:<path>"`` for call-your-partner
+Rook (``"ppo:<path>"`` works in both games). ``"ppo"`` is the game's shipped network for the table's size
+(:attr:`rook_env.games.GameSpec.networks`, files in ``rook_env/agents/checkpoints/``); a table size without one is
+refused, naming the sizes that have one. ``"best"`` is the strongest player the project ships for the table
+(:data:`BEST`, measured in docs/results.md): search on top of the shipped network in the partnership game
+(``"search:ppo"``, its card play searched on the batched engine where numba is installed); the game's heuristic in
+call-your-partner Rook (it still beats the shipped 5-player network), and wherever a table lacks the network its best
+player needs. A checkpoint plays only the game (and call-your-partner table size) it was trained for: loading it
+elsewhere raises ``CheckpointError`` saying which game it was trained for. The rule flags handed to
+:func:`make_agent` pick the game with their ``game`` key (the game registry's games, :mod:`rook_env.games`;
+default ``"partnership"``, the four-player game of :mod:`rook_env`; ``"call_partner"``: :mod:`rook_env.call_partner`);
+each game names its heuristic agent's spec there.
 The flags are validated against that game's rules (:func:`game_config`), so ``make_agent("random", game="call_partner", players=5)`` accepts
 ``players`` and ``make_agent("random", players=5)`` refuses it.
 
@@ -26,6 +29,7 @@ of the pair, its partner the second), or a 2-tuple of member specs.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -37,31 +41,35 @@ from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
 
 __all__ = [
-    "AGENT_SPECS", "BEST", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "HEURISTICS", "ONE_GAME_SPECS", "TeamSpec", "build_agent",
-    "check_team", "game_config", "game_specs", "make_agent", "parse_team", "spec_game", "spec_label", "split_game",
+    "AGENT_SPECS", "BEST", "CHECKPOINT_DIR", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "HEURISTICS", "ONE_GAME_SPECS",
+    "TeamSpec", "build_agent", "check_team", "game_config", "game_specs", "make_agent", "parse_team", "shipped_network",
+    "spec_game", "spec_label", "split_game",
 ]
 
 GAMES = game_names()  # values of the ``game`` key of rule flags: the game registry's (rook_env.games)
 # The games are the registry's, each with its heuristic agent's spec; an agent family that plays one
 # game only says which here (a checkpoint path ending in .pt, "search:<spec>" and "rllib:<dir>" play
-# the partnership game too; "random" and "ppo:<path>" play every game).
-ONE_GAME_SPECS = {"search": "partnership", "search-auction": "partnership", "search-bids": "partnership",
-                  "ppo": "partnership"}
+# the partnership game too; "random" and "ppo:<path>" play every game, "ppo" every game with a shipped network).
+ONE_GAME_SPECS = {"search": "partnership", "search-auction": "partnership", "search-bids": "partnership"}
 # search specs: SearchAgent's auction mode of each (search plays the cards; see make_agent)
 SEARCH_AUCTION = {"search": "base", "search-auction": "search", "search-bids": "bids"}
 ONE_GAME_FORMS = {"partnership": "a checkpoint path ending in .pt, 'search:<spec>' (e.g. 'search:ppo'), "
                                  "'search-auction:<spec>', 'search-bids:<spec>', 'rllib:<checkpoint dir>'"}
-# "best" per game: the strongest player shipped (docs/agents.md gives its time per decision); a game not
-# listed gets its heuristic
-BEST = {"partnership": "search:ppo"}
+# "best" per game: the strongest player shipped (docs/agents.md gives its time per decision; docs/results.md how
+# it was measured against the others); a game not listed, or a table without the shipped network it needs (a
+# call-your-partner table of 4 or 6), gets its heuristic
+BEST = {"partnership": "search:ppo"}  # call-your-partner: its heuristic beats the shipped network (docs/results.md)
+# the shipped networks (rook_env.games.GameSpec.networks name the files; installed as package data)
+CHECKPOINT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkpoints")
 HEURISTICS: dict[str, Callable[..., Agent]] = {"heuristic": HeuristicAgent,
                                                "call_partner_heuristic": CallPartnerHeuristic}
 
 
 def _registry_specs(game: str) -> tuple[str, ...]:
-    heuristic = get_game(game).heuristic
+    spec = get_game(game)
+    heuristic = spec.heuristic
     return ("random", *((heuristic,) if heuristic else ()), *(s for s, sg in ONE_GAME_SPECS.items() if sg == game),
-            *(("best",) if game in BEST or heuristic else ()))
+            *(("ppo",) if spec.networks else ()), *(("best",) if game in BEST or heuristic else ()))
 
 
 # Agent specs per game, from the registry (the partnership game also takes a checkpoint path ending in .pt).
@@ -92,6 +100,35 @@ def spec_game(spec: str) -> str | None:
     return ONE_GAME_SPECS.get(spec)
 
 
+def _players(game: str, rules: Mapping[str, Any]) -> int:
+    """The table's seat count (the game's default when ``players`` is not among the rule flags)."""
+    return rules.get("players", get_game(game).default_players)
+
+
+def shipped_network(game: str, rules: Mapping[str, Any]) -> str:
+    """The path of ``game``'s shipped network for the table of ``rules`` (``make_agent("ppo")``); raises ValueError
+    naming the table sizes that have one when this one has none."""
+    spec = get_game(game)
+    networks = spec.networks
+    players = _players(game, rules)
+    if players not in networks:
+        has = (" and ".join(f"{p} players" for p in sorted(networks)) if networks else "no table size")
+        raise ValueError(f"'ppo': {spec.title} ships a trained network for {has}, not for {players} players; "
+                         f"train one (train.py with game: {game}, players: {players}) and play it as 'ppo:<path>', "
+                         f"or use {spec.heuristic!r}")
+    return os.path.join(CHECKPOINT_DIR, networks[players])
+
+
+def _best(game: str, rules: Mapping[str, Any]) -> str | None:
+    """The spec of ``"best"`` at this table (:data:`BEST`): the game's heuristic where the table lacks the shipped
+    network its best player plays on."""
+    best = BEST.get(game)
+    uses_network = best is not None and best.split(":")[-1] == "ppo"  # "ppo", "search:ppo"
+    if best is None or (uses_network and _players(game, rules) not in get_game(game).networks):
+        return get_game(game).heuristic
+    return best
+
+
 def split_game(flags: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
     """(game, the rule flags without ``game``); raises ValueError naming an unknown game."""
     rules = dict(flags or {})
@@ -119,7 +156,7 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
         flags = {**flags, "game": plays}
     game, rules = split_game(flags)
     if spec == "best":
-        best = BEST.get(game) or get_game(game).heuristic
+        best = _best(game, rules)
         if not best:
             raise ValueError(f"the {game} game has no 'best' player (no search and no heuristic); {_spec_help(game)}")
         return make_agent(best, seed=seed, **{**flags, "game": game})
@@ -147,10 +184,15 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
         # "search-bids[:<spec>]": search also bids, <spec> discards and names trump
         base = make_agent(rest, seed=seed, **flags) if rest else None
         return SearchAgent(seed=seed, base=base, auction=SEARCH_AUCTION[head], **rules)
-    if spec == "ppo" or spec.endswith(".pt"):
+    if spec == "ppo":
         from .learned import PPOAgent  # needs torch (the [train] extra): imported only when asked for
 
-        return PPOAgent.load(None if spec == "ppo" else spec, seed=seed, **rules)
+        game_config(flags)  # the table's flags first: a bad flag or table size is named as such
+        return PPOAgent.load(shipped_network(game, rules), seed=seed, game=game, **rules)
+    if spec.endswith(".pt"):
+        from .learned import PPOAgent  # needs torch (the [train] extra): imported only when asked for
+
+        return PPOAgent.load(spec, seed=seed, **rules)
     if spec.startswith("rllib:"):
         from rook_env.rllib import RLlibAgent  # needs ray[rllib] (the [rllib] extra): imported only when asked for
 

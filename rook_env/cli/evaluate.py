@@ -83,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "search:<spec>, search-auction[:<spec>], search-bids[:<spec>]; "
                     "'x+y' for a mixed partnership), a round robin with ratings, one agent against a field of "
                     "opponents (--field), or a call-your-partner "
-                    "rotation match (--game call_partner; specs: random, call_partner_heuristic).",
+                    "rotation match (--game call_partner; specs: random, call_partner_heuristic, ppo (5 players), "
+                    "ppo:<path>).",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -56,6 +56,9 @@ class GameSpec:
     - ``vector``: the batched engine class; ``heuristic``: the heuristic agent's spec string
       for :func:`rook_env.agents.make_agent`; ``render_scene``: the game's table views, a
       :class:`rook_env.render.TableParts` (text, drawn scenes, replay snapshots);
+    - ``networks``: the shipped trained network per player count, a checkpoint file name in
+      ``rook_env/agents/checkpoints/`` (what ``make_agent("ppo")`` loads for a table of that size;
+      a count not listed has none);
     - ``extra["play"]``: the game's terminal session class (:mod:`rook_env.cli.session`);
       ``extra["match"]``: its evaluation scheme (``play_match``: two fixed teams in duplicate;
       ``play_rotation_match``: a field rotated through every seat).
@@ -76,6 +79,7 @@ class GameSpec:
     heuristic: str | None = None
     render_scene: str | None = None
     rules_section: str = ""  # where RULES.md describes the game
+    networks: dict[int, str] = field(default_factory=dict)  # players -> shipped checkpoint file (make_agent("ppo"))
     extra: dict[str, str] = field(default_factory=dict)  # further named parts of a game
 
     @property
@@ -190,6 +194,7 @@ register_game(GameSpec(
     extra={"play": "rook_env.cli.play_partnership:PartnershipSession",
            "match": "rook_env.evaluation.match:play_match"},
     rules_section="RULES.md R1-R10, F1-F21",
+    networks={4: "ppo_default.pt"},
 ))
 register_game(GameSpec(
     name="call_partner",
@@ -209,4 +214,5 @@ register_game(GameSpec(
     extra={"play": "rook_env.cli.play_call_partner:CallPartnerSession",
            "match": "rook_env.evaluation.call_partner:play_rotation_match"},
     rules_section="RULES.md section C",
+    networks={5: "ppo_call_partner.pt"},
 ))

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from ..base import legal_from
+from ..registry import CHECKPOINT_DIR
 from .model import ActorCritic, CheckpointError, load_checkpoint, model_from_checkpoint, MaskedCategorical
 
 GAME_TITLES = {"partnership": "the partnership game", "call_partner": "call-your-partner Rook"}
@@ -41,8 +42,7 @@ def check_checkpoint_game(ckpt: Mapping[str, Any], path: str, game: str, flags: 
                                   f"not a {want}-player one")
 
 
-# rook_env/agents/checkpoints/ (installed as rook_env/agents/checkpoints/), one folder up from this module
-DEFAULT_CHECKPOINT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "checkpoints", "ppo_default.pt")
+DEFAULT_CHECKPOINT = os.path.join(CHECKPOINT_DIR, "ppo_default.pt")
 
 
 class PPOAgent:
@@ -59,7 +59,8 @@ class PPOAgent:
     @classmethod
     def load(cls, path: str | None = None, seed: int | None = None, greedy: bool = True,
              device: str | torch.device = "cpu", game: str = "partnership", **flags: Any) -> "PPOAgent":
-        """Load a checkpoint (None: the shipped one, for the partnership game). ``game`` and ``flags``
+        """Load a checkpoint (None: the partnership game's shipped one; ``make_agent("ppo", ...)`` finds any
+        game's in :attr:`rook_env.games.GameSpec.networks`). ``game`` and ``flags``
         describe the table (``game="call_partner"``, ``players=5``, ...): the checkpoint must have
         been trained for that game, with the same observation and action sizes."""
         if game == "call_partner":
@@ -72,10 +73,11 @@ class PPOAgent:
             from rook_env.observation import obs_layout
 
         path = DEFAULT_CHECKPOINT if path is None else str(path)
-        if path == DEFAULT_CHECKPOINT and not os.path.isfile(path):
+        if os.path.dirname(os.path.abspath(path)) == CHECKPOINT_DIR and not os.path.isfile(path):
             raise CheckpointError(
-                f"the shipped PPO checkpoint {path!r} is missing; train one with `python train.py --config "
-                f"configs/default.yaml` and copy runs/default/best.pt there, or pass a checkpoint path"
+                f"the shipped PPO checkpoint {path!r} is missing; train one with train.py (docs/training.md) and "
+                f"ship it with `python tools/ship.py runs/<name> --to {os.path.splitext(path)[0]}`, or pass a "
+                f"checkpoint path"
             )
         config = make_config(**flags)
         ckpt = load_checkpoint(path, map_location=device)
