@@ -156,3 +156,17 @@ def test_exit_configs_load():
     for name, source in (("exit", "online"), ("exit_smoke", "online")):
         cfg = config.make_train_config(os.path.join(ROOT, "configs", f"{name}.yaml"))
         assert cfg.name == name and cfg.exit.source == source
+
+
+def test_clear_choices_keeps_only_decisions_with_a_clear_best_card():
+    from rook_env.training.expert import clear_choices
+
+    nan = np.nan
+    q = np.array([[10.0, 5.0, nan],    # best by 5
+                  [30.0, nan, 2.0],    # best by 28
+                  [nan, 7.0, nan],     # one tried card: nothing to choose
+                  [nan, nan, nan]],    # not searched
+                 np.float32)
+    assert clear_choices(q, 0).tolist() == [True, True, True, False]
+    assert clear_choices(q, 5).tolist() == [True, True, False, False]
+    assert clear_choices(q, 20).tolist() == [False, True, False, False]

@@ -81,6 +81,16 @@ def distill_loss(model: ActorCritic, b: dict[str, torch.Tensor], temperature: fl
 
 
 # ============================================================================================= records
+def clear_choices(q: np.ndarray, min_gap: float) -> np.ndarray:
+    """Rows of ``q`` whose best tried card beats the second best by at least ``min_gap`` points (every row with a
+    tried card when ``min_gap`` is 0; rows with one tried card only then)."""
+    tried = np.isfinite(q)
+    if min_gap <= 0:
+        return tried.any(axis=1)
+    top2 = -np.sort(-np.where(tried, q, -np.inf), axis=1)[:, :2]
+    return (tried.sum(axis=1) >= 2) & (top2[:, 0] - top2[:, 1] >= min_gap)
+
+
 def searched(records: dict[str, np.ndarray]) -> np.ndarray:
     """Which records were searched (some card has a value)."""
     return np.isfinite(records["q"]).any(axis=1)
@@ -315,9 +325,11 @@ def masked_kl(model: ActorCritic, ref: ActorCritic, obs: torch.Tensor, mask: tor
 
 def distill(labels: str, init: str, out: str, steps: int = 3000, lr: float = 1e-4, batch: int = 512,
             temperature: float = 10.0, kl_coef: float = 1.0, held_out: float = 0.1, reward_scale: float = 0.01,
-            vf_coef: float = 0.5, seed: int = 1, log: Any = print) -> dict:
+            vf_coef: float = 0.5, seed: int = 1, min_gap: float = 0.0, log: Any = print) -> dict:
     """Fine-tune the network of checkpoint ``init`` towards the labels of the folder ``labels`` (see the module
-    docstring); write ``<out>/agent.pt`` (the init checkpoint with the new weights) and return the report."""
+    docstring); write ``<out>/agent.pt`` (the init checkpoint with the new weights) and return the report.
+    ``min_gap`` > 0: only the decisions where search's best card beats its second by that many points are
+    distilled; the other searched decisions join bids, discards and trump under the KL to the initial network."""
     t0 = time.time()
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
@@ -325,6 +337,9 @@ def distill(labels: str, init: str, out: str, steps: int = 3000, lr: float = 1e-
     model = model_from_checkpoint(ckpt, init)
     ref = model_from_checkpoint(ckpt, init).eval()
     records = read_shards(shard_paths(labels))
+    if min_gap > 0:  # unclear choices are kept as the initial network plays them (the KL below)
+        unclear = searched(records) & ~clear_choices(records["q"], min_gap)
+        records["q"] = np.where(unclear[:, None], np.nan, records["q"]).astype(np.float32)
     hands = np.unique(records["hand"])
     test_hands = hands[np.random.default_rng(seed).random(len(hands)) < held_out]
     is_test = np.isin(records["hand"], test_hands)
@@ -368,6 +383,7 @@ def distill(labels: str, init: str, out: str, steps: int = 3000, lr: float = 1e-
                 f"acc {r['accuracy'].item():.3f}")
     after = held_out_figures()
     report = {"labels": labels, "init": init, "steps": steps, "lr": lr, "batch": batch, "temperature": temperature,
+              "min_gap": min_gap,
               "kl_coef": kl_coef, "train_decisions": len(train), "held_out_decisions": len(test),
               "held_out_before": before, "held_out_after": after, "seconds": round(time.time() - t0, 1)}
     log(f"held out after: {after} ({report['seconds']:.0f}s)")
@@ -393,13 +409,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--kl", type=float, default=1.0, help="KL to the initial network on bids, discards, trump")
     p.add_argument("--held-out", type=float, default=0.1, help="fraction of hands held out")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--min-gap", type=float, default=0.0,
+                   help="distil only decisions whose best card beats the second by this many points (0: all)")
     a = p.parse_args(argv)
     for name, ok in (("steps", a.steps > 0), ("lr", a.lr > 0), ("batch", a.batch > 0),
-                     ("temperature", a.temperature > 0), ("kl", a.kl >= 0), ("held-out", 0 < a.held_out < 1)):
+                     ("temperature", a.temperature > 0), ("kl", a.kl >= 0), ("held-out", 0 < a.held_out < 1),
+                     ("min-gap", a.min_gap >= 0)):
         if not ok:
             p.error(f"--{name}: out of range (got {getattr(a, name.replace('-', '_'))})")
     try:
-        distill(a.labels, a.init, a.out, a.steps, a.lr, a.batch, a.temperature, a.kl, a.held_out, seed=a.seed)
+        distill(a.labels, a.init, a.out, a.steps, a.lr, a.batch, a.temperature, a.kl, a.held_out, seed=a.seed,
+                min_gap=a.min_gap)
     except (ValueError, OSError) as exc:
         print(f"error: {exc}")
         return 2
