@@ -453,3 +453,30 @@ def test_keeps_the_master_trump_for_the_last_trick():
         me = st.current
         st.apply((agent if me == 0 else heur).act(_obs(st, me)))
     assert st.last_trick_team == 0
+
+
+@pytest.mark.parametrize("flags", [{"nest": "off", "rook_bird": "off"}, {"rook_bird": "off"}])
+@pytest.mark.parametrize("engine", ["batched", "python"])
+def test_search_plays_tables_whose_nest_is_not_five_cards(flags, engine, monkeypatch):
+    """The nest's holder takes the table's nest size (none without a nest, 4 without the Rook Bird): strict
+    search finds consistent worlds at every searched decision instead of falling back."""
+    import rook_env
+    from rook_env.agents.search import SearchAgent
+    from rook_env.agents.search.batched import supported
+
+    if engine == "batched" and not supported(rook_env.make_config(**flags)):
+        pytest.skip("the batched engine needs numba")
+    monkeypatch.setattr(SearchAgent, "strict", True)
+    agent = SearchAgent(seed=1, samples=4, engine=engine, **flags)
+    env = rook_env.raw_env(**flags)
+    searched = 0
+    for h in range(2):
+        env.reset(seed=h)
+        for _ in env.agent_iter():
+            obs, _, term, trunc, info = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            env.step(agent.act(obs, info))
+            searched += agent.last_values is not None
+    assert searched > 20 and agent.fallbacks == 0

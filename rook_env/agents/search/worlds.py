@@ -35,7 +35,7 @@ from functools import lru_cache
 from math import factorial
 from typing import Sequence
 
-from rook_env.cards import NEST_SIZE, N_SEATS, bits
+from rook_env.cards import N_SEATS, bits
 from rook_env.config import RookConfig
 from rook_env.rules import PLAY, RookState
 
@@ -86,14 +86,15 @@ def holders_for(tab: CardTables, view: SeatView, voids: Sequence[int]) -> tuple[
             # it laid a counter down: only counters and trumps were left in its hand then
             forbidden |= tab.all_cards & ~tab.counter_mask & ~tab.colour_mask[trump]
         holders.append(Holder(r, tricks_left - (r in in_trick), forbidden & unseen))
-    if not i_bid:
+    nest_size = tab.layout.nest_size  # 5, 4 without the Rook Bird, 0 without a nest
+    if not i_bid and nest_size:
         forbidden, needs = 0, False
         if forced_rule:
             if view.nest_counters:
                 needs = True
             else:
                 forbidden = tab.counter_mask & unseen
-        holders.append(Holder(NEST, NEST_SIZE, forbidden, needs))
+        holders.append(Holder(NEST, nest_size, forbidden, needs))
     return unseen, holders
 
 
