@@ -235,3 +235,20 @@ def shuffle_hidden(st: RookState, me: int, rng: random.Random) -> RookState:
 def legal_mask_array(st: RookState) -> np.ndarray:
     m = st.legal_mask()
     return np.array([(m >> a) & 1 for a in range(st.L.n_actions)], np.int8)
+
+
+def seat_observation(st: RookState, me: int) -> dict:
+    """Seat ``me``'s observation dict of ``st`` (as the environment gives it): its vector and action mask."""
+    from rook_env.observation import encode
+
+    return {"observation": encode(st, me), "action_mask": legal_mask_array(st)}
+
+
+def strict_search(seed: int = 0, samples: int = 4, **kw):
+    """A SearchAgent whose internal errors raise instead of falling back (its heuristic's too)."""
+    from rook_env.agents.search import SearchAgent
+
+    ag = SearchAgent(seed=seed, samples=samples, **kw)
+    ag.strict = True
+    ag.heuristic.strict = True
+    return ag

@@ -26,7 +26,8 @@ from rook_env.cards import bits, layout_for
 from rook_env.config import make_config
 from rook_env.observation import encode, obs_layout
 from rook_env.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
-from helpers import legal_mask_array as _mask, shuffle_hidden as _shuffle_hidden  # the agents' hidden-card shuffle
+from helpers import legal_mask_array as _mask, seat_observation as _obs, strict_search
+from helpers import shuffle_hidden as _shuffle_hidden  # the agents' hidden-card shuffle
 
 FLAG_VARIANTS = [
     {},
@@ -39,15 +40,6 @@ FLAG_VARIANTS = [
 ]
 
 
-def strict_search(seed=0, samples=4, **kw) -> SearchAgent:
-    ag = SearchAgent(seed=seed, samples=samples, **kw)
-    ag.strict = True  # internal errors raise instead of falling back
-    ag.heuristic.strict = True
-    return ag
-
-
-def _obs(st: RookState, me: int) -> dict:
-    return {"observation": encode(st, me), "action_mask": _mask(st)}
 
 
 # ============================================================================ legality

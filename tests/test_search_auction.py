@@ -16,9 +16,8 @@ from rook_env.agents import make_agent
 from rook_env.agents.random_agent import RandomAgent
 from rook_env.agents.search import SearchAgent
 from rook_env.config import make_config
-from rook_env.observation import encode
 from rook_env.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
-from helpers import legal_mask_array as _mask, shuffle_hidden as _shuffle_hidden
+from helpers import seat_observation as _obs, shuffle_hidden as _shuffle_hidden, strict_search
 
 AUCTION = (BID, DISCARD, TRUMP)
 FLAG_VARIANTS = [
@@ -31,14 +30,8 @@ FLAG_VARIANTS = [
 
 
 def auction_search(seed=0, samples=4, **kw) -> SearchAgent:
-    ag = SearchAgent(seed=seed, samples=samples, auction="search", auction_samples=samples, **kw)
-    ag.strict = True  # internal errors raise instead of falling back
-    ag.heuristic.strict = True
-    return ag
-
-
-def _obs(st: RookState, me: int) -> dict:
-    return {"observation": encode(st, me), "action_mask": _mask(st)}
+    """Strict search with the auction searched too (internal errors raise instead of falling back)."""
+    return strict_search(seed, samples, auction="search", auction_samples=samples, **kw)
 
 
 @pytest.mark.parametrize("flags", FLAG_VARIANTS)

@@ -16,7 +16,7 @@ from typing import Any, Mapping, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Agent", "legal_from"]
+__all__ = ["Agent", "check_batch", "legal_from"]
 
 
 @runtime_checkable
@@ -33,3 +33,25 @@ def legal_from(observation: Mapping[str, np.ndarray]) -> np.ndarray:
     if legal.size == 0:
         raise ValueError("the action mask is empty: this seat has no legal action (not its turn, or the hand is over)")
     return legal
+
+
+def check_batch(observations: Any, masks: Any, keys: Any, size: int, n_actions: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``act_batch``'s arguments as arrays, or a ValueError naming what is wrong: ``(N, size)`` observations,
+    ``(N, n_actions)`` masks with a legal action in every row, and ``keys`` None or N distinct integers."""
+    obs = np.asarray(observations)
+    masks = np.asarray(masks)
+    if obs.ndim != 2 or obs.shape[1] != size:
+        raise ValueError(f"observations have shape {obs.shape}, expected (N, {size}) for this configuration")
+    if masks.shape != (obs.shape[0], n_actions):
+        raise ValueError(f"masks have shape {masks.shape}, expected ({obs.shape[0]}, {n_actions})")
+    empty = np.flatnonzero(~masks.any(axis=1))
+    if empty.size:
+        raise ValueError(f"rows {empty[:10].tolist()} have an empty action mask (no legal action)")
+    if keys is not None:
+        keys = np.asarray(keys)
+        if keys.shape != (obs.shape[0],) or not np.issubdtype(keys.dtype, np.integer):
+            raise ValueError(f"keys must be {obs.shape[0]} integers (one per row), got shape {keys.shape}")
+        if np.unique(keys).size != keys.size:
+            raise ValueError("keys must be distinct within one act_batch call")
+    return obs, masks, keys

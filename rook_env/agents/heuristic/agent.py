@@ -83,6 +83,7 @@ from rook_env.cards import N_COLOURS
 from rook_env.config import make_config
 from rook_env.rules import BID, CIRCUS, DISCARD, PLAY, TRUMP
 
+from ..base import check_batch
 from .batch import BatchCardPlay
 from .bidding import HandModel
 from .play import Memory, choose_card, choose_card_generic, circus_pass
@@ -192,22 +193,7 @@ class HeuristicAgent:
         ``act``'s memory, filed by hand, in row order. Card play in its usual form is decided for
         all rows together in arrays; other phases and unusual observations row by row.
         """
-        obs = np.asarray(observations)
-        masks = np.asarray(masks)
-        size, n_actions = self.reader.size, self.layout.n_actions
-        if obs.ndim != 2 or obs.shape[1] != size:
-            raise ValueError(f"observations have shape {obs.shape}, expected (N, {size}) for this configuration")
-        if masks.shape != (obs.shape[0], n_actions):
-            raise ValueError(f"masks have shape {masks.shape}, expected ({obs.shape[0]}, {n_actions})")
-        empty = np.flatnonzero(~masks.any(axis=1))
-        if empty.size:
-            raise ValueError(f"rows {empty[:10].tolist()} have an empty action mask (no legal action)")
-        if keys is not None:
-            keys = np.asarray(keys)
-            if keys.shape != (obs.shape[0],) or not np.issubdtype(keys.dtype, np.integer):
-                raise ValueError(f"keys must be {obs.shape[0]} integers (one per row), got shape {keys.shape}")
-            if np.unique(keys).size != keys.size:
-                raise ValueError("keys must be distinct within one act_batch call")
+        obs, masks, keys = check_batch(observations, masks, keys, self.reader.size, self.layout.n_actions)
         if self._batch is None:
             self._batch = BatchCardPlay(self.tables, self.reader)
         out = np.empty(obs.shape[0], np.int64)

@@ -53,6 +53,7 @@ import numpy as np
 from rook_env.config import make_config
 from rook_env.rules import BID, PLAY, RookState
 
+from ..base import check_batch
 from ..heuristic.agent import MEMORY_LIMIT, HeuristicAgent
 from ..heuristic.play import Memory, known_voids
 from ..heuristic.tables import card_tables, seat_reader
@@ -186,22 +187,8 @@ class SearchAgent:
         hand). ``return_values``: also return ``(N, A)`` float32, the mean score difference search measured
         for each card it tried (``act``'s ``last_values``), NaN elsewhere (not tried, no search). Other
         phases (bids, discards, trump) are ``act``'s, row by row."""
-        obs = np.asarray(observations)
-        masks = np.asarray(masks)
-        size, n_actions = self.reader.size, self.layout.n_actions
-        if obs.ndim != 2 or obs.shape[1] != size:
-            raise ValueError(f"observations have shape {obs.shape}, expected (N, {size}) for this configuration")
-        if masks.shape != (obs.shape[0], n_actions):
-            raise ValueError(f"masks have shape {masks.shape}, expected ({obs.shape[0]}, {n_actions})")
-        empty = np.flatnonzero(~masks.any(axis=1))
-        if empty.size:
-            raise ValueError(f"rows {empty[:10].tolist()} have an empty action mask (no legal action)")
-        if keys is not None:
-            keys = np.asarray(keys)
-            if keys.shape != (obs.shape[0],) or not np.issubdtype(keys.dtype, np.integer):
-                raise ValueError(f"keys must be {obs.shape[0]} integers (one per row), got shape {keys.shape}")
-            if np.unique(keys).size != keys.size:
-                raise ValueError("keys must be distinct within one act_batch call")
+        n_actions = self.layout.n_actions
+        obs, masks, keys = check_batch(observations, masks, keys, self.reader.size, n_actions)
         n = obs.shape[0]
         out = np.empty(n, np.int64)
         values = np.full((n, n_actions), np.nan, np.float32) if return_values else None
