@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["label_hands", "load_labels", "main"]
+__all__ = ["label_hands", "main"]
 
 
 def label_hands(hands: int, seed: int, base: Any = "ppo", samples: int = 24, seats: dict | None = None,
@@ -92,14 +92,6 @@ def base_agent(base: Any, seed: int, flags: dict) -> Any:
     return None if base == "heuristic" else make_agent(base, seed=seed, **flags)
 
 
-def load_labels(paths: Sequence[str]) -> dict[str, np.ndarray]:
-    """The records of several shards, concatenated."""
-    parts = [dict(np.load(p)) for p in paths]
-    if not parts:
-        raise ValueError("no label shards given")
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True, help="folder of the shards")
@@ -115,15 +107,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .ray_labels import main as ray_main
 
         return ray_main(a, label_hands)
+    from .ray_labels import shard_plan, write_shard  # the shards cut and written as the Ray workers' are
+
     os.makedirs(a.out, exist_ok=True)
-    for k in range(0, a.hands, a.shard_hands):
-        path = os.path.join(a.out, f"shard_{a.seed}_{k // a.shard_hands:05d}.npz")
+    for path, first, n in shard_plan(a.out, a.hands, a.seed, a.shard_hands):
         if os.path.exists(path):
             continue
         t0 = time.time()
-        rec = label_hands(min(a.shard_hands, a.hands - k), a.seed + k, a.base, a.samples)
-        np.savez_compressed(path + ".tmp.npz", **rec)
-        os.replace(path + ".tmp.npz", path)
+        rec = label_hands(n, first, a.base, a.samples)
+        write_shard(path, rec)
         n_q = int(np.isfinite(rec["q"]).any(axis=1).sum())
         print(f"{path}: {len(rec['obs'])} decisions, {n_q} searched, {time.time() - t0:.0f}s", flush=True)
     return 0
