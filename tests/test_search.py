@@ -26,7 +26,7 @@ from rook_env.cards import bits, layout_for
 from rook_env.config import make_config
 from rook_env.observation import encode, obs_layout
 from rook_env.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
-from helpers import legal_mask_array as _mask, seat_observation as _obs, strict_search
+from helpers import seat_observation as _obs, strict_search
 from helpers import shuffle_hidden as _shuffle_hidden  # the agents' hidden-card shuffle
 
 FLAG_VARIANTS = [
