@@ -5,9 +5,13 @@
 
 One rollout of the config (the in-process collector, an untrained policy) is updated by both versions, interleaved
 in each repeat (the first repeat is a warm-up), each from the same copy of the model and optimizer with the same
-minibatch shuffle, on ``torch_threads`` threads (1: the learner's core). Figures: update seconds per 1M decisions
-(rollout decisions / update time; ``update_epochs`` passes), median [min, max] over the timed repeats, the ratio
-old / new per repeat, and whether both versions ended with the same weights (a change of speed only).
+minibatch shuffle, on ``torch_threads`` threads (1: the learner's core). The old side's network computes its
+gradients in float32 (what ``--old-ref`` did), the new side's as the config's ``grad_precision`` says (auto:
+bfloat16 products on a CPU that has them in hardware). Figures: update seconds per 1M decisions (rollout
+decisions / update time; ``update_epochs`` passes), median [min, max] over the timed repeats, the ratio old /
+new per repeat, and how far apart the two updated policies end: the mean KL between them on the rollout's
+observations, against the KL that two float32 updates differing only in their minibatch shuffle end apart (the
+update's own noise; the same weights, KL 0, when only the speed changed).
 """
 
 from __future__ import annotations
@@ -63,29 +67,45 @@ def main() -> None:
     n = len(batch["act"])
     settings = ppo.PPOSettings.of(cfg)
     sides = {"old": old_ppo(a.old_ref).ppo_update, "new": ppo.ppo_update}
+    precision = {"old": "float32", "new": cfg.grad_precision}
+    obs, mask = torch.as_tensor(batch["obs"]), torch.as_tensor(batch["mask"])
+
+    def updated(name: str, shuffle: int) -> tuple[ActorCritic, float]:
+        m = copy.deepcopy(model)
+        m.set_grad_precision(precision[name])
+        opt = ppo.make_optimizer(m, cfg.lr, eps=1e-5)
+        gen = torch.Generator()
+        gen.manual_seed(shuffle)
+        t0 = time.perf_counter()
+        sides[name](m, opt, batch, settings, cfg.ent_coef, gen)
+        return m, time.perf_counter() - t0
+
+    def kl(x: ActorCritic, y: ActorCritic) -> float:
+        with torch.no_grad():
+            lx, ly = x.dist(obs, mask).log_probs, y.dist(obs, mask).log_probs
+            return float(torch.where(mask, lx.exp() * (lx - ly), torch.zeros_like(lx)).sum(-1).mean())
+
     per_m: dict[str, list[float]] = {k: [] for k in sides}
-    same = []
+    apart, noise = [], []
     for r in range(a.repeats + 1):
-        weights = {}
-        for name, update in sides.items():
-            m = copy.deepcopy(model)
-            opt = ppo.make_optimizer(m, cfg.lr, eps=1e-5)
-            gen = torch.Generator()
-            gen.manual_seed(r)
-            t0 = time.perf_counter()
-            update(m, opt, batch, settings, cfg.ent_coef, gen)
+        models = {}
+        for name in sides:
+            models[name], seconds = updated(name, r)
             if r:
-                per_m[name].append((time.perf_counter() - t0) / n * 1e6)
-            weights[name] = [q.detach().clone() for q in m.parameters()]
-        same.append(all(torch.equal(x, y) for x, y in zip(weights["old"], weights["new"])))
+                per_m[name].append(seconds / n * 1e6)
+        apart.append(kl(models["old"], models["new"]))
+        if r == 0:  # the update's own noise, once: float32 with another shuffle
+            noise.append(kl(models["old"], updated("old", 10_000)[0]))
     ratio = [o / w for o, w in zip(per_m["old"], per_m["new"])]
     print(f"{a.config}: rollout of {n} decisions, {settings.update_epochs} epochs of minibatches of "
-          f"{settings.minibatch_size}, {cfg.torch_threads} thread(s); {a.repeats} repeats, median [min, max]")
+          f"{settings.minibatch_size}, {cfg.torch_threads} thread(s); {a.repeats} repeats, median [min, max]; "
+          f"gradient products: old float32, new {precision['new']} ({model.set_grad_precision(precision['new'])})")
     for name, xs in per_m.items():
         side = f"ppo.py at {a.old_ref}" if name == "old" else "ppo.py now"
         print(f"  {side}: {statistics.median(xs):.1f} [{min(xs):.1f}, {max(xs):.1f}] update seconds per 1M decisions")
-    print(f"  old / new: {statistics.median(ratio):.3f} [{min(ratio):.3f}, {max(ratio):.3f}]; "
-          f"same weights after the update: {all(same)}")
+    print(f"  old / new: {statistics.median(ratio):.3f} [{min(ratio):.3f}, {max(ratio):.3f}]")
+    print(f"  KL between the two updated policies: max {max(apart):.1e} over repeats; two float32 updates with "
+          f"different shuffles: {noise[0]:.1e}")
 
 
 if __name__ == "__main__":

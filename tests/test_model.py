@@ -1,6 +1,7 @@
 """The network's sparse first layer (rook_env/agents/learned/model.py: SparseInputLinear) computes the same
 function as nn.Linear, with the same gradients, on real observations and critic states; the shipped agent loads
-and chooses the same actions with it as with dense layers."""
+and chooses the same actions with it as with dense layers. The dense layers' bfloat16 gradient products
+(DenseLinear, grad_precision) leave the forward pass exact and an update where float32's ends."""
 
 from __future__ import annotations
 
@@ -163,3 +164,77 @@ def test_the_shipped_agent_loads_and_chooses_the_same_actions(real_batch, dense)
         observation = {"observation": real_batch["obs"][i], "action_mask": real_batch["mask"][i].astype(np.int8)}
         if real_batch["mask"][i].sum() > 1:
             assert agent.act(observation) == int(modes[i])
+
+
+# ---------------------------------------------------------------------------- bfloat16 gradient products
+def test_bf16_gradients_keep_the_forward_pass_exact_and_the_gradients_close(real_batch):
+    torch.manual_seed(0)
+    x = torch.from_numpy(real_batch["obs"][:2048, :256]).clone() + 0.1 * torch.randn(2048, 256)
+    layer = M.DenseLinear(256, 128)
+    ref = nn.Linear(256, 128)
+    ref.load_state_dict(layer.state_dict())
+    grad = torch.randn(2048, 128)
+    with torch.no_grad():  # no gradients: the plain F.linear whatever the setting
+        layer.grad_dtype = torch.bfloat16
+        assert torch.equal(layer(x), ref(x))
+    xg, xg_ref = x.clone().requires_grad_(), x.clone().requires_grad_()
+    y, y_ref = layer(xg), ref(xg_ref)
+    assert type(y.grad_fn).__name__ == "_Bf16GradLinearFunctionBackward"
+    assert torch.equal(y, y_ref)  # the forward pass is float32's, bit for bit
+    y.backward(grad)
+    y_ref.backward(grad)
+    for got, want in ((layer.weight.grad, ref.weight.grad), (xg.grad, xg_ref.grad)):
+        rel = float((got - want).norm() / want.norm())
+        assert 0 < rel < 1e-2  # rounded (not float32's exactly), by bfloat16's 8 bits, not more
+    torch.testing.assert_close(layer.bias.grad, ref.bias.grad)  # a plain sum
+    layer.grad_dtype = torch.float32
+    assert type(layer(xg).grad_fn).__name__ != "_Bf16GradLinearFunctionBackward"
+
+
+def test_grad_precision_settings():
+    model = M.ActorCritic(583, 58, [32, 32], 788, [16])
+    dense_layers = [m for m in model.modules() if isinstance(m, M.DenseLinear)]
+    assert len(dense_layers) == 2 + 1  # every layer but the first (sparse) one: the actor 32-32, 32-58; the critic 16-1
+    assert model.set_grad_precision("bfloat16") is torch.bfloat16
+    assert all(m.grad_dtype is torch.bfloat16 for m in dense_layers)
+    assert model.set_grad_precision("float32") is torch.float32
+    assert all(m.grad_dtype is torch.float32 for m in dense_layers)
+    assert model.set_grad_precision("auto") is (torch.bfloat16 if M.bf16_matmul_fast() else torch.float32)
+    with pytest.raises(ValueError, match="grad_precision must be one of auto, float32, bfloat16, got 'half'"):
+        model.set_grad_precision("half")
+
+
+def test_a_bf16_gradient_update_ends_where_float32s_does(real_batch):
+    """Two epochs of PPO minibatches on real observations: the policy after the bfloat16-gradient update is far
+    closer to float32's (same shuffle) than two float32 updates that differ only in their shuffle are to each other."""
+    from rook_env.training.ppo import PPOSettings, make_optimizer, ppo_update
+
+    torch.manual_seed(0)
+    base = M.ActorCritic(583, 58, [128, 128], 788, [64])
+    obs, mask, cin = (torch.from_numpy(real_batch[k]) for k in ("obs", "mask", "cin"))
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        dist = base.dist(obs, mask)
+        act = dist.sample(gen)
+        batch = {"obs": obs, "mask": mask, "cin": cin, "act": act, "logp": dist.log_prob(act),
+                 "val": base.value(cin), "adv": torch.randn(len(obs), generator=gen),
+                 "ret": torch.randn(len(obs), generator=gen)}
+    s = PPOSettings(update_epochs=2, minibatch_size=512, clip_coef=0.2, vf_coef=0.5, clip_vloss=True,
+                    norm_adv=True, max_grad_norm=0.5, target_kl=0.0)
+
+    def updated(precision: str, shuffle: int) -> M.ActorCritic:
+        model = copy.deepcopy(base)
+        model.set_grad_precision(precision)
+        ppo_update(model, make_optimizer(model, 3e-4, eps=1e-5), batch, s, 0.01,
+                   torch.Generator().manual_seed(shuffle))
+        return model
+
+    def kl(a: M.ActorCritic, b: M.ActorCritic) -> float:
+        with torch.no_grad():
+            la, lb = a.dist(obs, mask).log_probs, b.dist(obs, mask).log_probs
+            return float(torch.where(mask, la.exp() * (la - lb), torch.zeros_like(la)).sum(-1).mean())
+
+    f32, f32_other, bf16 = updated("float32", 1), updated("float32", 2), updated("bfloat16", 1)
+    assert kl(base, f32) > 0 and kl(f32, f32_other) > 0
+    assert kl(f32, bf16) < 0.05 * kl(f32, f32_other)
+    assert 0.8 < kl(base, bf16) / kl(base, f32) < 1.25  # it moves as far as float32's

@@ -378,6 +378,7 @@ def test_a_whole_mapping_replaces_the_field(tmp_path):
      ("hidden=[]", "hidden"), ("central_critic=maybe", "central_critic"), ("lr=.inf", "lr"), ("lr=.nan", "lr"),
      ("gamma=1.5", "gamma"), ("bc_batch=-1", "bc_batch"), ("hidden=[64, -1]", "hidden"), ("hidden=[a]", "hidden"),
      ("critic_hidden=[0]", "critic_hidden"),
+     ("grad_precision=half", "grad_precision"),
      ("hidden.x=1", "hidden"), ("opponent_mix.self=.inf", "opponent_mix"), ("opponent_mix.self=-1", "opponent_mix"),
      ("total_decisions=2.5", "total_decisions"), ("name=", "name"), ("name=a/b", "name"), ("seed=-1", "seed"),
      ("max_minutes=.inf", "max_minutes"), ("reward_scale=0", "reward_scale"), ("eval_opponents=[]", "eval_opponents"),

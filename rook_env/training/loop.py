@@ -117,6 +117,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
     n_actions = env.action_space("player_0").n
     critic_dim = env.state_space.shape[0] if cfg.central_critic else None
     model = ActorCritic(obs_dim, n_actions, cfg.hidden, critic_dim, cfg.critic_hidden).to(device)
+    grad_dtype = model.set_grad_precision(cfg.grad_precision)  # the dense layers' gradient products (model.py)
     optimizer = make_optimizer(model, cfg.lr, eps=1e-5)
     ppo_settings = PPOSettings.of(cfg)
     if cfg.ray.collectors:  # collector actors on a Ray cluster, behind the same interface (ray is imported only here)
@@ -181,7 +182,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
             print(line, file=sys.stderr, flush=True)
 
     log(f"{started} on {device}: obs {obs_dim}, actions {n_actions}, critic input {critic_dim or obs_dim}, "
-        f"{sum(p.numel() for p in model.parameters()):,} parameters")
+        f"{sum(p.numel() for p in model.parameters()):,} parameters, gradient products in "
+        f"{str(grad_dtype).removeprefix('torch.')} (grad_precision {cfg.grad_precision})")
     if cfg.max_minutes and resume:
         log(f"time cap: {cfg.max_minutes:g} min for the whole run, {state['wall_seconds'] / 60:.1f} of them spent")
 
