@@ -2,6 +2,7 @@
 
     PYTHONPATH=$PWD python benchmarks/bench_update.py                      # configs/default.yaml, 6 repeats
     PYTHONPATH=$PWD python benchmarks/bench_update.py --old-ref 1784ed1 --repeats 10
+    PYTHONPATH=$PWD python benchmarks/bench_update.py --init rook_env/agents/checkpoints/ppo_default.pt  # trained
 
 One rollout of the config (the in-process collector, an untrained policy) is updated by both versions, interleaved
 in each repeat (the first repeat is a warm-up), each from the same copy of the model and optimizer with the same
@@ -30,7 +31,7 @@ import numpy as np
 import torch
 
 from rook_env import raw_env
-from rook_env.agents.learned.model import ActorCritic
+from rook_env.agents.learned.model import ActorCritic, load_checkpoint, model_from_checkpoint
 from rook_env.training import make_train_config, ppo
 from rook_env.training.collection import Collector
 
@@ -55,12 +56,17 @@ def main() -> None:
     p.add_argument("--config", default=str(REPO / "configs" / "default.yaml"))
     p.add_argument("--old-ref", default="1784ed1", help="the commit whose ppo.py is the old side")
     p.add_argument("--repeats", type=int, default=6)
+    p.add_argument("--init", default="", help="start from this checkpoint's network (default: the config's, untrained)")
     a = p.parse_args()
     cfg = make_train_config(a.config, [])
     torch.set_num_threads(cfg.torch_threads)
     env = raw_env(**cfg.env_flags)
-    model = ActorCritic(env.observation_space("player_0")["observation"].shape[0], env.action_space("player_0").n,
-                        cfg.hidden, env.state_space.shape[0] if cfg.central_critic else None, cfg.critic_hidden)
+    if a.init:  # a trained network (its own layer sizes): updates of a policy that has learned something
+        model = model_from_checkpoint(load_checkpoint(a.init), a.init)
+    else:
+        model = ActorCritic(env.observation_space("player_0")["observation"].shape[0],
+                            env.action_space("player_0").n, cfg.hidden,
+                            env.state_space.shape[0] if cfg.central_critic else None, cfg.critic_hidden)
     collector = Collector(cfg, torch.device("cpu"), np.random.default_rng(cfg.seed))
     collector.pool.append(copy.deepcopy(model.actor).eval())
     batch, _ = collector.collect(model, 0.0)
