@@ -280,6 +280,34 @@ def test_heuristic_games_for_behaviour_cloning():
         np.testing.assert_array_equal(data[k], again[k], err_msg=k)
 
 
+def test_heuristic_games_in_float16_are_the_float32_games_rounded():
+    cfg = config.make_train_config(SMOKE, ["num_envs=8", "bc_hands=6"])
+    full = behaviour_cloning.heuristic_games(cfg, np.random.default_rng(3), lambda *a: None)
+    cfg.bc_dtype = "float16"
+    half = behaviour_cloning.heuristic_games(cfg, np.random.default_rng(3), lambda *a: None)
+    assert half["obs"].dtype == half["cin"].dtype == np.float16
+    for k in ("act", "mask", "seat", "episode", "ret"):
+        np.testing.assert_array_equal(half[k], full[k], err_msg=k)
+    for k in ("obs", "cin"):  # the same inputs to within float16's rounding of multiples of 1/40
+        np.testing.assert_allclose(half[k].astype(np.float32), full[k], atol=2.5e-4, err_msg=k)
+        assert ((half[k] != 0) == (full[k] != 0)).all()
+
+
+def test_behaviour_clone_keeps_the_weights_of_the_best_held_out_accuracy():
+    cfg = config.make_train_config(SMOKE, ["num_envs=8", "bc_hands=20", "bc_steps=12", "bc_eval_every=3",
+                                           "bc_batch=64", "bc_lr=0.01", "hidden=[32]", "bc_dtype=float16"])
+    torch.manual_seed(2)
+    model = ActorCritic(583, 58, cfg.hidden, 788)
+    res = behaviour_cloning.behaviour_clone(model, cfg, torch.device("cpu"), np.random.default_rng(2), lambda *a: None)
+    steps, accs = zip(*res["held_out_curve"])
+    assert steps == (3, 6, 9, 12)
+    best = int(np.argmax(accs))
+    assert accs[-1] < accs[best]  # this seed's last step is worse: the kept weights are an earlier step's
+    assert res["kept_step"] == steps[best]
+    # measured on the model as it ends: it holds the kept step's weights
+    assert res["held_out_accuracy"]["all"] == pytest.approx(accs[best], abs=1e-4)
+
+
 # ------------------------------------------------------------------------------ GAE, credit assignment
 def test_compute_gae_hand_checked():
     adv, ret = ppo.compute_gae(np.array([0, 0, 1.0]), np.array([0.5, 0.6, 0.7]), np.array([0, 0, 1]),
@@ -386,7 +414,8 @@ def test_a_whole_mapping_replaces_the_field(tmp_path):
      ("eval_opponents=[heuristic, heuristic]", "eval_opponents"), ("eval_opponents=[expert]", "eval_opponents"),
      ("league=[runs/x/agent]", "league"), ("game=call_partner eval_opponents=[search]", "eval_opponents"),
      ("playoff_deals=0", "playoff_deals"), ("playoff_candidates=-1", "playoff_candidates"),
-     ("playoff_candidates=2 playoff_seed=1000", "playoff_seed")],
+     ("playoff_candidates=2 playoff_seed=1000", "playoff_seed"), ("bc_dtype=int8", "bc_dtype"),
+     ("bc_eval_every=-1", "bc_eval_every")],
 )
 def test_bad_config_values_name_the_field(override, field):
     with pytest.raises(ValueError, match=field):

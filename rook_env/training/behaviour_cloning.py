@@ -36,6 +36,7 @@ def heuristic_games(cfg: Config, rng: np.random.Generator, progress: Callable[[s
     episode, active = tables.copy(), np.ones(N, bool)
     started, finished = N, 0
     returns = np.zeros((cfg.bc_hands, S))
+    dtype = np.dtype(cfg.bc_dtype)
     out = {k: [] for k in ("obs", "mask", "cin", "act", "seat", "episode")}
     while active.any():
         seat, mask = info["seat"], info["action_mask"]
@@ -44,9 +45,9 @@ def heuristic_games(cfg: Config, rng: np.random.Generator, progress: Callable[[s
         actions[rows] = teacher.act_batch(obs[rows], mask[rows], keys=rows * S + seat[rows])
         keep = active & (mask.sum(axis=1) > 1) if cfg.skip_forced else active
         if keep.any():
-            out["obs"].append(obs[keep])
+            out["obs"].append(obs[keep].astype(dtype, copy=False))
             out["mask"].append(mask[keep].view(np.bool_))
-            out["cin"].append(env.state_for(seat)[keep] if cfg.central_critic else obs[keep])
+            out["cin"].append((env.state_for(seat)[keep] if cfg.central_critic else obs[keep]).astype(dtype, copy=False))
             out["act"].append(actions[keep])
             out["seat"].append(seat[keep])
             out["episode"].append(episode[keep])
@@ -61,7 +62,7 @@ def heuristic_games(cfg: Config, rng: np.random.Generator, progress: Callable[[s
             for _ in done:
                 finished += 1
                 progress("heuristic hands", finished, cfg.bc_hands)
-    data = {k: np.concatenate(v) for k, v in out.items()}
+    data = {k: np.concatenate(out.pop(k)) for k in list(out)}  # pop: one list freed before the next is joined
     data["ret"] = returns[data["episode"], data["seat"]].astype(np.float32)
     return data
 
@@ -70,8 +71,9 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
                     progress: Callable[[str, int, int], None]) -> dict:
     """Imitate the heuristic agent (actor: cross-entropy with legal-action label smoothing) and fit the
     critic to the heuristic games' returns (:func:`heuristic_games`). 5% of the hands are held out to
-    report the imitation accuracy on unseen decisions. ``progress(what, done, total)`` is called after
-    every hand and step."""
+    report the imitation accuracy on unseen decisions; with ``bc_eval_every`` it is measured every that
+    many steps and the model ends with the weights of the best measurement (early stopping).
+    ``progress(what, done, total)`` is called after every hand and step."""
     t0 = time.time()
     game = game_of(cfg)
     phase = slice(0, game.phase_columns)  # the observation starts with the phase one-hot (Game.phases, over, ...)
@@ -87,28 +89,12 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
     train_idx = torch.as_tensor(np.flatnonzero(~held_out), device=device)
     val_idx = torch.as_tensor(np.flatnonzero(held_out), device=device)
     t_data = time.time() - t0
-    opt = make_optimizer(model, cfg.bc_lr)
-    n, eps = len(train_idx), cfg.bc_label_smoothing
-    for step in range(cfg.bc_steps):
-        for g in opt.param_groups:  # linear decay to a tenth
-            g["lr"] = cfg.bc_lr * (1 - 0.9 * step / cfg.bc_steps)
-        mb = train_idx[torch.randint(0, n, (min(cfg.bc_batch, n),), device=device)]
-        d = model.dist(O[mb], M[mb])
-        nll = -d.log_prob(A[mb])
-        smooth = -(torch.where(M[mb], d.log_probs, torch.zeros_like(d.log_probs)).sum(-1) / M[mb].sum(-1))
-        pi_loss = ((1 - eps) * nll + eps * smooth).mean()
-        v_loss = 0.5 * ((model.value(C[mb]) - R[mb]) ** 2).mean()
-        opt.zero_grad()
-        (pi_loss + cfg.vf_coef * v_loss).backward()
-        nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-        opt.step()
-        progress("steps", step + 1, cfg.bc_steps)
 
     @torch.no_grad()
     def accuracy(idx: torch.Tensor) -> dict:
         if len(idx) == 0:
             return {}
-        hit = torch.cat([model.dist(O[c], M[c]).mode() == A[c] for c in idx.split(4096)]).float()
+        hit = torch.cat([model.dist(O[c].float(), M[c]).mode() == A[c] for c in idx.split(4096)]).float()
         ph = O[idx, phase].argmax(-1)
         out = {"all": hit.mean().item()}
         for k, name in enumerate(game.phases):
@@ -116,7 +102,35 @@ def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: 
                 out[name] = hit[ph == k].mean().item()
         return out
 
-    return {"decisions": len(A), "hands": cfg.bc_hands, "steps": cfg.bc_steps,
+    opt = make_optimizer(model, cfg.bc_lr)
+    n, eps = len(train_idx), cfg.bc_label_smoothing
+    best: tuple[float, int, dict] | None = None  # held-out accuracy, step, weights (bc_eval_every)
+    curve = []  # (step, held-out accuracy)
+    for step in range(cfg.bc_steps):
+        for g in opt.param_groups:  # linear decay to a tenth
+            g["lr"] = cfg.bc_lr * (1 - 0.9 * step / cfg.bc_steps)
+        mb = train_idx[torch.randint(0, n, (min(cfg.bc_batch, n),), device=device)]
+        d = model.dist(O[mb].float(), M[mb])
+        nll = -d.log_prob(A[mb])
+        smooth = -(torch.where(M[mb], d.log_probs, torch.zeros_like(d.log_probs)).sum(-1) / M[mb].sum(-1))
+        pi_loss = ((1 - eps) * nll + eps * smooth).mean()
+        v_loss = 0.5 * ((model.value(C[mb].float()) - R[mb]) ** 2).mean()
+        opt.zero_grad()
+        (pi_loss + cfg.vf_coef * v_loss).backward()
+        nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+        opt.step()
+        progress("steps", step + 1, cfg.bc_steps)
+        if cfg.bc_eval_every and len(val_idx) and ((step + 1) % cfg.bc_eval_every == 0 or step + 1 == cfg.bc_steps):
+            acc = accuracy(val_idx)["all"]
+            curve.append((step + 1, round(acc, 4)))
+            if best is None or acc > best[0]:
+                best = (acc, step + 1, {k: v.detach().clone() for k, v in model.state_dict().items()})
+    early = {}
+    if best is not None:
+        model.load_state_dict(best[2])
+        early = {"kept_step": best[1], "held_out_curve": curve}
+
+    return {"decisions": len(A), "hands": cfg.bc_hands, "steps": cfg.bc_steps, **early,
             "train_accuracy": accuracy(train_idx[:20000]), "held_out_accuracy": accuracy(val_idx),
             "pi_loss": pi_loss.item(), "v_loss": v_loss.item(),
             "seconds_data": round(t_data, 1), "seconds": round(time.time() - t0, 1)}

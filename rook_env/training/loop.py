@@ -230,7 +230,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
                 state["bc"] = behaviour_clone(model, cfg, device, rng, bc_progress)
                 phase = "ppo"
                 acc = state["bc"]["held_out_accuracy"]
-                log(f"behaviour cloning: {state['bc']['decisions']} heuristic decisions, {cfg.bc_steps} steps, "
+                kept = f" (kept step {state['bc']['kept_step']})" if "kept_step" in state["bc"] else ""
+                log(f"behaviour cloning: {state['bc']['decisions']} heuristic decisions, {cfg.bc_steps} steps{kept}, "
                     f"held-out accuracy " + " ".join(f"{k} {v:.3f}" for k, v in acc.items())
                     + f", {state['bc']['seconds']:.0f}s")
 
