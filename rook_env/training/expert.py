@@ -88,7 +88,8 @@ def clear_choices(q: np.ndarray, min_gap: float) -> np.ndarray:
     if min_gap <= 0:
         return tried.any(axis=1)
     top2 = -np.sort(-np.where(tried, q, -np.inf), axis=1)[:, :2]
-    return (tried.sum(axis=1) >= 2) & (top2[:, 0] - top2[:, 1] >= min_gap)
+    with np.errstate(invalid="ignore"):  # -inf - -inf on rows with no tried card: NaN, not a clear choice
+        return (tried.sum(axis=1) >= 2) & (top2[:, 0] - top2[:, 1] >= min_gap)
 
 
 def hold_unclear(records: dict[str, np.ndarray], min_gap: float) -> tuple[dict[str, np.ndarray], np.ndarray]:

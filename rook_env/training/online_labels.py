@@ -39,6 +39,7 @@ class TableLabeller:
         self.search = SearchAgent(seed=seed, samples=samples, **flags)
         self.gen = torch.Generator().manual_seed(seed)
         self.pending: list[list[dict[str, np.ndarray]]] = [[] for _ in range(tables)]  # the hand so far, per table
+        self.rated = 0  # decisions searched so far (labels, counted before their hands end)
 
     @torch.no_grad()
     def step(self) -> dict[str, np.ndarray] | None:
@@ -52,6 +53,7 @@ class TableLabeller:
             _, q = self.search.act_batch(obs[play], mask[play], play * self.seats + seat[play], return_values=True,
                                          played=actions[play])
             rated = np.flatnonzero(np.isfinite(q).any(axis=1))
+            self.rated += rated.size
             if rated.size:
                 rows = play[rated]
                 cin = env.state_for(seat)[rows]
