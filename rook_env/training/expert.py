@@ -15,12 +15,17 @@ over such cards instead of betting on the noise, and a card clearly better (20+ 
 ``reward_scale`` (what PPO's return of the decision is with gamma 1: the hand's score difference, paid at its
 end). Undistilled decisions (bids, discards, trump; forced moves) have no policy loss: in the loop PPO keeps
 training them; in :func:`distill` (no PPO) an optional KL to the initial network holds them where they were.
+**Clear choices only** (``min_gap`` > 0, :func:`hold_unclear`, the same filter offline and in the loop): only the
+decisions where search's best card beats its second by ``min_gap`` points are distilled; the other searched
+decisions are held at the initial network by the KL (:func:`masked_kl`).
 
 **In the training loop** (the config's ``exit`` section, :class:`~rook_env.training.config.ExitConfig`): each
 PPO minibatch adds ``exit.coef`` times this loss on ``exit.batch`` labelled decisions drawn from a buffer
 (:class:`LabelBuffer`) that a :class:`LabelSource` fills every iteration: :class:`OfflineLabels` (shards on
-disk) or :class:`OnlineLabels` (a background process playing hands with search on top of the *current*
-network: the improved network bids, discards and names trump in the next round of search).
+disk) or :class:`OnlineLabels` (a background process in which the *current* network plays ``exit.tables``
+tables and search rates the card plays of its own positions, all tables' in one ``act_batch`` call:
+:mod:`rook_env.training.online_labels`); with ``exit.kl_coef`` > 0, plus that times the KL to
+``init_checkpoint``'s policy on ``exit.batch`` of the unclear decisions.
 
 **Distillation alone** (supervised, from shards; the held-out hands give the accuracy and loss):
 
@@ -327,7 +332,8 @@ class ExpertIteration:
 
     def loss(self) -> Any:
         """The update's ``extra`` loss (None while the buffer is empty): ``exit.coef`` times :func:`distill_loss` of
-        ``exit.batch`` decisions from the buffer."""
+        ``exit.batch`` decisions from the buffer, plus ``exit.kl_coef`` times the KL to the initial network on
+        ``exit.batch`` held (unclear) decisions."""
         if not len(self.buffer):
             return None
         e, cfg = self.cfg.exit, self.cfg
