@@ -68,10 +68,22 @@ def test_distill_loss_hand_computed():
     ("exit.temperature=-1", "exit.temperature"),
     ("exit.batch=0", "exit.batch"),
     ("exit.seed=-1", "exit.seed"),
+    ("exit.tables=0", "exit.tables"),
+    ("exit.min_gap=-1", "exit.min_gap"),
+    ("exit.min_gap=nan", "exit.min_gap"),
+    ("exit.kl_coef=-0.5", "exit.kl_coef"),
+    ("exit.kl_coef=1", "exit.kl_coef"),  # without min_gap: nothing to hold
 ])
 def test_exit_config_errors_name_the_field(override, message):
     with pytest.raises(ValueError, match=message):
         config.make_train_config(SMOKE, ["exit.source=online", override])
+
+
+def test_exit_kl_needs_the_initial_network():
+    with pytest.raises(ValueError, match="exit.kl_coef.*init_checkpoint"):
+        config.make_train_config(SMOKE, ["exit.source=online", "exit.min_gap=40", "exit.kl_coef=1"])
+    cfg = config.make_train_config(os.path.join(ROOT, "configs", "exit_clear.yaml"))
+    assert cfg.exit.min_gap == 40 and cfg.exit.kl_coef == 1 and cfg.init_checkpoint
 
 
 def test_exit_config_errors_for_the_game_and_the_buffer():
@@ -170,3 +182,23 @@ def test_clear_choices_keeps_only_decisions_with_a_clear_best_card():
     assert clear_choices(q, 0).tolist() == [True, True, True, False]
     assert clear_choices(q, 5).tolist() == [True, True, False, False]
     assert clear_choices(q, 20).tolist() == [False, True, False, False]
+
+
+def test_hold_unclear_clears_the_unclear_choices_and_the_loop_holds_them():
+    """The one clear-choice filter of the offline CLI and the loop: unclear searched decisions lose their values
+    (not distilled) and, in the loop, go to the held buffer (the KL to the initial network) with obs and mask."""
+    q = np.array([[10.0, 5.0, NAN], [50.0, NAN, 2.0], [NAN, 7.0, NAN], [NAN, NAN, NAN]], np.float32)
+    rec = {"obs": np.arange(4, dtype=np.float32)[:, None], "mask": np.ones((4, 3), bool), "q": q,
+           "outcome": np.zeros(4, np.float32)}
+    same, none = expert.hold_unclear(rec, 0)
+    assert same is rec and not none.any()
+    out, unclear = expert.hold_unclear(rec, 40)
+    assert unclear.tolist() == [True, False, True, False]
+    assert np.isnan(out["q"][unclear]).all() and np.array_equal(out["q"][1], q[1], equal_nan=True)
+    assert np.array_equal(rec["q"], q, equal_nan=True)  # the caller's records untouched
+    ex = expert.ExpertIteration.__new__(expert.ExpertIteration)  # the loop's buffers without a label source
+    ex.cfg = config.make_train_config(os.path.join(ROOT, "configs", "exit_clear.yaml"))
+    ex.buffer, ex.held, ex.ref = expert.LabelBuffer(10), expert.LabelBuffer(10), object()
+    ex.add({k: v[:3] for k, v in rec.items()})  # searched decisions, as the sources hand them over
+    assert ex.buffer.data["obs"][:, 0].tolist() == [1.0] and ex.held.data["obs"][:, 0].tolist() == [0.0, 2.0]
+    assert set(ex.held.data) == {"obs", "mask"}

@@ -55,7 +55,12 @@ class ExitConfig:
     batch: int = 512  # labelled decisions per PPO minibatch
     buffer: int = 200_000  # labelled decisions kept (the newest)
     samples: int = 24  # online: search's worlds per decision
-    seed: int = 80_000_000  # online: the label hands' first deal seed (apart from every evaluation seed)
+    seed: int = 80_000_000  # online: the label tables' deal seed (apart from every evaluation seed)
+    tables: int = 64  # online: tables the network plays at once, their card-play positions searched together
+    # Distil only search's clear choices: decisions whose best card beats the second by at least this many points
+    # (0: every searched decision); the others are held at the initial network by kl_coef (expert.hold_unclear)
+    min_gap: float = 0.0
+    kl_coef: float = 0.0  # weight of the KL to init_checkpoint's policy on the searched decisions min_gap leaves out
 
 
 @dataclass
@@ -312,7 +317,14 @@ def check_exit(cfg: Config) -> None:
     for name in ("coef", "temperature"):
         if not (math.isfinite(getattr(e, name)) and getattr(e, name) > 0):
             fail(name, "must be a finite number > 0")
-    for name in ("batch", "buffer", "samples"):
+    for name in ("min_gap", "kl_coef"):
+        if not (math.isfinite(getattr(e, name)) and getattr(e, name) >= 0):
+            fail(name, "must be a finite number >= 0")
+    if e.kl_coef > 0 and not cfg.init_checkpoint:
+        fail("kl_coef", "holds the policy at the initial network: it needs init_checkpoint")
+    if e.kl_coef > 0 and e.min_gap <= 0:
+        fail("kl_coef", "applies to the decisions exit.min_gap leaves out: set exit.min_gap > 0 too")
+    for name in ("batch", "buffer", "samples", "tables"):
         if getattr(e, name) <= 0:
             fail(name, "must be > 0")
     if e.seed < 0:

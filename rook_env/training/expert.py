@@ -15,12 +15,17 @@ over such cards instead of betting on the noise, and a card clearly better (20+ 
 ``reward_scale`` (what PPO's return of the decision is with gamma 1: the hand's score difference, paid at its
 end). Undistilled decisions (bids, discards, trump; forced moves) have no policy loss: in the loop PPO keeps
 training them; in :func:`distill` (no PPO) an optional KL to the initial network holds them where they were.
+**Clear choices only** (``min_gap`` > 0, :func:`hold_unclear`, the same filter offline and in the loop): only the
+decisions where search's best card beats its second by ``min_gap`` points are distilled; the other searched
+decisions are held at the initial network by the KL (:func:`masked_kl`).
 
 **In the training loop** (the config's ``exit`` section, :class:`~rook_env.training.config.ExitConfig`): each
 PPO minibatch adds ``exit.coef`` times this loss on ``exit.batch`` labelled decisions drawn from a buffer
 (:class:`LabelBuffer`) that a :class:`LabelSource` fills every iteration: :class:`OfflineLabels` (shards on
-disk) or :class:`OnlineLabels` (a background process playing hands with search on top of the *current*
-network: the improved network bids, discards and names trump in the next round of search).
+disk) or :class:`OnlineLabels` (a background process in which the *current* network plays ``exit.tables``
+tables and search rates the card plays of its own positions, all tables' in one ``act_batch`` call:
+:mod:`rook_env.training.online_labels`); with ``exit.kl_coef`` > 0, plus that times the KL to
+``init_checkpoint``'s policy on ``exit.batch`` of the unclear decisions.
 
 **Distillation alone** (supervised, from shards; the held-out hands give the accuracy and loss):
 
@@ -88,8 +93,19 @@ def clear_choices(q: np.ndarray, min_gap: float) -> np.ndarray:
     if min_gap <= 0:
         return tried.any(axis=1)
     top2 = -np.sort(-np.where(tried, q, -np.inf), axis=1)[:, :2]
-    with np.errstate(invalid="ignore"):  # rows with no tried card: -inf - -inf is nan, and fails the test anyway
+    with np.errstate(invalid="ignore"):  # -inf - -inf on rows with no tried card: NaN, not a clear choice
         return (tried.sum(axis=1) >= 2) & (top2[:, 0] - top2[:, 1] >= min_gap)
+
+
+def hold_unclear(records: dict[str, np.ndarray], min_gap: float) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The clear-choice filter (``min_gap`` > 0): the records with ``q`` cleared (NaN) on the searched decisions
+    that are not :func:`clear_choices`, and which those are. They are distilled no more (a gap of a few points is
+    the noise of 24 sampled worlds); the caller holds them at the initial network by a KL instead (:func:`masked_kl`).
+    ``min_gap`` 0: the records unchanged, none held."""
+    if min_gap <= 0:
+        return records, np.zeros(len(records["q"]), bool)
+    unclear = searched(records) & ~clear_choices(records["q"], min_gap)
+    return {**records, "q": np.where(unclear[:, None], np.nan, records["q"]).astype(np.float32)}, unclear
 
 
 def searched(records: dict[str, np.ndarray]) -> np.ndarray:
@@ -136,17 +152,18 @@ def read_shards(paths: Sequence[str]) -> dict[str, np.ndarray]:
 
 
 class LabelBuffer:
-    """The newest ``capacity`` labelled decisions; minibatches drawn uniformly with a torch generator."""
+    """The newest ``capacity`` records (arrays of one length, any fields: labelled decisions, or the held ones'
+    obs and mask); minibatches drawn uniformly with a torch generator."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.data: dict[str, np.ndarray] = {}
 
     def __len__(self) -> int:
-        return len(self.data["q"]) if self.data else 0
+        return len(next(iter(self.data.values()))) if self.data else 0
 
     def add(self, records: dict[str, np.ndarray]) -> None:
-        if not len(records.get("q", ())):
+        if not records or not len(next(iter(records.values()))):
             return
         if self.data and set(records) != set(self.data):
             raise ValueError(f"labelled records with fields {sorted(records)} cannot join a buffer of "
@@ -190,50 +207,53 @@ class OfflineLabels:
         pass
 
 
-def label_worker(model_kwargs: dict, seed: int, samples: int, flags: dict, weights: Any, out: Any, stop: Any) -> None:
-    """The online source's process: plays hands (deal seeds ``seed``, ``seed + 1``, ...) with search on top of
-    the newest network it was sent. Each weights message is also a request: the hands finished since the last
-    one go back as one message (a message a hand would cross the pipe one per poll of the loop)."""
+def label_worker(model_kwargs: dict, seed: int, samples: int, tables: int, flags: dict, weights: Any, out: Any,
+                 stop: Any) -> None:
+    """The online source's process: ``tables`` tables played by the newest network it was sent, search rating
+    the card-play positions it reaches (:class:`~rook_env.training.online_labels.TableLabeller`, deals from
+    ``seed``). Each weights message is also a request: the hands finished since the last one go back as one
+    message (a message a hand would cross the pipe one per poll of the loop)."""
     torch.set_num_threads(1)
-    from rook_env.agents.learned.agent import PPOAgent
-
-    from .search_labels import label_hands, search_seats
+    from .online_labels import TableLabeller
 
     out.cancel_join_thread()  # a stopped worker exits without waiting for the loop to take its last hands
-    model = ActorCritic(**model_kwargs)
-    seats = search_seats(seed, PPOAgent(model, greedy=True, seed=seed), samples, flags)
-    hand, started, done = seed, False, []
+    model = ActorCritic(**model_kwargs).eval()
+    labeller, done = None, []
     while not stop.is_set():
         asked, latest = False, None
         try:  # the requests sent; before the first weights, wait for them (behaviour cloning may come first)
             while True:
-                msg = weights.get(timeout=0.0 if started or asked else 1.0)
+                msg = weights.get(timeout=0.0 if labeller is not None or asked else 1.0)
                 asked, latest = True, msg or latest  # {}: a request without new weights
         except queue.Empty:
             pass
         if latest is not None:
             model.actor.load_state_dict(latest)
-            started = True
+            if labeller is None:
+                labeller = TableLabeller(model, tables, seed, samples, flags)
         if asked and done:
-            out.put({k: np.concatenate([d[k] for d in done]) for k in done[0] if k != "hand"})
+            out.put({k: np.concatenate([d[k] for d in done]) for k in done[0]})
             done = []
-        if started:
-            done.append(label_hands(1, hand, seats=seats, **flags))
-            hand += 1
+        if labeller is not None:
+            rec = labeller.step()
+            if rec is not None:
+                done.append(rec)
 
 
 class OnlineLabels:
-    """Search on top of the current network in a background process (:func:`label_worker`), so labels keep
-    flowing while PPO collects and updates; ``labels`` sends it the current weights (and so asks for the hands
-    finished since the last call) and takes what it has sent back: the hands of the previous call's request,
-    one iteration late. Deal seeds from ``seed`` (keep them apart from evaluation seeds)."""
+    """Search rating the current network's positions in a background process (:func:`label_worker`), so labels
+    keep flowing while PPO collects and updates; ``labels`` sends it the current weights (and so asks for the
+    hands finished since the last call) and takes what it has sent back: the hands of the previous call's request,
+    one iteration late. Deals from ``seed`` (keep it apart from evaluation seeds)."""
 
-    def __init__(self, model_kwargs: dict, seed: int, samples: int, flags: dict, critic_dim: int | None) -> None:
+    def __init__(self, model_kwargs: dict, seed: int, samples: int, tables: int, flags: dict,
+                 critic_dim: int | None) -> None:
         ctx = mp.get_context("spawn")  # no fork of a process with torch threads running
         self.critic_dim = critic_dim
         self.weights, self.out, self.stop = ctx.Queue(), ctx.Queue(), ctx.Event()
         self.proc = ctx.Process(target=label_worker, name="exit-labels", daemon=True,
-                                args=(model_kwargs, seed, samples, flags, self.weights, self.out, self.stop))
+                                args=(model_kwargs, seed, samples, tables, flags, self.weights, self.out,
+                                      self.stop))
         self.proc.start()
 
     def labels(self, weights: dict[str, torch.Tensor] | None, max_records: int) -> dict[str, np.ndarray] | None:
@@ -262,16 +282,23 @@ def make_label_source(cfg: Any, model: ActorCritic, flags: dict) -> LabelSource:
     """The config's label source (``exit.source``); ``flags``: the table's rule flags."""
     if cfg.exit.source == "offline":
         return OfflineLabels(cfg.exit.labels, model.critic_dim)
-    return OnlineLabels(model.kwargs(), cfg.exit.seed, cfg.exit.samples, flags, model.critic_dim)
+    return OnlineLabels(model.kwargs(), cfg.exit.seed, cfg.exit.samples, cfg.exit.tables, flags, model.critic_dim)
 
 
 class ExpertIteration:
-    """The loop's side of expert iteration: the label source, the buffer and the minibatch loss."""
+    """The loop's side of expert iteration: the label source, the buffers and the minibatch loss. With
+    ``exit.min_gap`` > 0 only search's clear choices are distilled (:func:`hold_unclear`, as the offline
+    :func:`distill`); with ``exit.kl_coef`` > 0 the other searched decisions are held at the initial network
+    (``init_checkpoint``) by a KL."""
 
     def __init__(self, cfg: Any, model: ActorCritic, flags: dict, generator: torch.Generator,
                  device: torch.device) -> None:
         self.cfg, self.gen, self.device = cfg, generator, device
         self.buffer = LabelBuffer(cfg.exit.buffer)
+        self.held = LabelBuffer(cfg.exit.buffer)  # the unclear choices' obs and mask, for the KL
+        self.ref = None
+        if cfg.exit.kl_coef > 0:  # check_exit: there is an init_checkpoint
+            self.ref = model_from_checkpoint(load_checkpoint(cfg.init_checkpoint), cfg.init_checkpoint).to(device).eval()
         self.source = make_label_source(cfg, model, flags)
         if cfg.exit.source == "online" and cfg.exit.labels:  # the shards fill the buffer while search starts
             rec = OfflineLabels(cfg.exit.labels, model.critic_dim).labels(None, cfg.exit.buffer)
@@ -279,8 +306,15 @@ class ExpertIteration:
                 raise ValueError(f"config field 'exit.labels': the shards of {cfg.exit.labels!r} have no critic input "
                                  f"that fits the network (written before search_labels recorded cin?); online labels "
                                  f"have one: write the shards again or leave exit.labels empty")
-            self.buffer.add(rec)
+            self.add(rec)
         self.received, self.since = 0, time.time()
+
+    def add(self, rec: dict[str, np.ndarray]) -> None:
+        """Searched decisions into the buffers: the clear choices to distil, the others to hold (with a KL)."""
+        rec, unclear = hold_unclear(rec, self.cfg.exit.min_gap)
+        self.buffer.add({k: v[~unclear] for k, v in rec.items()})
+        if self.ref is not None and unclear.any():
+            self.held.add({"obs": rec["obs"][unclear], "mask": rec["mask"][unclear]})
 
     def refresh(self, model: ActorCritic) -> dict[str, float]:
         """Send the current weights, take the labels ready; returns the iteration's figures (labels/s: labelled
@@ -288,16 +322,18 @@ class ExpertIteration:
         rec = self.source.labels(model.actor.state_dict(), self.cfg.exit.buffer)
         n = 0 if rec is None else len(rec["q"])
         if n:
-            self.buffer.add(rec)
+            self.add(rec)
         self.received += n
         now = time.time()
         rate = n / max(now - self.since, 1e-9)
         self.since = now
-        return {"exit/labels_per_s": rate, "exit/labels_received": self.received, "exit/label_buffer": len(self.buffer)}
+        return {"exit/labels_per_s": rate, "exit/labels_received": self.received, "exit/label_buffer": len(self.buffer),
+                "exit/held_buffer": len(self.held)}
 
     def loss(self) -> Any:
         """The update's ``extra`` loss (None while the buffer is empty): ``exit.coef`` times :func:`distill_loss` of
-        ``exit.batch`` decisions from the buffer."""
+        ``exit.batch`` decisions from the buffer, plus ``exit.kl_coef`` times the KL to the initial network on
+        ``exit.batch`` held (unclear) decisions."""
         if not len(self.buffer):
             return None
         e, cfg = self.cfg.exit, self.cfg
@@ -306,6 +342,10 @@ class ExpertIteration:
             r = distill_loss(m, self.buffer.sample(e.batch, self.gen, self.device), e.temperature, cfg.reward_scale,
                              cfg.vf_coef)
             r["loss"] = e.coef * r["loss"]
+            if self.ref is not None and len(self.held):
+                b = self.held.sample(e.batch, self.gen, self.device)
+                r["kl_initial"] = masked_kl(m, self.ref, b["obs"], b["mask"])
+                r["loss"] = r["loss"] + e.kl_coef * r["kl_initial"]
             return r
 
         return extra
@@ -337,10 +377,7 @@ def distill(labels: str, init: str, out: str, steps: int = 3000, lr: float = 1e-
     ckpt = load_checkpoint(init)
     model = model_from_checkpoint(ckpt, init)
     ref = model_from_checkpoint(ckpt, init).eval()
-    records = read_shards(shard_paths(labels))
-    if min_gap > 0:  # unclear choices are kept as the initial network plays them (the KL below)
-        unclear = searched(records) & ~clear_choices(records["q"], min_gap)
-        records["q"] = np.where(unclear[:, None], np.nan, records["q"]).astype(np.float32)
+    records, _ = hold_unclear(read_shards(shard_paths(labels)), min_gap)  # unclear choices: under the KL below
     hands = np.unique(records["hand"])
     test_hands = hands[np.random.default_rng(seed).random(len(hands)) < held_out]
     is_test = np.isin(records["hand"], test_hands)

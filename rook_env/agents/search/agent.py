@@ -177,7 +177,7 @@ class SearchAgent:
 
     # ------------------------------------------------------------------ many decisions
     def act_batch(self, observations: np.ndarray, masks: np.ndarray, keys: np.ndarray | None = None,
-                  return_values: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+                  return_values: bool = False, played: np.ndarray | None = None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Actions (N,) int64 for N seats' observations (N, obs_dim) and action masks (N, A), each what
         ``act`` would choose (a function of the seed, the row's observation and the seat's memory), the
         card-play searches of all rows run together (one load, play-out and scoring of all their tables).
@@ -186,10 +186,23 @@ class SearchAgent:
         within a call), as one ``act``-agent per key would; without keys, rows use ``act``'s memory (filed by
         hand). ``return_values``: also return ``(N, A)`` float32, the mean score difference search measured
         for each card it tried (``act``'s ``last_values``), NaN elsewhere (not tried, no search). Other
-        phases (bids, discards, trump) are ``act``'s, row by row."""
+        phases (bids, discards, trump) are ``act``'s, row by row. ``played`` (with ``keys``): the actions the
+        seats really take, one legal action per row, when another player acts and search only rates its
+        positions (expert iteration's labels): each key's memory then follows the card played, not search's
+        (a memory of a card not played would not match the seat's next decision and its voids would be lost)."""
         n_actions = self.layout.n_actions
         obs, masks, keys = check_batch(observations, masks, keys, self.reader.size, n_actions)
         n = obs.shape[0]
+        if played is not None:
+            played = np.asarray(played)
+            if keys is None or played.shape != (n,) or not np.issubdtype(played.dtype, np.integer):
+                raise ValueError(f"played must be one integer action per row ({n}) and needs keys, got "
+                                 f"{played.dtype} of shape {played.shape}{'' if keys is not None else ' without keys'}")
+            legal = (played >= 0) & (played < n_actions)
+            legal[legal] = masks[np.flatnonzero(legal), played[legal]] != 0
+            if not legal.all():
+                bad = int(np.flatnonzero(~legal)[0])
+                raise ValueError(f"played: row {bad}'s action {int(played[bad])} is not legal there")
         out = np.empty(n, np.int64)
         values = np.full((n, n_actions), np.nan, np.float32) if return_values else None
         packed_obs = np.packbits(obs > 0.5, axis=1, bitorder="little")
@@ -218,7 +231,7 @@ class SearchAgent:
         for play in plays:
             i = play.row
             out[i] = self._conclude(play, {"observation": obs[i], "action_mask": masks[i]},
-                                    None if keys is None else int(keys[i]))
+                                    None if keys is None else int(keys[i]), -1 if played is None else int(played[i]))
             if values is not None and play.values:
                 values[i, list(play.values)] = list(play.values.values())
         self.last_values = None
@@ -230,9 +243,9 @@ class SearchAgent:
         trump = view.trump if view.trump >= 0 else 0
         return _Play(view, vec, packed, cards, known_voids(self.tables, view, trump, memory))
 
-    def _conclude(self, play: _Play, observation: Mapping[str, np.ndarray], key: int | None) -> int:
+    def _conclude(self, play: _Play, observation: Mapping[str, np.ndarray], key: int | None, played: int = -1) -> int:
         """The card of a searched decision (the heuristic's where search found none) and the memory filed
-        (under the hand after the play, or under ``key``)."""
+        (under the hand after the play, or under ``key``; after the card ``played`` when one is given)."""
         view, cards, card = play.view, play.cards, play.card
         if not cards & (cards - 1):
             card = cards.bit_length() - 1
@@ -244,7 +257,8 @@ class SearchAgent:
                 card = int(self.heuristic.act_batch(observation["observation"][None], observation["action_mask"][None],
                                                     keys=np.array([key]))[0])
         lead = view.trick[0][1] if view.trick else -1
-        memory = Memory(view.hand & ~(1 << card), tuple(view.played), lead, tuple(play.voids))
+        memory = Memory(view.hand & ~(1 << (card if played < 0 else played)), tuple(view.played), lead,
+                        tuple(play.voids))
         if key is not None:
             self._keyed_memory[key] = memory
         else:
