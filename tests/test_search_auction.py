@@ -224,6 +224,26 @@ def test_agent_specs():
         make_agent("search-auction:nothing")
 
 
+def test_search_options_in_specs():
+    a = make_agent("search[samples=96,worlds=learned]:random", seed=1)
+    assert isinstance(a, SearchAgent) and a.samples == 96 and a.auction == "base" and isinstance(a.base, RandomAgent)
+    assert a.worlds == "learned"
+    b = make_agent("search-bids[samples=8,auction_samples=16]", seed=1)
+    assert (b.auction, b.samples, b.auction_samples) == ("bids", 8, 16)
+    assert make_agent("search[samples=5]").samples == 5 and make_agent("search").samples == 24
+    for bad, msg in [("search[samples=x]:ppo", "samples must be a whole number, got 'x'"),
+                     ("search[depth=2]:ppo", "bad search option 'depth=2'"),
+                     ("search[samples=2:ppo", r"written search\[key=value"),
+                     ("search[]:ppo", r"written search\[key=value"),
+                     ("search[samples=2,samples=3]", "'samples' is given twice"),
+                     ("search[worlds=bogus]", "worlds must be one of"),
+                     ("search[samples=0]", "samples must be an integer in 1..")]:
+        with pytest.raises(ValueError, match=msg):
+            make_agent(bad)
+    with pytest.raises(ValueError, match="plays the partnership game"):
+        make_agent("search[samples=4]:random", game="call_partner", players=5)
+
+
 def test_showdown_replays_accept_the_specs():
     from rook_env.serve.compare import replay_agent
 

@@ -5,9 +5,11 @@ checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards on 
 bids, discards and names trump: ``"search:ppo"``), ``"search-auction"`` or ``"search-auction:<spec>"`` (search
 plays the cards and also bids, discards and names trump, ``SearchAgent(auction="search")``; ``<spec>`` only
 decides what the search leaves to it), ``"search-bids"`` or ``"search-bids:<spec>"`` (search plays the cards
-and bids, ``<spec>`` discards and names trump) for the partnership game; ``"random"``, ``"call_partner_heuristic"``,
-``"ppo"`` (the shipped 5-player network) or a train.py checkpoint given as ``"ppo:<path>"`` for call-your-partner
-Rook (``"ppo:<path>"`` works in both games). ``"ppo"`` is the game's shipped network for the table's size
+and bids, ``<spec>`` discards and names trump), each of these three with ``SearchAgent`` arguments in brackets
+(``"search[samples=96,worlds=learned]:ppo"``, :data:`SEARCH_OPTIONS`) for the partnership game; ``"random"``,
+``"call_partner_heuristic"``, ``"ppo"`` (the shipped 5-player network) or a train.py checkpoint given as
+``"ppo:<path>"`` for call-your-partner Rook (``"ppo:<path>"`` works in both games). ``"ppo"`` is the game's shipped
+network for the table's size
 (:attr:`rook_env.games.GameSpec.networks`, files in ``rook_env/agents/checkpoints/``); a table size without one is
 refused, naming the sizes that have one. ``"best"`` is the strongest player the project ships for the table
 (:data:`BEST`, measured in docs/results.md): search on top of the shipped network in the partnership game
@@ -42,8 +44,8 @@ from .random_agent import RandomAgent
 
 __all__ = [
     "AGENT_SPECS", "BEST", "CHECKPOINT_DIR", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "HEURISTICS", "ONE_GAME_SPECS",
-    "TeamSpec", "build_agent", "check_team", "game_config", "game_specs", "make_agent", "parse_team", "shipped_network",
-    "spec_game", "spec_label", "split_game",
+    "SEARCH_OPTIONS", "TeamSpec", "build_agent", "check_team", "game_config", "game_specs", "make_agent",
+    "parse_search", "parse_team", "shipped_network", "spec_game", "spec_label", "split_game",
 ]
 
 GAMES = game_names()  # values of the ``game`` key of rule flags: the game registry's (rook_env.games)
@@ -53,8 +55,12 @@ GAMES = game_names()  # values of the ``game`` key of rule flags: the game regis
 ONE_GAME_SPECS = {"search": "partnership", "search-auction": "partnership", "search-bids": "partnership"}
 # search specs: SearchAgent's auction mode of each (search plays the cards; see make_agent)
 SEARCH_AUCTION = {"search": "base", "search-auction": "search", "search-bids": "bids"}
+# options a search spec may set in brackets ("search[samples=96,worlds=learned]:ppo"): SearchAgent's arguments,
+# each a whole number or a word (SearchAgent validates the values)
+SEARCH_OPTIONS = {"samples": int, "worlds": str, "rollout": str, "engine": str, "auction_samples": int}
 ONE_GAME_FORMS = {"partnership": "a checkpoint path ending in .pt, 'search:<spec>' (e.g. 'search:ppo'), "
-                                 "'search-auction:<spec>', 'search-bids:<spec>', 'rllib:<checkpoint dir>'"}
+                                 "'search-auction:<spec>', 'search-bids:<spec>', "
+                                 "'search[samples=96,worlds=learned]:<spec>', 'rllib:<checkpoint dir>'"}
 # "best" per game: the strongest player shipped (docs/agents.md gives its time per decision; docs/results.md how
 # it was measured against the others); a game not listed, or a table without the shipped network it needs (a
 # call-your-partner table of 4 or 6), gets its heuristic
@@ -90,12 +96,44 @@ def _spec_help(game: str) -> str:
             + f" or 'ppo:<path>' (a checkpoint trained with game: {game})")
 
 
+def parse_search(spec: str) -> tuple[str, dict[str, Any], str] | None:
+    """``(head, options, base spec)`` of a search spec (``"search[samples=96,worlds=learned]:ppo"`` gives
+    ``("search", {"samples": 96, "worlds": "learned"}, "ppo")``), None for a spec that is not one. The options in
+    brackets are :class:`~rook_env.agents.search.SearchAgent` arguments (:data:`SEARCH_OPTIONS`); ValueError names
+    an unknown or malformed one."""
+    head, colon, rest = spec.partition(":")
+    name, bracket, inside = head.partition("[")
+    if name not in SEARCH_AUCTION or (colon and not rest):
+        return None
+    options: dict[str, Any] = {}
+    if bracket:
+        if not inside.endswith("]") or inside == "]":
+            raise ValueError(f"agent spec {spec!r}: search options are written {name}[key=value,...], "
+                             f"keys {', '.join(SEARCH_OPTIONS)}")
+        for item in inside[:-1].split(","):
+            key, eq, value = item.partition("=")
+            key, value = key.strip(), value.strip()
+            if key not in SEARCH_OPTIONS or not eq or not value:
+                raise ValueError(f"agent spec {spec!r}: bad search option {item!r}; write key=value with a key "
+                                 f"among {', '.join(SEARCH_OPTIONS)}")
+            if key in options:
+                raise ValueError(f"agent spec {spec!r}: search option {key!r} is given twice")
+            if SEARCH_OPTIONS[key] is int:
+                if not value.isdigit():
+                    raise ValueError(f"agent spec {spec!r}: search option {key} must be a whole number, got {value!r}")
+                options[key] = int(value)
+            else:
+                options[key] = value
+    return name, options, rest
+
+
 def spec_game(spec: str) -> str | None:
     """The game an agent spec plays, or None for a spec that plays every game (``random``, ``ppo:<path>``)."""
     for g in game_names():
         if get_game(g).heuristic == spec:
             return g
-    if spec.endswith(".pt") or spec.startswith(("search:", "search-auction:", "search-bids:", "rllib:")):
+    if spec.endswith(".pt") or spec.startswith(("search:", "search-auction:", "search-bids:", "search[",
+                                                "search-auction[", "search-bids[", "rllib:")):
         return "partnership"
     return ONE_GAME_SPECS.get(spec)
 
@@ -175,15 +213,16 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
                          f"{game} game; {_spec_help(game)}")
     if spec in HEURISTICS:
         return HEURISTICS[spec](seed=seed, **rules)
-    head, _, rest = spec.partition(":")
-    if head in SEARCH_AUCTION and (rest or ":" not in spec):
+    search = parse_search(spec)
+    if search is not None:
         from .search import SearchAgent
 
         # "search:<spec>": search plays the cards, the agent <spec> bids, discards and names trump;
         # "search-auction[:<spec>]": search also bids, discards and names trump (<spec>: what it leaves over);
         # "search-bids[:<spec>]": search also bids, <spec> discards and names trump
+        head, options, rest = search
         base = make_agent(rest, seed=seed, **flags) if rest else None
-        return SearchAgent(seed=seed, base=base, auction=SEARCH_AUCTION[head], **rules)
+        return SearchAgent(seed=seed, base=base, auction=SEARCH_AUCTION[head], **options, **rules)
     if spec == "ppo":
         from .learned import PPOAgent  # needs torch (the [train] extra): imported only when asked for
 

@@ -127,7 +127,8 @@ class SearchAgent:
         self._memory: dict[int, Memory] = {}  # act(): by hand after the play
         self._keyed_memory: dict[int, Memory] = {}  # act_batch(keys=...): by key
         self.auction = auction
-        self._auction = self._auction_search(auction, int(auction_samples))
+        self.auction_samples = int(auction_samples)
+        self._auction = self._auction_search(auction, self.auction_samples)
         self.last_values: dict[int, float] | None = None  # the last searched decision: card -> mean score diff
 
     @property
