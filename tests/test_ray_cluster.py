@@ -70,12 +70,47 @@ def test_a_batch_travels_without_the_observation_prefix_of_the_critic_input():
     batch = {"obs": obs, "cin": np.concatenate([obs, rng.random((50, 3), dtype=np.float32)], axis=1),
              "act": np.arange(50), "mask": None}
     packed = pack(batch)
-    assert packed["cin"] is None and packed["cin_rest"].shape == (50, 3)
+    assert packed["cin"] is None and unpack(packed)["cin"].shape == (50, 10)
     back = unpack(packed)
     assert sorted(back) == sorted(batch) and np.array_equal(back["cin"], batch["cin"])
     assert back["obs"].flags.writeable and back["obs"] is not obs
     other = {**batch, "cin": rng.random((50, 10), dtype=np.float32)}  # not prefixed by obs: travels whole
     assert pack(other)["cin"] is other["cin"] and np.array_equal(unpack(pack(other))["cin"], other["cin"])
+
+
+def test_a_real_rollout_travels_exactly_and_far_smaller():
+    import pickle
+
+    import numpy as np
+    import torch
+
+    from rook_env import raw_env
+    from rook_env.agents.learned.model import ActorCritic
+    from rook_env.training import make_train_config
+    from rook_env.training.collection import Collector
+    from rook_env.training.ray_collection import Bits, Sparse, encode, pack, unpack
+
+    cfg = make_train_config(None, ["num_envs=16", "rollout_decisions=600"])
+    env = raw_env()
+    model = ActorCritic(env.observation_space("player_0")["observation"].shape[0], env.action_space("player_0").n,
+                        cfg.hidden, env.state_space.shape[0], cfg.critic_hidden).eval()
+    batch = Collector(cfg, torch.device("cpu"), np.random.default_rng(0)).collect(model, 0.0)[0]
+    packed = pack(batch)
+    assert isinstance(packed["obs"], Sparse) and isinstance(packed["mask"], Bits)
+    assert isinstance(packed["cin_rest"], Bits) and packed["cin"] is None  # the hidden cards: zeros and ones
+    back = unpack(pickle.loads(pickle.dumps(packed, protocol=5)))
+    assert sorted(back) == sorted(batch)
+    for k, v in batch.items():  # value for value, dtype for dtype, writable
+        assert v is None and back[k] is None or (back[k].dtype == v.dtype and np.array_equal(back[k], v)
+                                                 and back[k].flags.writeable), k
+    raw = sum(v.nbytes for v in batch.values() if v is not None)
+    assert len(pickle.dumps(packed, protocol=5)) * 6 < raw
+    # what does not fit a form travels as it is: dense floats, and an array with a value other than 0 and 1
+    dense = np.random.default_rng(1).random((20, 30), dtype=np.float32)
+    assert encode(dense) is dense or np.array_equal(encode(dense), dense)
+    assert isinstance(encode(np.eye(20, dtype=np.float32) * 2), Sparse)
+    assert isinstance(encode(np.eye(5, dtype=np.float32)), Bits)
+    assert np.array_equal(encode(np.eye(20, dtype=np.float32) * 2).decode(), np.eye(20) * 2)
 
 
 # ============================================================================================ the cluster
