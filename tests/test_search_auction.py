@@ -248,5 +248,8 @@ def test_showdown_replays_accept_the_specs():
     from rook_env.serve.compare import replay_agent
 
     assert replay_agent("search-auction:heuristic+search-bids", {}) == "search-auction:heuristic+search-bids"
+    assert replay_agent("search[samples=96,worlds=learned]:ppo", {}) == "search[samples=96,worlds=learned]:ppo"
+    assert replay_agent("search[samples=8]:run.pt", {"run.pt": "/ckpts/run.pt"}) == "search[samples=8]:/ckpts/run.pt"
+    assert replay_agent("search[samples=8]+heuristic", {}) == "search[samples=8]+heuristic"
     with pytest.raises(ValueError, match="neither a registry agent"):
         replay_agent("search-bids:nothing", {})

@@ -24,7 +24,7 @@ import os
 import threading
 from typing import Any, Callable, Mapping
 
-from rook_env.agents.registry import GAME_SPECS
+from rook_env.agents.registry import GAME_SPECS, parse_search
 
 __all__ = ["ReplayJobs", "leaderboard", "list_results", "match_of", "replay_agent"]
 
@@ -96,13 +96,16 @@ def match_of(folder: str | None, name: str, index: int) -> dict[str, Any]:
 
 
 def replay_agent(spec: str, checkpoints: Mapping[str, str]) -> str:
-    """A results file's agent spec as one the server may build: a registry spec, ``search:`` on one,
+    """A results file's agent spec as one the server may build: a registry spec, a search spec on one,
     or a checkpoint of the configured folder (matched by file name). ValueError otherwise."""
     members = spec.split("+")
     out = []
     for m in members:
-        prefix = next((p for p in ("search:", "search-auction:", "search-bids:") if m.startswith(p)), "")
-        rest = m[len(prefix):]
+        search = parse_search(m)  # "search:", "search-auction:", "search-bids:", with or without [options]
+        if search and not search[2]:  # "search-bids", "search[samples=8]": search alone
+            out.append(m)
+            continue
+        prefix, rest = (m[:len(m) - len(search[2])], search[2]) if search else ("", m)
         if rest in GAME_SPECS["partnership"]:
             out.append(prefix + rest)
             continue
