@@ -59,6 +59,7 @@ SEARCH_AUCTION = {"search": "base", "search-auction": "search", "search-bids": "
 # options a search spec may set in brackets ("search[samples=96,worlds=learned]:ppo"): SearchAgent's arguments,
 # each a whole number or a word (SearchAgent validates the values)
 SEARCH_OPTIONS = {"samples": int, "worlds": str, "rollout": str, "engine": str, "auction_samples": int}
+SEARCH_PREFIXES = tuple(head + sep for head in SEARCH_AUCTION for sep in ":[")  # "search:", "search[", ...
 ONE_GAME_FORMS = {"partnership": "a checkpoint path ending in .pt, 'search:<spec>' (e.g. 'search:ppo'), "
                                  "'search-auction:<spec>', 'search-bids:<spec>', "
                                  "'search[samples=96,worlds=learned]:<spec>', 'rllib:<checkpoint dir>'"}
@@ -136,8 +137,7 @@ def spec_game(spec: str) -> str | None:
     for g in game_names():
         if get_game(g).heuristic == spec:
             return g
-    if spec.endswith(".pt") or spec.startswith(("search:", "search-auction:", "search-bids:", "search[",
-                                                "search-auction[", "search-bids[", "rllib:")):
+    if spec.endswith(".pt") or spec.startswith((*SEARCH_PREFIXES, "rllib:")):
         return "partnership"
     return ONE_GAME_SPECS.get(spec)
 

@@ -152,21 +152,26 @@ class Sparse:
 def encode(a: np.ndarray) -> np.ndarray | Bits | Sparse:
     """``a`` in its smallest exact form for the trip: :class:`Bits` when it holds only zeros and ones,
     :class:`Sparse` when under an eighth of it is non-zero (8 bytes a non-zero against 4 an entry; the margin pays
-    for the scattered writes of decoding), else itself. ``decode(encode(a))`` equals ``a``, value for value and dtype for dtype."""
+    for the scattered writes of decoding), else itself. :func:`decode` gives ``a`` back, value for value and dtype
+    for dtype."""
     if a.ndim != 2 or not a.size:
         return a
-    if a.dtype == np.bool_ or np.array_equal(a, a != 0):
-        return Bits(np.packbits(a != 0, axis=1), a.shape[1], a.dtype)
+    nonzero = a != 0
+    if a.dtype == np.bool_ or np.array_equal(a, nonzero):
+        return Bits(np.packbits(nonzero, axis=1), a.shape[1], a.dtype)
     if a.dtype.kind == "f":
-        flat = np.flatnonzero(a != 0)  # (a boolean array's flatnonzero is the fastest of numpy's ways here)
+        flat = np.flatnonzero(nonzero)  # (a boolean array's flatnonzero is the fastest of numpy's ways here)
         if flat.size * 8 < a.size:
             return Sparse(a.shape, flat.astype(np.int32) if a.size < 2**31 else flat, a.reshape(-1)[flat])
     return np.ascontiguousarray(a)
 
 
 def decode(x: Any) -> Any:
-    """The array :func:`encode` made ``x`` from (anything else as it is)."""
-    return x.decode() if isinstance(x, (Bits, Sparse)) else x
+    """A writable array of the learner's own from what travelled: the array :func:`encode` made ``x`` from, a copy
+    of an array that travelled as it is (the object store's are read-only), None for None."""
+    if isinstance(x, (Bits, Sparse)):
+        return x.decode()
+    return None if x is None else np.array(x)
 
 
 def pack(batch: dict) -> dict:
@@ -189,8 +194,7 @@ def pack(batch: dict) -> dict:
 
 def unpack(batch: dict) -> dict:
     """The learner's own (writable) copy of a :func:`pack` ed batch: every array whole again."""
-    out = {k: v.decode() if isinstance(v, (Bits, Sparse)) else None if v is None else np.array(v)
-           for k, v in batch.items() if k != "cin_rest"}
+    out = {k: decode(v) for k, v in batch.items() if k != "cin_rest"}
     if "cin_rest" in batch:
         out["cin"] = np.concatenate([out["obs"], decode(batch["cin_rest"])], axis=1)
     return out
