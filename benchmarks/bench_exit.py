@@ -58,7 +58,7 @@ def main() -> int:
     labels, batched, upd_off, upd_on = [], [], [], []
     records = []
     net = model_from_checkpoint(load_checkpoint(SHIPPED), SHIPPED).eval()
-    labeller = TableLabeller(net, cfg.exit.tables, a.seed, cfg.exit.samples, {})
+    labeller = TableLabeller(net, cfg.exit.tables, a.seed, cfg.exit.samples, {}, cfg.exit.worlds)
     labeller.step()  # numba compiles the batched search here
     for r in range(a.repeats):
         t0 = time.time()

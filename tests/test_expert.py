@@ -73,6 +73,8 @@ def test_distill_loss_hand_computed():
     ("exit.min_gap=nan", "exit.min_gap"),
     ("exit.kl_coef=-0.5", "exit.kl_coef"),
     ("exit.kl_coef=1", "exit.kl_coef"),  # without min_gap: nothing to hold
+    ("exit.worlds=gaussian", "exit.worlds"),
+    ("exit.worlds=/no/such/holders.npz", "exit.worlds"),
 ])
 def test_exit_config_errors_name_the_field(override, message):
     with pytest.raises(ValueError, match=message):

@@ -77,6 +77,23 @@ def test_weighted_deals_respect_every_constraint_and_equal_weights_count_like_un
         _check_deal(unseen, holders, counters, weighted.sample(rng))
 
 
+@settings(max_examples=40, deadline=None)
+@given(st_.integers(0, 2**32 - 1), st_.integers(1, 30), st_.booleans())
+def test_compiled_draws_are_exactly_the_python_loops(seed, n_cards, need_counter):
+    """sample_many (compiled where numba is installed: search with learned worlds draws through it) gives the very
+    deals of sample() called in a loop on an equal random stream, and leaves the stream where the loop does."""
+    rng = random.Random(seed)
+    unseen, holders, counters, _ = _random_constraints(rng, n_cards, need_counter=need_counter)
+    sampler = WeightedWorldSampler(unseen, holders, counters, _random_weights(rng, n_cards))
+    a, b = random.Random(seed + 1), random.Random(seed + 1)
+    many = sampler.sample_many(a, 25)
+    assert many.dtype == np.uint64 and many.shape == (25, len(holders))
+    assert many.tolist() == [sampler.sample(b) for _ in range(25)]
+    assert a.random() == b.random()
+    for deal in many.tolist():
+        _check_deal(unseen, holders, counters, deal)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 16, 19, 30])  # 31..110 deals, voids and a nest that needs a counter
 def test_weighted_sampler_draws_in_proportion_to_the_weights(seed):
     rng = random.Random(seed)

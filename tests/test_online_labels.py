@@ -18,9 +18,9 @@ from rook_env.vector import RookVectorEnv
 pytestmark = pytest.mark.skipif(not kernels.AVAILABLE, reason="batched search needs numba")
 
 
-def small_labeller(tables: int = 4, seed: int = 5) -> TableLabeller:
+def small_labeller(tables: int = 4, seed: int = 5, worlds: str = "uniform") -> TableLabeller:
     torch.manual_seed(0)
-    lab = TableLabeller(ActorCritic(583, 58, [16], 788).eval(), tables, seed, 4, {})
+    lab = TableLabeller(ActorCritic(583, 58, [16], 788).eval(), tables, seed, 4, {}, worlds)
     lab.search.strict = lab.search.heuristic.strict = True
     return lab
 
@@ -102,3 +102,18 @@ def test_played_files_the_memory_after_the_card_played():
         agent.act_batch(o, m, played=np.array([other]))
     with pytest.raises(ValueError, match="one integer action per row"):
         agent.act_batch(o, m, key, played=np.array([other, other]))
+
+
+def test_learned_worlds_rate_the_same_positions_otherwise():
+    """exit.worlds: "learned" labels the positions the network reaches (the same ones: the network's actions do not
+    depend on search) with worlds drawn from the shipped holder model, so the values differ from uniform worlds'."""
+    runs = {}
+    for worlds in ("uniform", "learned"):
+        lab = small_labeller(worlds=worlds)
+        assert lab.search.worlds == worlds
+        recs = [r for r in (lab.step() for _ in range(120)) if r is not None]
+        runs[worlds] = {k: np.concatenate([r[k] for r in recs]) for k in recs[0]}
+    uni, learned = runs["uniform"], runs["learned"]
+    np.testing.assert_array_equal(uni["obs"], learned["obs"])
+    assert np.array_equal(np.isfinite(uni["q"]), np.isfinite(learned["q"]))
+    assert not np.array_equal(np.nan_to_num(uni["q"]), np.nan_to_num(learned["q"]))

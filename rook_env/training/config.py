@@ -55,6 +55,9 @@ class ExitConfig:
     batch: int = 512  # labelled decisions per PPO minibatch
     buffer: int = 200_000  # labelled decisions kept (the newest)
     samples: int = 24  # online: search's worlds per decision
+    # online: how search draws its worlds: "uniform" among the consistent deals, "learned" (the shipped holder model
+    # of the hidden cards, as make_agent("best") does) or a path to a holder model .npz
+    worlds: str = "uniform"
     seed: int = 80_000_000  # online: the label tables' deal seed (apart from every evaluation seed)
     tables: int = 64  # online: tables the network plays at once, their card-play positions searched together
     # Distil only search's clear choices: decisions whose best card beats the second by at least this many points
@@ -329,6 +332,8 @@ def check_exit(cfg: Config) -> None:
             fail(name, "must be > 0")
     if e.seed < 0:
         fail("seed", "must be >= 0")
+    if e.worlds not in ("uniform", "learned") and not (e.worlds.endswith(".npz") and os.path.isfile(e.worlds)):
+        fail("worlds", "must be uniform, learned or the path of a holder model .npz that exists")
     if e.batch > e.buffer:
         fail("batch", f"must be at most exit.buffer ({e.buffer})")
 

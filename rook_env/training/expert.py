@@ -208,10 +208,10 @@ class OfflineLabels:
 
 
 def label_worker(model_kwargs: dict, seed: int, samples: int, tables: int, flags: dict, weights: Any, out: Any,
-                 stop: Any) -> None:
+                 stop: Any, worlds: str = "uniform") -> None:
     """The online source's process: ``tables`` tables played by the newest network it was sent, search rating
     the card-play positions it reaches (:class:`~rook_env.training.online_labels.TableLabeller`, deals from
-    ``seed``). Each weights message is also a request: the hands finished since the last one go back as one
+    ``seed``, search's worlds drawn as ``worlds`` says). Each weights message is also a request: the hands finished since the last one go back as one
     message (a message a hand would cross the pipe one per poll of the loop)."""
     torch.set_num_threads(1)
     from .online_labels import TableLabeller
@@ -230,7 +230,7 @@ def label_worker(model_kwargs: dict, seed: int, samples: int, tables: int, flags
         if latest is not None:
             model.actor.load_state_dict(latest)
             if labeller is None:
-                labeller = TableLabeller(model, tables, seed, samples, flags)
+                labeller = TableLabeller(model, tables, seed, samples, flags, worlds)
         if asked and done:
             out.put({k: np.concatenate([d[k] for d in done]) for k in done[0]})
             done = []
@@ -247,13 +247,13 @@ class OnlineLabels:
     one iteration late. Deals from ``seed`` (keep it apart from evaluation seeds)."""
 
     def __init__(self, model_kwargs: dict, seed: int, samples: int, tables: int, flags: dict,
-                 critic_dim: int | None) -> None:
+                 critic_dim: int | None, worlds: str = "uniform") -> None:
         ctx = mp.get_context("spawn")  # no fork of a process with torch threads running
         self.critic_dim = critic_dim
         self.weights, self.out, self.stop = ctx.Queue(), ctx.Queue(), ctx.Event()
         self.proc = ctx.Process(target=label_worker, name="exit-labels", daemon=True,
                                 args=(model_kwargs, seed, samples, tables, flags, self.weights, self.out,
-                                      self.stop))
+                                      self.stop, worlds))
         self.proc.start()
 
     def labels(self, weights: dict[str, torch.Tensor] | None, max_records: int) -> dict[str, np.ndarray] | None:
@@ -282,7 +282,8 @@ def make_label_source(cfg: Any, model: ActorCritic, flags: dict) -> LabelSource:
     """The config's label source (``exit.source``); ``flags``: the table's rule flags."""
     if cfg.exit.source == "offline":
         return OfflineLabels(cfg.exit.labels, model.critic_dim)
-    return OnlineLabels(model.kwargs(), cfg.exit.seed, cfg.exit.samples, cfg.exit.tables, flags, model.critic_dim)
+    return OnlineLabels(model.kwargs(), cfg.exit.seed, cfg.exit.samples, cfg.exit.tables, flags, model.critic_dim,
+                        cfg.exit.worlds)
 
 
 class ExpertIteration:

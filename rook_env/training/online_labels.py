@@ -26,9 +26,11 @@ RECORD_KEYS = ("obs", "mask", "q", "cin", "seat")  # per decision, before the ha
 
 class TableLabeller:
     """``tables`` tables played by ``model`` (its actor: the caller loads new weights into it), deals from
-    ``seed``; :meth:`step` advances every table one decision and returns the records of the hands that ended."""
+    ``seed``, search's ``samples`` worlds per decision drawn as ``worlds`` says (SearchAgent's argument: "uniform",
+    "learned"); :meth:`step` advances every table one decision and returns the records of the hands that ended."""
 
-    def __init__(self, model: ActorCritic, tables: int, seed: int, samples: int, flags: dict[str, Any]) -> None:
+    def __init__(self, model: ActorCritic, tables: int, seed: int, samples: int, flags: dict[str, Any],
+                 worlds: str = "uniform") -> None:
         from rook_env.agents.search import SearchAgent
         from rook_env.vector import RookVectorEnv
 
@@ -36,7 +38,7 @@ class TableLabeller:
         self.env = RookVectorEnv(tables, **flags)
         self.seats = self.env.n_seats
         self.obs, self.info = self.env.reset(seed=seed)
-        self.search = SearchAgent(seed=seed, samples=samples, **flags)
+        self.search = SearchAgent(seed=seed, samples=samples, worlds=worlds, **flags)
         self.gen = torch.Generator().manual_seed(seed)
         self.pending: list[list[dict[str, np.ndarray]]] = [[] for _ in range(tables)]  # the hand so far, per table
         self.rated = 0  # decisions searched so far (labels, counted before their hands end)

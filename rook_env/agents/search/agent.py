@@ -329,7 +329,10 @@ class SearchAgent:
                     # are drawn by the weighted sampler, in Python
                     sampler = self._sampler(p, u, hs)
                     d = np.zeros((self.samples, 4), np.uint64)
-                    d[:, :len(hs)] = [sampler.sample(rng) for _ in range(self.samples)]
+                    if self._world_model is not None:  # compiled, the same draws as sample()'s loop
+                        d[:, :len(hs)] = sampler.sample_many(rng, self.samples)
+                    else:
+                        d[:, :len(hs)] = [sampler.sample(rng) for _ in range(self.samples)]
                 else:  # the same distribution, drawn by compiled code from a seed of the decision's stream
                     seed = rng.getrandbits(32)
             except Exception:

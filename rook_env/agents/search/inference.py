@@ -31,9 +31,12 @@ from typing import Sequence
 
 import numpy as np
 
+from rook_env import kernels
 from rook_env.cards import bits
 
 from .worlds import NEST, Holder
+
+_draw = None  # draw_weighted compiled (numba), made on first use
 
 __all__ = ["DEFAULT_MODEL", "HolderModel", "WeightedWorldSampler", "features", "holder_column", "learned_sampler",
            "load_model"]
@@ -231,6 +234,26 @@ class WeightedWorldSampler:
                 got = 1
         return out
 
+    def sample_many(self, rng: random.Random, n: int) -> np.ndarray:
+        """``n`` deals, ``[n, len(holders)]`` card masks (uint64): exactly ``[self.sample(rng) for _ in
+        range(n)]`` (the same draws of ``rng``, the same arithmetic in the same order), in compiled code where
+        numba is installed (a 96-world decision: some 60x faster than the Python loop)."""
+        if not kernels.AVAILABLE:
+            return np.array([self.sample(rng) for _ in range(n)], np.uint64).reshape(n, len(self.holders))
+        m = len(self.cards)
+        u = np.array([rng.random() for _ in range(n * m)], np.float64).reshape(n, m)  # sample()'s draws, in order
+        out = np.zeros((n, len(self.holders)), np.uint64)
+        global _draw
+        if _draw is None:
+            import numba
+
+            _draw = numba.njit(nogil=True, cache=True)(draw_weighted)
+        shape = self.layers[0].shape
+        strides = np.array([int(np.prod(shape[i + 1:])) for i in range(len(shape))], np.int64)
+        _draw(np.array(self.cards, np.int64), np.ascontiguousarray(self.w), np.stack(self.layers).reshape(m + 1, -1),
+              strides, np.array(self.sizes, np.int64), self.need, np.array(self.is_counter, np.bool_), u, out)
+        return out
+
     def log_prob(self, deal: Sequence[int]) -> float:
         """Exact log-probability of ``deal`` (one mask per holder); ``-inf`` if it breaks a constraint."""
         total = 0.0
@@ -245,6 +268,43 @@ class WeightedWorldSampler:
         if self.need >= 0 and not any(self.is_counter[k] and deal[self.need] >> c & 1 for k, c in enumerate(self.cards)):
             return -math.inf
         return total - self.log_z
+
+
+def draw_weighted(cards, w, layers, strides, sizes, need, is_counter, u, out):  # pragma: no cover (compiled)
+    """:meth:`WeightedWorldSampler.sample` for each row of ``u`` (its ``rng.random()`` draws, one per card), as
+    plain loops for numba: ``layers`` flattened to ``[m + 1, cells]`` (C order, ``strides`` per dimension, the
+    last the "need met" flag); ``out[s, i]`` gets holder ``i``'s cards of deal ``s``."""
+    n, m = u.shape
+    nh = sizes.shape[0]
+    caps = np.empty(nh, np.int64)
+    probs = np.empty(nh, np.float64)
+    for s in range(n):
+        for i in range(nh):
+            caps[i] = sizes[i]
+        got = 0 if need >= 0 else 1
+        for k in range(m):
+            cell = 0
+            for i in range(nh):
+                cell += caps[i] * strides[i]
+            total = 0.0
+            for i in range(nh):
+                p = 0.0
+                if caps[i] > 0 and w[k, i] > 0.0:
+                    g = 1 if got == 1 or (i == need and is_counter[k]) else 0
+                    p = w[k, i] * layers[k + 1, cell - strides[i] + g * strides[nh]]
+                probs[i] = p
+                total += p
+            x = u[s, k] * total
+            i = 0
+            while i < nh - 1 and (x >= probs[i] or probs[i] == 0.0):
+                x -= probs[i]
+                i += 1
+            while probs[i] == 0.0:  # rounding at the top end: the last holder with weight
+                i -= 1
+            out[s, i] |= np.uint64(1) << np.uint64(cards[k])
+            caps[i] -= 1
+            if i == need and is_counter[k]:
+                got = 1
 
 
 def learned_sampler(model: HolderModel, vec: np.ndarray, voids: Sequence[int], unseen: int,
