@@ -23,6 +23,7 @@ from rook_env.agents.heuristic import HeuristicAgent
 from rook_env.agents.heuristic.play import known_voids
 from rook_env.agents.heuristic.tables import card_tables, seat_reader
 from rook_env.agents.search import SearchAgent
+from rook_env.agents.search import inference
 from rook_env.agents.search.inference import (DEFAULT_MODEL, N_COLS, HolderModel, WeightedWorldSampler,
                                               holder_column, load_model)
 from rook_env.agents.search.worlds import NEST, WorldSampler, holders_for
@@ -80,11 +81,19 @@ def test_weighted_deals_respect_every_constraint_and_equal_weights_count_like_un
 @settings(max_examples=40, deadline=None)
 @given(st_.integers(0, 2**32 - 1), st_.integers(1, 30), st_.booleans())
 def test_compiled_draws_are_exactly_the_python_loops(seed, n_cards, need_counter):
-    """sample_many (compiled where numba is installed: search with learned worlds draws through it) gives the very
-    deals of sample() called in a loop on an equal random stream, and leaves the stream where the loop does."""
+    """The compiled sampler (where numba is installed: search with learned worlds draws through it) is exactly the
+    numpy one: the same dynamic programme, bit for bit; and sample_many gives the very deals of sample() called in a
+    loop on an equal random stream, leaving the stream where the loop does."""
     rng = random.Random(seed)
     unseen, holders, counters, _ = _random_constraints(rng, n_cards, need_counter=need_counter)
-    sampler = WeightedWorldSampler(unseen, holders, counters, _random_weights(rng, n_cards))
+    weights = _random_weights(rng, n_cards)
+    sampler = WeightedWorldSampler(unseen, holders, counters, weights)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(inference.kernels, "AVAILABLE", False)
+        numpy_dp = WeightedWorldSampler(unseen, holders, counters, weights)
+    assert numpy_dp.log_z == sampler.log_z and numpy_dp.log_scale == sampler.log_scale
+    for a_layer, b_layer in zip(numpy_dp.layers, sampler.layers, strict=True):
+        np.testing.assert_array_equal(a_layer, b_layer)
     a, b = random.Random(seed + 1), random.Random(seed + 1)
     many = sampler.sample_many(a, 25)
     assert many.dtype == np.uint64 and many.shape == (25, len(holders))

@@ -36,7 +36,19 @@ from rook_env.cards import bits
 
 from .worlds import NEST, Holder
 
-_draw = None  # draw_weighted compiled (numba), made on first use
+_compiled = None  # weighted_layers and draw_weighted compiled (numba), made on first use
+
+
+def _jit():
+    global _compiled
+    if _compiled is None:
+        import types
+
+        import numba
+
+        jit = numba.njit(nogil=True, cache=True)
+        _compiled = types.SimpleNamespace(weighted_layers=jit(weighted_layers), draw_weighted=jit(draw_weighted))
+    return _compiled
 
 __all__ = ["DEFAULT_MODEL", "HolderModel", "WeightedWorldSampler", "features", "holder_column", "learned_sampler",
            "load_model"]
@@ -167,35 +179,47 @@ class WeightedWorldSampler:
         # got = 1 when the nest's counter need is met (or there is none). Each layer is scaled to
         # max 1 (log_scale[k] keeps the scale) so that products of small weights never underflow.
         shape = tuple(s + 1 for s in sizes) + (2,)
-        z = np.zeros(shape)
-        z[(0,) * n_h + (1,)] = 1.0
-        layers = [z]
-        log_scale = [0.0]
-        for k in range(m - 1, -1, -1):
-            nxt = layers[-1]
-            cur = np.zeros(shape)
-            for i in range(n_h):
-                if w[k, i] == 0.0 or sizes[i] == 0:
-                    continue
-                dst = [slice(None)] * (n_h + 1)
-                src = [slice(None)] * (n_h + 1)
-                dst[i], src[i] = slice(1, None), slice(0, -1)
-                if i == need and self.is_counter[k]:
-                    # this card meets the need: both "got" states continue as "got"
-                    d0, d1 = tuple(dst[:-1]) + (0,), tuple(dst[:-1]) + (1,)
-                    s1 = tuple(src[:-1]) + (1,)
-                    cur[d0] += w[k, i] * nxt[s1]
-                    cur[d1] += w[k, i] * nxt[s1]
-                else:
-                    cur[tuple(dst)] += w[k, i] * nxt[tuple(src)]
-            top = cur.max()
-            if top > 0:
-                cur /= top
-            layers.append(cur)
-            log_scale.append(log_scale[-1] + (math.log(top) if top > 0 else 0.0))
-        layers.reverse()
-        log_scale.reverse()
+        self.strides = np.array([math.prod(shape[i + 1:]) for i in range(len(shape))], np.int64)
+        if kernels.AVAILABLE:  # compiled: the same sums in the same order as the numpy below
+            flat, tops = _jit().weighted_layers(np.ascontiguousarray(w), self.strides, np.array(sizes, np.int64),
+                                                need, np.array(self.is_counter, np.bool_))
+            log_scale = [0.0] * (m + 1)
+            for k in range(m - 1, -1, -1):
+                top = float(tops[k])
+                log_scale[k] = log_scale[k + 1] + (math.log(top) if top > 0 else 0.0)
+            layers = [flat[k].reshape(shape) for k in range(m + 1)]
+        else:
+            z = np.zeros(shape)
+            z[(0,) * n_h + (1,)] = 1.0
+            layers = [z]
+            log_scale = [0.0]
+            for k in range(m - 1, -1, -1):
+                nxt = layers[-1]
+                cur = np.zeros(shape)
+                for i in range(n_h):
+                    if w[k, i] == 0.0 or sizes[i] == 0:
+                        continue
+                    dst = [slice(None)] * (n_h + 1)
+                    src = [slice(None)] * (n_h + 1)
+                    dst[i], src[i] = slice(1, None), slice(0, -1)
+                    if i == need and self.is_counter[k]:
+                        # this card meets the need: both "got" states continue as "got"
+                        d0, d1 = tuple(dst[:-1]) + (0,), tuple(dst[:-1]) + (1,)
+                        s1 = tuple(src[:-1]) + (1,)
+                        cur[d0] += w[k, i] * nxt[s1]
+                        cur[d1] += w[k, i] * nxt[s1]
+                    else:
+                        cur[tuple(dst)] += w[k, i] * nxt[tuple(src)]
+                top = cur.max()
+                if top > 0:
+                    cur /= top
+                layers.append(cur)
+                log_scale.append(log_scale[-1] + (math.log(top) if top > 0 else 0.0))
+            layers.reverse()
+            log_scale.reverse()
+            flat = np.stack(layers).reshape(m + 1, -1)
         self.layers = layers  # layers[k]: completions of cards k..m-1
+        self._flat = flat  # the same, [m + 1, cells] (the compiled draws read it)
         self.log_scale = log_scale
         root = layers[0][sizes + (0 if need >= 0 else 1,)]
         if root <= 0.0:
@@ -241,17 +265,15 @@ class WeightedWorldSampler:
         if not kernels.AVAILABLE:
             return np.array([self.sample(rng) for _ in range(n)], np.uint64).reshape(n, len(self.holders))
         m = len(self.cards)
-        u = np.array([rng.random() for _ in range(n * m)], np.float64).reshape(n, m)  # sample()'s draws, in order
+        # sample()'s n * m draws of rng.random(), in order, at once: CPython's random() is two 32-bit words of the
+        # Mersenne Twister, (a >> 5) * 2**26 + (b >> 6) over 2**53, and getrandbits(64 j) the next 2 j words, least
+        # significant first (tests check the deals and the stream's state against the loop)
+        words = np.frombuffer(rng.getrandbits(64 * n * m).to_bytes(8 * n * m, "little"), np.uint32).astype(np.float64)
+        u = ((words[0::2] // 32) * 67108864.0 + words[1::2] // 64) * (1.0 / 9007199254740992.0)
+        u = u.reshape(n, m)
         out = np.zeros((n, len(self.holders)), np.uint64)
-        global _draw
-        if _draw is None:
-            import numba
-
-            _draw = numba.njit(nogil=True, cache=True)(draw_weighted)
-        shape = self.layers[0].shape
-        strides = np.array([int(np.prod(shape[i + 1:])) for i in range(len(shape))], np.int64)
-        _draw(np.array(self.cards, np.int64), np.ascontiguousarray(self.w), np.stack(self.layers).reshape(m + 1, -1),
-              strides, np.array(self.sizes, np.int64), self.need, np.array(self.is_counter, np.bool_), u, out)
+        _jit().draw_weighted(np.array(self.cards, np.int64), np.ascontiguousarray(self.w), self._flat, self.strides,
+                             np.array(self.sizes, np.int64), self.need, np.array(self.is_counter, np.bool_), u, out)
         return out
 
     def log_prob(self, deal: Sequence[int]) -> float:
@@ -268,6 +290,52 @@ class WeightedWorldSampler:
         if self.need >= 0 and not any(self.is_counter[k] and deal[self.need] >> c & 1 for k, c in enumerate(self.cards)):
             return -math.inf
         return total - self.log_z
+
+
+def weighted_layers(w, strides, sizes, need, is_counter):  # pragma: no cover (compiled)
+    """:class:`WeightedWorldSampler`'s backward dynamic programme as plain loops for numba, every cell's sum taken
+    over the holders in the order the numpy version adds them: ``[m + 1, cells]`` layers (C order of ``(caps...,
+    got)``), each scaled to max 1, and each layer's scale ``tops[k]`` (0: an empty layer, left unscaled). Layer
+    ``k`` deals the last ``m - k`` cards, so only the capacities summing to ``m - k`` can be nonzero (the numpy
+    version's other cells are sums of zeros): only those are computed."""
+    m, nh = w.shape
+    cells = strides[0] * (sizes[0] + 1)
+    layers = np.zeros((m + 1, cells))
+    tops = np.zeros(m)
+    caps = np.zeros(nh, np.int64)
+    layers[m, 1] = 1.0  # no card left, every capacity 0, the need met
+    for k in range(m - 1, -1, -1):
+        top = 0.0
+        caps[:] = 0
+        left = 0  # sum of caps
+        for base in range(0, cells, 2):  # cell base + g, g the "need met" flag
+            if left == m - k:
+                for g in range(2):
+                    acc = 0.0
+                    for i in range(nh):
+                        if w[k, i] == 0.0 or sizes[i] == 0 or caps[i] == 0:
+                            continue
+                        if i == need and is_counter[k]:  # this card meets the need: both states continue as "got"
+                            acc += w[k, i] * layers[k + 1, base - strides[i] + 1]
+                        else:
+                            acc += w[k, i] * layers[k + 1, base - strides[i] + g]
+                    layers[k, base + g] = acc
+                    if acc > top:
+                        top = acc
+            j = nh - 1  # the next capacities, last holder fastest (C order)
+            while j >= 0:
+                caps[j] += 1
+                left += 1
+                if caps[j] <= sizes[j]:
+                    break
+                left -= caps[j]
+                caps[j] = 0
+                j -= 1
+        tops[k] = top
+        if top > 0:
+            for cell in range(cells):
+                layers[k, cell] /= top
+    return layers, tops
 
 
 def draw_weighted(cards, w, layers, strides, sizes, need, is_counter, u, out):  # pragma: no cover (compiled)
