@@ -31,6 +31,12 @@ the same interface, not array speed.) Forced moves (exactly one legal action) ar
 recording a decision (``skip_forced``): they carry no policy gradient, so they are part of the
 environment's dynamics and the seat's trajectory skips them.
 
+**A residual policy over the heuristic** (``heuristic_prior`` > 0; rook_env/agents/learned/model.py): the
+game's heuristic decides for every learner and pool seat too (a second instance, keyed like the opponents';
+forced moves included, so that its card memory follows every trick), and its action, the *hint*, gets
+``heuristic_prior`` logits more in the networks' distributions; the hints are recorded with the decisions for
+the update.
+
 **Centralized critic** (``central_critic: true``): the value network sees ``env.state_for(seat)`` (the
 seat's observation plus every hidden hand and the nest). Training only: the actor never sees it.
 """
@@ -43,7 +49,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from rook_env.agents.learned.model import ActorCritic, MaskedCategorical
+from rook_env.agents.learned.model import ActorCritic, MaskedCategorical, prior_logits
 from rook_env.vector import sample_legal
 
 from .config import OPPONENT_KINDS, Config, mix_at
@@ -57,8 +63,10 @@ TRAIN_SEED_LOW = 2**40
 SELF, POOL, HEURISTIC, RANDOM = range(len(OPPONENT_KINDS))  # opponent kinds as ids, in OPPONENT_KINDS' order
 
 
-# per learner decision: action, log-probability, value, credited reward, trajectory (episode * seats + seat)
-ROLLOUT_SCALARS = {"act": np.int64, "logp": np.float32, "val": np.float32, "rew": np.float64, "traj": np.int64}
+# per learner decision: action, log-probability, value, credited reward, trajectory (episode * seats + seat), the
+# heuristic's action (the hint of a residual policy; -1 without one)
+ROLLOUT_SCALARS = {"act": np.int64, "logp": np.float32, "val": np.float32, "rew": np.float64, "traj": np.int64,
+                   "hint": np.int64}
 
 
 class Rollout:
@@ -100,6 +108,8 @@ class Collector:
         self.game = game = game_of(cfg)
         self.env = game.vector_env(cfg.num_envs, max_hands=cfg.max_hands or None, **game.flags)
         self.heuristic = game.heuristic_batch()  # one instance; memories keyed by table * seats + seat
+        # a residual policy's prior: the heuristic again, deciding for the networks' seats (hints)
+        self.prior = game.heuristic_batch() if cfg.heuristic_prior else None
         self.pool: list[nn.Module] = []  # actors of past snapshots
         self.league: list[nn.Module] = []  # actors of the config's fixed league members
         N = cfg.num_envs
@@ -147,6 +157,8 @@ class Collector:
         p = np.array([mix[k] for k in OPPONENT_KINDS])
         obs, info = env.reset(seed=int(rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))  # fresh tables
         self.heuristic.reset()
+        if self.prior is not None:
+            self.prior.reset()
         self._episodes = 0
         self._new_episodes(tables, p)
         roll = Rollout(cfg.rollout_decisions + 64 * N)
@@ -169,13 +181,19 @@ class Collector:
             rand = np.flatnonzero(~self.active | (opponent & (self.kind == RANDOM)))
             if rand.size:
                 actions[rand] = sample_legal(mask[rand], rng)
+            hint = np.full(N, -1, np.int64)
+            if self.prior is not None:  # the networks' seats, forced moves too (the heuristic's memory)
+                nets = np.flatnonzero(learner | (opponent & (self.kind == POOL)))
+                if nets.size:
+                    hint[nets] = self.prior.act_batch(obs[nets], mask[nets], keys=nets * S + seat[nets])
             pool_rows = np.flatnonzero(opponent & (self.kind == POOL) & ~forced)
             for snap in np.unique(self.snap[pool_rows]):  # one forward pass per snapshot
                 rows = pool_rows[self.snap[pool_rows] == snap]
                 o = torch.from_numpy(obs[rows]).to(device)
                 m = torch.from_numpy(mask[rows].view(np.bool_)).to(device)
                 actor = (self.league + self.pool)[snap]  # league members first, then the snapshots
-                actions[rows] = MaskedCategorical(actor(o), m).sample(self.gen).cpu().numpy()
+                logits = prior_logits(actor(o), torch.from_numpy(hint[rows]).to(device), cfg.heuristic_prior)
+                actions[rows] = MaskedCategorical(logits, m).sample(self.gen).cpu().numpy()
             t1 = clock()
             # ---- 2. one forward pass for every learner seat to act
             if learn.size:
@@ -183,7 +201,8 @@ class Collector:
                 t2 = clock()
                 o_np, m_np = obs[learn], mask[learn].view(np.bool_)
                 o = torch.from_numpy(o_np).to(device)
-                dist = model.dist(o, torch.from_numpy(m_np).to(device))
+                h = hint[learn]
+                dist = model.dist(o, torch.from_numpy(m_np).to(device), torch.from_numpy(h).to(device))
                 a = dist.sample(self.gen)
                 logp = dist.log_prob(a).cpu().numpy()
                 val = model.value(torch.from_numpy(cin).to(device) if cfg.central_critic else o).cpu().numpy()
@@ -191,7 +210,7 @@ class Collector:
                 t3 = clock()
                 actions[learn] = a
                 s = seat[learn]
-                idx = roll.add(o_np, m_np, cin, act=a, logp=logp, val=val, traj=self.episode[learn] * S + s)
+                idx = roll.add(o_np, m_np, cin, act=a, logp=logp, val=val, traj=self.episode[learn] * S + s, hint=h)
                 self.last[learn, s] = idx
                 self.count[learn] += 1
                 t_env += t2 - t1
@@ -237,6 +256,7 @@ class Collector:
             "val": roll.s["val"][:n].copy(),
             "adv": adv,
             "ret": ret,
+            "hint": roll.s["hint"][:n].copy() if self.prior is not None else None,
         }
         kinds, returns = np.concatenate(finished_kind), np.concatenate(finished_return)
         stats = {"returns": {name: returns[kinds == k].tolist() for k, name in enumerate(OPPONENT_KINDS)},

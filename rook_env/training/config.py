@@ -127,6 +127,13 @@ class Config:
     # an update ends within a KL of about 1e-6 of float32's, for about 1.4x the update's speed (docs/results.md).
     grad_precision: str = "auto"
     init_checkpoint: str = ""  # start from this checkpoint's weights (a fresh run otherwise: new optimizer, counters)
+    # A residual policy over the game's heuristic (rook_env/agents/learned/model.py): > 0 adds this many logits to
+    # the heuristic's action at every decision, so a fresh network plays the heuristic greedily and PPO learns
+    # where to play otherwise. 0: a plain network. Not with cloning, expert iteration, a league or Ray collectors.
+    heuristic_prior: float = 0.0
+    # The first critic_warmup updates train the critic alone (a fresh critic's advantages are noise; the actor,
+    # e.g. a residual policy, waits for them)
+    critic_warmup: int = 0
     # --- opponents
     opponent_mix: dict[str, float] = field(
         default_factory=lambda: {"self": 0.4, "pool": 0.2, "heuristic": 0.3, "random": 0.1})
@@ -172,7 +179,7 @@ class Config:
     def check(self) -> Config:
         """Raise ValueError naming the first field whose value is out of range; returns the config."""
         for check in (check_numbers, check_run, check_network, check_opponents, check_evaluation, check_game,
-                      check_ray, check_exit):
+                      check_ray, check_exit, check_prior):
             check(self)
         return self
 
@@ -189,7 +196,7 @@ POSITIVE = ("total_decisions", "num_envs", "rollout_decisions", "update_epochs",
 NON_NEGATIVE = ("seed", "eval_seed", "final_eval_seed", "playoff_candidates", "playoff_seed", "bc_steps", "bc_eval_every",
                 "eval_every",
                 "final_eval_deals", "checkpoint_every", "max_minutes", "target_kl", "ent_coef", "ent_coef_end",
-                "vf_coef", "lr_end", "max_grad_norm", "max_hands")
+                "vf_coef", "lr_end", "max_grad_norm", "max_hands", "heuristic_prior", "critic_warmup")
 UNIT_INTERVAL = ("gamma", "gae_lambda")
 
 
@@ -229,6 +236,18 @@ def check_network(cfg: Config) -> None:
         bad(cfg, "critic_hidden", "must be a list of positive integers ([] = the same as hidden)")
     if cfg.grad_precision not in GRAD_PRECISIONS:
         bad(cfg, "grad_precision", f"must be one of {', '.join(GRAD_PRECISIONS)}")
+
+
+def check_prior(cfg: Config) -> None:
+    """A residual policy (heuristic_prior > 0) with what records no hints: cloning, expert iteration, the league
+    (plain networks), Ray's collectors."""
+    if not cfg.heuristic_prior:
+        return
+    for name, used in (("bc_steps", cfg.bc_steps > 0), ("league", bool(cfg.league)),
+                       ("exit.source", bool(cfg.exit.source)), ("ray.collectors", cfg.ray.collectors > 0)):
+        if used:
+            raise ValueError(f"config field {name!r}: not available with heuristic_prior > 0 (a residual policy over "
+                             f"the heuristic; got heuristic_prior={cfg.heuristic_prior!r}): set it to its default")
 
 
 def check_opponents(cfg: Config) -> None:

@@ -116,7 +116,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
     obs_dim = env.observation_space("player_0")["observation"].shape[0]
     n_actions = env.action_space("player_0").n
     critic_dim = env.state_space.shape[0] if cfg.central_critic else None
-    model = ActorCritic(obs_dim, n_actions, cfg.hidden, critic_dim, cfg.critic_hidden).to(device)
+    model = ActorCritic(obs_dim, n_actions, cfg.hidden, critic_dim, cfg.critic_hidden,
+                        heuristic_prior=cfg.heuristic_prior).to(device)
     grad_dtype = model.set_grad_precision(cfg.grad_precision)  # the dense layers' gradient products (model.py)
     optimizer = make_optimizer(model, cfg.lr, eps=1e-5)
     ppo_settings = PPOSettings.of(cfg)
@@ -263,6 +264,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
 
             # ---------------------------------------------------------------- update
             t1 = time.time()
+            # the first critic_warmup updates train the critic alone: the policy waits for advantages worth following
+            policy = state["iteration"] >= cfg.critic_warmup
             exit_figures = expert.refresh(model) if expert is not None else {}
             extra = expert.loss() if expert is not None else None
             if overlap:
@@ -272,11 +275,11 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
                 next_progress = (state["decisions"] + n) / cfg.total_decisions
                 ahead_from = start_rollout(behaviour, state["iteration"] + 2)
                 losses, ahead = run_beside(
-                    lambda: ppo_update(model, optimizer, batch, ppo_settings, ent_coef, update_gen, extra),
+                    lambda: ppo_update(model, optimizer, batch, ppo_settings, ent_coef, update_gen, extra, policy),
                     lambda: timed(lambda: collector.collect(behaviour, next_progress)))
                 t_collect_ahead = ahead[2]
             else:
-                losses = ppo_update(model, optimizer, batch, ppo_settings, ent_coef, update_gen, extra)
+                losses = ppo_update(model, optimizer, batch, ppo_settings, ent_coef, update_gen, extra, policy)
                 t_collect_ahead = 0.0
             t_update = time.time() - t1
             # an iteration's wall time: its collection (none when collected ahead) and the update (beside the

@@ -141,14 +141,16 @@ class PPOSettings:
 
 def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: dict, s: PPOSettings,
                ent_coef: float, generator: torch.Generator | None = None,
-               extra: Callable[[ActorCritic], dict] | None = None) -> dict:
+               extra: Callable[[ActorCritic], dict] | None = None, policy: bool = True) -> dict:
     """``s.update_epochs`` passes of minibatch PPO over one rollout; returns the mean of each loss term.
 
     ``batch`` is the collector's (rook_env.training.collection): obs, mask, act, the behaviour policy's
-    logp and val, adv, ret, and cin (the centralized critic's input; None: the critic reads obs).
+    logp and val, adv, ret, cin (the centralized critic's input; None: the critic reads obs) and hint (a residual
+    policy's heuristic actions; None for a plain network).
     ``ent_coef`` is the scheduled entropy coefficient. ``generator`` shuffles the minibatches (its own,
     so that an update beside a collection stays reproducible). ``extra(model)``: a loss added to every minibatch's
-    (its ``loss`` and parts, logged as ``exit_<part>``: expert iteration's distillation, rook_env.training.expert)."""
+    (its ``loss`` and parts, logged as ``exit_<part>``: expert iteration's distillation, rook_env.training.expert).
+    ``policy=False`` trains the critic alone (the value loss; the config's ``critic_warmup``): the actor is unchanged."""
     device = next(model.parameters()).device
     b = {k: torch.as_tensor(v, device=device) for k, v in batch.items() if v is not None}
     critic_in = b["cin"] if "cin" in b else b["obs"]  # the collector leaves cin None without central_critic
@@ -162,13 +164,13 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: dict
             # index_select rather than b[k][mb]: the same rows by a faster copy (the update about 1.05x faster
             # on one core, the same numbers: benchmarks/bench_update.py)
             m = {k: v.index_select(0, mb) for k, v in b.items() if k != "cin"}
-            dist = model.dist(m["obs"], m["mask"])
+            dist = model.dist(m["obs"], m["mask"], m.get("hint"))
             out = ppo_loss(
                 dist.log_prob(m["act"]), m["logp"], m["adv"], model.value(critic_in.index_select(0, mb)), m["val"],
                 m["ret"], dist.entropy(), s.clip_coef, s.vf_coef, ent_coef, s.clip_vloss, s.norm_adv,
             )
-            loss = out["loss"]
-            if extra is not None:
+            loss = out["loss"] if policy else s.vf_coef * out["v_loss"]
+            if extra is not None and policy:
                 for k, v in extra(model).items():
                     if k == "loss":
                         loss = loss + v

@@ -31,12 +31,14 @@ def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cf
     duplicate (rook_env.evaluation.play_match) or call-your-partner rotation (play_rotation_match).
     ``opponent``: random, heuristic (the game's heuristic) or a checkpoint path."""
     from rook_env.agents.learned import PPOAgent
+    from rook_env.agents.learned.agent import heuristic_prior_agent
 
     game = game_of(cfg)
     frozen = copy.deepcopy(model).cpu().eval()
 
     def factory(seed: int) -> PPOAgent:  # the matches' callable member spec: factory(seed) -> agent
-        return PPOAgent(frozen, greedy=True, seed=seed)
+        prior = heuristic_prior_agent(game.name, seed=seed, **game.flags) if frozen.heuristic_prior else None
+        return PPOAgent(frozen, greedy=True, seed=seed, prior=prior)
 
     factory.name = "ppo(training)"
     spec = game.heuristic if opponent == "heuristic" else opponent

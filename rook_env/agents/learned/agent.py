@@ -9,6 +9,11 @@ A checkpoint records the game it was trained for (``"game"``: ``"partnership"`` 
 in checkpoints written before call-your-partner Rook) and its table's rule flags; loading it for
 another game, or for a call-your-partner table of another size, raises :class:`CheckpointError`
 saying so (``check_checkpoint_game``).
+
+A checkpoint with ``heuristic_prior`` > 0 (a residual policy over the game's heuristic,
+rook_env/agents/learned/model.py) plays with the game's heuristic beside it: the heuristic decides
+on the same observation first (its card memory follows every decision, forced ones included) and its
+action gets that many logits more. ``PPOAgent.load`` builds it; ``PPOAgent(model, prior=...)`` takes one.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import torch
 
 from ..base import legal_from
 from ..registry import CHECKPOINT_DIR
-from .model import ActorCritic, CheckpointError, load_checkpoint, model_from_checkpoint, MaskedCategorical
+from .model import ActorCritic, CheckpointError, MaskedCategorical, load_checkpoint, model_from_checkpoint, prior_logits
 
 GAME_TITLES = {"partnership": "the partnership game", "call_partner": "call-your-partner Rook"}
 
@@ -45,9 +50,22 @@ def check_checkpoint_game(ckpt: Mapping[str, Any], path: str, game: str, flags: 
 DEFAULT_CHECKPOINT = os.path.join(CHECKPOINT_DIR, "ppo_default.pt")
 
 
+def heuristic_prior_agent(game: str, seed: int | None = None, **flags: Any) -> Any:
+    """The game's heuristic, as the prior of a residual policy (``heuristic_prior`` > 0) at this table."""
+    from rook_env.agents import make_agent
+    from rook_env.games import get_game
+
+    return make_agent(get_game(game).heuristic, seed=seed, game=game, **flags)
+
+
 class PPOAgent:
     def __init__(self, model: ActorCritic, greedy: bool = True, seed: int | None = None,
-                 device: str | torch.device = "cpu") -> None:
+                 device: str | torch.device = "cpu", prior: Any | None = None) -> None:
+        if model.heuristic_prior and prior is None:
+            raise ValueError(f"this network is a residual policy over the heuristic (heuristic_prior="
+                             f"{model.heuristic_prior:g}): pass the game's heuristic as prior= "
+                             "(PPOAgent.load does), e.g. heuristic_prior_agent(game, **flags)")
+        self.prior = prior if model.heuristic_prior else None
         self.model = model.to(device).eval()
         self.actor = self.model.actor
         self.greedy = bool(greedy)
@@ -85,27 +103,37 @@ class PPOAgent:
         model = model_from_checkpoint(
             ckpt, path, obs_dim=obs_layout(config).size, n_actions=layout_for(config).n_actions
         )
-        agent = cls(model, greedy=greedy, seed=seed, device=device)
+        prior = heuristic_prior_agent(game, seed=seed, **flags) if model.heuristic_prior else None
+        agent = cls(model, greedy=greedy, seed=seed, device=device, prior=prior)
         agent.checkpoint_info = {k: ckpt.get(k) for k in ("game", "env_flags", "config", "decisions", "iteration")}
         return agent
 
     def reset(self) -> None:
-        pass
+        if self.prior is not None:
+            self.prior.reset()
+
+    def _hint(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None) -> torch.Tensor | None:
+        """The prior's action on this observation (None without a prior)."""
+        if self.prior is None:
+            return None
+        return torch.tensor([int(self.prior.act(observation, info))], device=self.device)
+
+    def _dist(self, observation: Mapping[str, np.ndarray], hint: torch.Tensor | None) -> MaskedCategorical:
+        obs = torch.as_tensor(np.asarray(observation["observation"], np.float32), device=self.device).unsqueeze(0)
+        mask = torch.as_tensor(np.asarray(observation["action_mask"]), device=self.device).bool().unsqueeze(0)
+        return MaskedCategorical(prior_logits(self.actor(obs), hint, self.model.heuristic_prior), mask)
 
     @torch.no_grad()
     def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int:
+        hint = self._hint(observation, info)  # first: the heuristic's memory follows forced moves too
         legal = legal_from(observation)
         if legal.size == 1:
             return int(legal[0])
-        obs = torch.as_tensor(np.asarray(observation["observation"], np.float32), device=self.device).unsqueeze(0)
-        mask = torch.as_tensor(np.asarray(observation["action_mask"]), device=self.device).bool().unsqueeze(0)
-        d = MaskedCategorical(self.actor(obs), mask)
+        d = self._dist(observation, hint)
         a = d.mode() if self.greedy else d.sample(self.generator)
         return int(a.item())
 
     @torch.no_grad()
     def action_probs(self, observation: Mapping[str, np.ndarray]) -> np.ndarray:
         """The policy's probabilities over all actions (0 for illegal ones)."""
-        obs = torch.as_tensor(np.asarray(observation["observation"], np.float32), device=self.device).unsqueeze(0)
-        mask = torch.as_tensor(np.asarray(observation["action_mask"]), device=self.device).bool().unsqueeze(0)
-        return MaskedCategorical(self.actor(obs), mask).probs[0].cpu().numpy()
+        return self._dist(observation, self._hint(observation, None)).probs[0].cpu().numpy()

@@ -8,6 +8,13 @@ the critic sees either the same observation or, with ``critic_dim`` set, the ful
 Illegal actions get the logit ``MASK_LOGIT`` (-1e9): after the softmax their probability is
 exactly 0.0 in float32, so ``sample()`` can never return them and ``entropy()`` stays finite.
 
+**A residual policy over the heuristic** (``heuristic_prior`` > 0, the config's field of that name): the actor's
+logits plus ``heuristic_prior`` on the action the game's heuristic chooses from the same observation (its *hint*,
+computed outside the network and passed to :meth:`ActorCritic.dist`). The actor's last layer starts near 0, so a
+fresh network plays the heuristic's action greedily and samples it with probability e^w / (e^w + k - 1) among k
+legal actions; training learns where to play otherwise (residual policy learning: Silver et al. 2018, "Residual
+Policy Learning"; Johannink et al. 2019). The hint is a function of the seat's own observation only.
+
 The first layer of both networks is a :class:`SparseInputLinear`: the observation is about 6% non-zeros
 (34 of 583) and the critic's state 8% (62 of 788), so on the CPU (where numba is installed) it computes
 the same function as ``nn.Linear`` from the non-zero inputs only, in the forward pass and in the weight
@@ -239,6 +246,16 @@ def mlp(n_in: int, hidden: Sequence[int], n_out: int, out_std: float) -> nn.Sequ
     return nn.Sequential(*layers)
 
 
+def prior_logits(logits: torch.Tensor, hint: torch.Tensor | None, weight: float) -> torch.Tensor:
+    """``logits`` plus ``weight`` on each row's ``hint`` action (the heuristic's); unchanged when ``weight`` is 0."""
+    if not weight:
+        return logits
+    if hint is None:
+        raise ValueError(f"this network is a residual policy over the heuristic (heuristic_prior={weight:g}): "
+                         "its distribution needs the heuristic's action of each row (hint)")
+    return logits + weight * F.one_hot(hint.long(), logits.shape[-1]).to(logits.dtype)
+
+
 class ActorCritic(nn.Module):
     """Separate actor and critic MLPs.
 
@@ -247,11 +264,12 @@ class ActorCritic(nn.Module):
     else the ``state_for`` size); ``critic_hidden``: the critic's hidden layers (None: the same as ``hidden``).
     Only the actor plays; the critic exists for training, so it can be narrower: its share of the update's
     matrix products is what a smaller one saves (the default config's critic is 128 wide).
+    ``heuristic_prior``: > 0 makes the actor a residual policy over the game's heuristic (the module docstring).
     """
 
     def __init__(
         self, obs_dim: int, n_actions: int, hidden: Sequence[int] = (256, 256, 256), critic_dim: int | None = None,
-        critic_hidden: Sequence[int] | None = None,
+        critic_hidden: Sequence[int] | None = None, heuristic_prior: float = 0.0,
     ) -> None:
         super().__init__()
         self.obs_dim, self.n_actions = int(obs_dim), int(n_actions)
@@ -259,13 +277,19 @@ class ActorCritic(nn.Module):
         # Checkpoints written before critic_hidden existed have none: their critic is as wide as the actor.
         self.critic_hidden = self.hidden if not critic_hidden else [int(h) for h in critic_hidden]
         self.critic_dim = None if critic_dim is None else int(critic_dim)
+        self.heuristic_prior = float(heuristic_prior)
+        if not (np.isfinite(self.heuristic_prior) and self.heuristic_prior >= 0):
+            raise ValueError(f"heuristic_prior must be a finite number >= 0, got {heuristic_prior!r}")
         self.actor = mlp(self.obs_dim, self.hidden, self.n_actions, out_std=0.01)
         self.critic = mlp(self.critic_dim or self.obs_dim, self.critic_hidden, 1, out_std=1.0)
 
     def kwargs(self) -> dict:
         """Constructor arguments, stored in checkpoints."""
-        return {"obs_dim": self.obs_dim, "n_actions": self.n_actions, "hidden": self.hidden,
-                "critic_dim": self.critic_dim, "critic_hidden": self.critic_hidden}
+        kw = {"obs_dim": self.obs_dim, "n_actions": self.n_actions, "hidden": self.hidden,
+              "critic_dim": self.critic_dim, "critic_hidden": self.critic_hidden}
+        if self.heuristic_prior:  # absent from plain networks' checkpoints, as in those written before it existed
+            kw["heuristic_prior"] = self.heuristic_prior
+        return kw
 
     def set_grad_precision(self, precision: str) -> torch.dtype:
         """The dense layers' gradient products in float32 or bfloat16 (``auto``: :func:`grad_dtype`); returns
@@ -276,8 +300,9 @@ class ActorCritic(nn.Module):
                 layer.grad_dtype = dtype
         return dtype
 
-    def dist(self, obs: torch.Tensor, mask: torch.Tensor) -> MaskedCategorical:
-        return MaskedCategorical(self.actor(obs), mask)
+    def dist(self, obs: torch.Tensor, mask: torch.Tensor, hint: torch.Tensor | None = None) -> MaskedCategorical:
+        """The masked policy; ``hint``: the heuristic's action per row, needed when ``heuristic_prior`` > 0."""
+        return MaskedCategorical(prior_logits(self.actor(obs), hint, self.heuristic_prior), mask)
 
     def value(self, critic_in: torch.Tensor) -> torch.Tensor:
         return self.critic(critic_in).squeeze(-1)
