@@ -165,3 +165,13 @@ def test_critic_warmup_trains_the_critic_alone(tmp_path):
     heuristic = make_agent("call_partner_heuristic", seed=2, game="call_partner", players=5)
     assert agent.prior is not None
     assert _play_hand(5, lambda name: agent, 7) == _play_hand(5, lambda name: heuristic, 7)
+
+
+def test_a_residual_checkpoint_is_refused_as_a_league_member(tmp_path):
+    base = [f"run_dir={tmp_path}", "bc_steps=0", "total_decisions=600", "rollout_decisions=300", "num_envs=4",
+            "eval_every=0", "eval_deals=2", "progress=false", "playoff_candidates=0"]
+    cfg = config.make_train_config(SMOKE, [*base, "name=res", "heuristic_prior=2.0"])
+    summary = loop.train(cfg, quiet=True)
+    league = config.make_train_config(SMOKE, [*base, "name=plain", f"league=[{summary['paths']['agent']}]"])
+    with pytest.raises(Exception, match="league member .* is a residual policy"):
+        loop.train(league, quiet=True)

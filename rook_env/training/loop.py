@@ -160,7 +160,11 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
         model.load_state_dict(load_model(cfg.init_checkpoint, game, obs_dim, n_actions, like=model).state_dict())
         started = f"initialised from {cfg.init_checkpoint}"
     for path in cfg.league:  # fixed pool members (not saved in checkpoints: the config names them)
-        collector.league.append(load_model(path, game, obs_dim, n_actions).actor.to(device).eval())
+        member = load_model(path, game, obs_dim, n_actions)
+        if member.heuristic_prior:  # the pool plays actors alone: a residual policy would lose its heuristic
+            raise CheckpointError(f"league member {path!r} is a residual policy over the heuristic (heuristic_prior="
+                                  f"{member.heuristic_prior:g}): league members must be plain networks")
+        collector.league.append(member.actor.to(device).eval())
     if ahead_from is not None:  # the rollout the interrupted run had collected ahead, collected again
         if not overlap:
             raise CheckpointError(f"{resume!r} was saved with a rollout collected ahead (overlap: true): resume it "
