@@ -37,6 +37,11 @@ forced moves included, so that its card memory follows every trick), and its act
 ``heuristic_prior`` logits more in the networks' distributions; the hints are recorded with the decisions for
 the update.
 
+**Card play by search** (``play_by``, the partnership game): the search agent plays every card-play decision of
+the learner's seats (one ``act_batch`` call a step, its card memory keyed by table and seat) and those
+decisions are not recorded: a hand's reward is credited to the seat's last auction decision, and PPO trains the
+auction for the card play search will make.
+
 **Centralized critic** (``central_critic: true``): the value network sees ``env.state_for(seat)`` (the
 seat's observation plus every hidden hand and the nest). Training only: the actor never sees it.
 """
@@ -53,7 +58,7 @@ from rook_env.agents.learned.model import ActorCritic, MaskedCategorical, prior_
 from rook_env.vector import sample_legal
 
 from .config import OPPONENT_KINDS, Config, mix_at
-from .games import game_of
+from .games import game_of, play_by_agent
 from .ppo import trajectory_advantages
 
 # Deal seeds: evaluation uses small seeds (Config.eval_seed / final_eval_seed / playoff_seed); training deals are
@@ -110,6 +115,9 @@ class Collector:
         self.heuristic = game.heuristic_batch()  # one instance; memories keyed by table * seats + seat
         # a residual policy's prior: the heuristic again, deciding for the networks' seats (hints)
         self.prior = game.heuristic_batch() if cfg.heuristic_prior else None
+        # card play by search (play_by): it plays the learner's cards, which are not recorded
+        self.player = play_by_agent(cfg.play_by, game.flags, seed=int(rng.integers(2**62))) if cfg.play_by else None
+        self.play_column = game.phases.index("play")  # of the observation's leading phase one-hot
         self.pool: list[nn.Module] = []  # actors of past snapshots
         self.league: list[nn.Module] = []  # actors of the config's fixed league members
         N = cfg.num_envs
@@ -159,6 +167,8 @@ class Collector:
         self.heuristic.reset()
         if self.prior is not None:
             self.prior.reset()
+        if self.player is not None:
+            self.player.reset()
         self._episodes = 0
         self._new_episodes(tables, p)
         roll = Rollout(cfg.rollout_decisions + 64 * N)
@@ -186,6 +196,11 @@ class Collector:
                 nets = np.flatnonzero(learner | (opponent & (self.kind == POOL)))
                 if nets.size:
                     hint[nets] = self.prior.act_batch(obs[nets], mask[nets], keys=nets * S + seat[nets])
+            if self.player is not None:  # search plays the learner's cards (forced ones too: its card memory)
+                cards = np.flatnonzero(learner & (obs[:, self.play_column] > 0))
+                if cards.size:
+                    actions[cards] = self.player.act_batch(obs[cards], mask[cards], keys=cards * S + seat[cards])
+                    learn = learn[obs[learn, self.play_column] == 0]
             pool_rows = np.flatnonzero(opponent & (self.kind == POOL) & ~forced)
             for snap in np.unique(self.snap[pool_rows]):  # one forward pass per snapshot
                 rows = pool_rows[self.snap[pool_rows] == snap]

@@ -134,6 +134,11 @@ class Config:
     # The first critic_warmup updates train the critic alone (a fresh critic's advantages are noise; the actor,
     # e.g. a residual policy, waits for them)
     critic_warmup: int = 0
+    # Card play by search (partnership game): a search spec without a base ("search[samples=96,worlds=learned]")
+    # plays every card-play decision of the learner's seats, and those decisions are not recorded, so PPO trains
+    # the auction (bids, discard, trump) for the card play that search will make; evaluation plays search with the
+    # network as its base. "": the network plays its cards.
+    play_by: str = ""
     # --- opponents
     opponent_mix: dict[str, float] = field(
         default_factory=lambda: {"self": 0.4, "pool": 0.2, "heuristic": 0.3, "random": 0.1})
@@ -179,7 +184,7 @@ class Config:
     def check(self) -> Config:
         """Raise ValueError naming the first field whose value is out of range; returns the config."""
         for check in (check_numbers, check_run, check_network, check_opponents, check_evaluation, check_game,
-                      check_ray, check_exit, check_prior):
+                      check_ray, check_exit, check_prior, check_play_by):
             check(self)
         return self
 
@@ -236,6 +241,22 @@ def check_network(cfg: Config) -> None:
         bad(cfg, "critic_hidden", "must be a list of positive integers ([] = the same as hidden)")
     if cfg.grad_precision not in GRAD_PRECISIONS:
         bad(cfg, "grad_precision", f"must be one of {', '.join(GRAD_PRECISIONS)}")
+
+
+def check_play_by(cfg: Config) -> None:
+    """Card play by search: a search spec without a base, in the partnership game, in this process."""
+    if not cfg.play_by:
+        return
+    if cfg.game != "partnership":
+        bad(cfg, "play_by", "the search agent plays the partnership game only")
+    if cfg.ray.collectors:
+        bad(cfg, "play_by", "not available with Ray collectors (ray.collectors > 0)")
+    from .games import play_by_agent
+
+    try:
+        play_by_agent(cfg.play_by, dict(cfg.env_flags), seed=0)
+    except ValueError as exc:
+        bad(cfg, "play_by", str(exc))
 
 
 def check_prior(cfg: Config) -> None:

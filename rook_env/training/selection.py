@@ -23,7 +23,7 @@ from rook_env.agents.learned.model import ActorCritic, load_checkpoint, model_fr
 from rook_env.evaluation.deals import hand_flags
 
 from .config import Config
-from .games import game_of
+from .games import game_of, play_by_agent
 
 
 def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cfg: Config) -> dict:
@@ -38,7 +38,9 @@ def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cf
 
     def factory(seed: int) -> PPOAgent:  # the matches' callable member spec: factory(seed) -> agent
         prior = heuristic_prior_agent(game.name, seed=seed, **game.flags) if frozen.heuristic_prior else None
-        return PPOAgent(frozen, greedy=True, seed=seed, prior=prior)
+        net = PPOAgent(frozen, greedy=True, seed=seed, prior=prior)
+        # with play_by, search plays the cards and the network bids, discards and names trump (what was trained)
+        return play_by_agent(cfg.play_by, game.flags, seed, base=net) if cfg.play_by else net
 
     factory.name = "ppo(training)"
     spec = game.heuristic if opponent == "heuristic" else opponent
