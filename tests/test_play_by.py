@@ -13,7 +13,7 @@ from rook_env import raw_env
 from rook_env.agents.learned import PPOAgent
 from rook_env.agents.learned.model import ActorCritic
 from rook_env.agents.search import SearchAgent
-from rook_env.training import collection, config, games, selection
+from rook_env.training import collection, config, selection
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMOKE = os.path.join(ROOT, "configs", "smoke.yaml")
@@ -63,7 +63,7 @@ def test_search_plays_the_learners_cards_and_they_are_not_recorded(monkeypatch):
 def test_evaluation_plays_search_on_top_of_the_network(monkeypatch):
     cfg = config.make_train_config(SMOKE, [PLAY_BY])
     net = PPOAgent(ActorCritic(10, 5, [4]))
-    agent = games.play_by_agent(cfg.play_by, {}, seed=3, base=net)
+    agent = config.play_by_agent(cfg.play_by, {}, seed=3, base=net)
     assert isinstance(agent, SearchAgent) and agent.base is net and agent.samples == 4
     env = raw_env()
     model = ActorCritic(env.observation_space("player_0")["observation"].shape[0], env.action_space("player_0").n,
@@ -71,7 +71,7 @@ def test_evaluation_plays_search_on_top_of_the_network(monkeypatch):
     made = []
 
     def spy(spec, flags, seed, base=None):
-        made.append(games.play_by_agent(spec, flags, seed, base=base))
+        made.append(config.play_by_agent(spec, flags, seed, base=base))
         return made[-1]
 
     monkeypatch.setattr(selection, "play_by_agent", spy)

@@ -57,8 +57,8 @@ from torch import nn
 from rook_env.agents.learned.model import ActorCritic, MaskedCategorical, prior_logits
 from rook_env.vector import sample_legal
 
-from .config import OPPONENT_KINDS, Config, mix_at
-from .games import game_of, play_by_agent
+from .config import OPPONENT_KINDS, Config, mix_at, play_by_agent
+from .games import game_of
 from .ppo import trajectory_advantages
 
 # Deal seeds: evaluation uses small seeds (Config.eval_seed / final_eval_seed / playoff_seed); training deals are

@@ -251,12 +251,25 @@ def check_play_by(cfg: Config) -> None:
         bad(cfg, "play_by", "the search agent plays the partnership game only")
     if cfg.ray.collectors:
         bad(cfg, "play_by", "not available with Ray collectors (ray.collectors > 0)")
-    from .games import play_by_agent
-
     try:
         play_by_agent(cfg.play_by, dict(cfg.env_flags), seed=0)
     except ValueError as exc:
         bad(cfg, "play_by", str(exc))
+
+
+def play_by_agent(spec: str, flags: dict, seed: int | None, base: Any = None) -> Any:
+    """The agent of a config's ``play_by`` (a search spec without a base, ``"search[samples=96,worlds=learned]"``):
+    it plays the learner's card-play decisions; ``base`` (the network being trained, in evaluation) bids,
+    discards and names trump for it. ``flags``: the partnership game's rule flags."""
+    from rook_env.agents.registry import SEARCH_AUCTION, parse_search
+    from rook_env.agents.search import SearchAgent
+
+    parsed = parse_search(spec)
+    if parsed is None or parsed[0] != "search" or parsed[2]:
+        raise ValueError(f"play_by must be a search spec without a base, e.g. 'search[samples=96,worlds=learned]' "
+                         f"(the network being trained is its base), got {spec!r}")
+    head, options, _ = parsed
+    return SearchAgent(seed=seed, base=base, auction=SEARCH_AUCTION[head], **options, **flags)
 
 
 def check_prior(cfg: Config) -> None:

@@ -22,8 +22,8 @@ import numpy as np
 from rook_env.agents.learned.model import ActorCritic, load_checkpoint, model_from_checkpoint
 from rook_env.evaluation.deals import hand_flags
 
-from .config import Config
-from .games import game_of, play_by_agent
+from .config import Config, play_by_agent
+from .games import game_of
 
 
 def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cfg: Config) -> dict:
