@@ -69,7 +69,7 @@ SELF, POOL, HEURISTIC, RANDOM = range(len(OPPONENT_KINDS))  # opponent kinds as 
 
 
 # per learner decision: action, log-probability, value, credited reward, trajectory (episode * seats + seat), the
-# heuristic's action (the hint of a residual policy; -1 without one)
+# heuristic's action (the hint of a residual policy; recorded only with one)
 ROLLOUT_SCALARS = {"act": np.int64, "logp": np.float32, "val": np.float32, "rew": np.float64, "traj": np.int64,
                    "hint": np.int64}
 
@@ -191,8 +191,9 @@ class Collector:
             rand = np.flatnonzero(~self.active | (opponent & (self.kind == RANDOM)))
             if rand.size:
                 actions[rand] = sample_legal(mask[rand], rng)
-            hint = np.full(N, -1, np.int64)
+            hint = None  # a residual policy's hints: the heuristic's action at each table
             if self.prior is not None:  # the networks' seats, forced moves too (the heuristic's memory)
+                hint = np.full(N, -1, np.int64)
                 nets = np.flatnonzero(learner | (opponent & (self.kind == POOL)))
                 if nets.size:
                     hint[nets] = self.prior.act_batch(obs[nets], mask[nets], keys=nets * S + seat[nets])
@@ -207,7 +208,7 @@ class Collector:
                 o = torch.from_numpy(obs[rows]).to(device)
                 m = torch.from_numpy(mask[rows].view(np.bool_)).to(device)
                 actor = (self.league + self.pool)[snap]  # league members first, then the snapshots
-                logits = prior_logits(actor(o), torch.from_numpy(hint[rows]).to(device), cfg.heuristic_prior)
+                logits = prior_logits(actor(o), _rows(hint, rows, device), cfg.heuristic_prior)
                 actions[rows] = MaskedCategorical(logits, m).sample(self.gen).cpu().numpy()
             t1 = clock()
             # ---- 2. one forward pass for every learner seat to act
@@ -216,8 +217,7 @@ class Collector:
                 t2 = clock()
                 o_np, m_np = obs[learn], mask[learn].view(np.bool_)
                 o = torch.from_numpy(o_np).to(device)
-                h = hint[learn]
-                dist = model.dist(o, torch.from_numpy(m_np).to(device), torch.from_numpy(h).to(device))
+                dist = model.dist(o, torch.from_numpy(m_np).to(device), _rows(hint, learn, device))
                 a = dist.sample(self.gen)
                 logp = dist.log_prob(a).cpu().numpy()
                 val = model.value(torch.from_numpy(cin).to(device) if cfg.central_critic else o).cpu().numpy()
@@ -225,7 +225,8 @@ class Collector:
                 t3 = clock()
                 actions[learn] = a
                 s = seat[learn]
-                idx = roll.add(o_np, m_np, cin, act=a, logp=logp, val=val, traj=self.episode[learn] * S + s, hint=h)
+                idx = roll.add(o_np, m_np, cin, act=a, logp=logp, val=val, traj=self.episode[learn] * S + s,
+                               **({} if hint is None else {"hint": hint[learn]}))
                 self.last[learn, s] = idx
                 self.count[learn] += 1
                 t_env += t2 - t1
@@ -280,3 +281,7 @@ class Collector:
         stats.update(t_env=t_env, t_opp=t_opp, t_net=t_net, t_book=total - t_env - t_opp - t_net)
         return batch, stats
 
+
+def _rows(hint: np.ndarray | None, rows: np.ndarray, device: torch.device) -> torch.Tensor | None:
+    """The hints of ``rows`` as a tensor (None without a residual policy)."""
+    return None if hint is None else torch.from_numpy(hint[rows]).to(device)

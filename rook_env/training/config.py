@@ -261,15 +261,14 @@ def play_by_agent(spec: str, flags: dict, seed: int | None, base: Any = None) ->
     """The agent of a config's ``play_by`` (a search spec without a base, ``"search[samples=96,worlds=learned]"``):
     it plays the learner's card-play decisions; ``base`` (the network being trained, in evaluation) bids,
     discards and names trump for it. ``flags``: the partnership game's rule flags."""
-    from rook_env.agents.registry import SEARCH_AUCTION, parse_search
+    from rook_env.agents.registry import parse_search
     from rook_env.agents.search import SearchAgent
 
     parsed = parse_search(spec)
     if parsed is None or parsed[0] != "search" or parsed[2]:
         raise ValueError(f"play_by must be a search spec without a base, e.g. 'search[samples=96,worlds=learned]' "
                          f"(the network being trained is its base), got {spec!r}")
-    head, options, _ = parsed
-    return SearchAgent(seed=seed, base=base, auction=SEARCH_AUCTION[head], **options, **flags)
+    return SearchAgent(seed=seed, base=base, **parsed[1], **flags)  # the base's auction ("search" plays cards only)
 
 
 def check_prior(cfg: Config) -> None:
