@@ -41,6 +41,7 @@ the bidder, its nest and discards); :func:`decode` turns a vector back into a re
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Sequence
@@ -195,8 +196,16 @@ def decode(vec: np.ndarray | Sequence[float], config: CallPartnerConfig | None =
     if v.shape != (ol.size,):
         raise ValueError(f"observation has shape {v.shape}, expected ({ol.size},) for this configuration")
 
+    # One pass over the non-zero entries, split by section (a bisection of the section starts): the heuristic
+    # decodes every observation it acts on, so this is on the hot path of evaluations and play-outs.
+    idx = np.flatnonzero(v > 0.5).tolist()
+    pos = {name: (bisect_left(idx, a), bisect_left(idx, z)) for name, a, z in ol.sections}
+    start = {name: a for name, a, _ in ol.sections}
+
     def on(name: str) -> list[int]:
-        return np.flatnonzero(v[ol.slices[name]] > 0.5).tolist()
+        a, z = pos[name]
+        s = start[name]
+        return [i - s for i in idx[a:z]]
 
     def first(name: str) -> int | None:
         idx = on(name)

@@ -1,0 +1,210 @@
+"""Fit a residual policy over the heuristic to counterfactual labels: the policy improvement step of rollouts.
+
+The labels (:mod:`rook_env.training.rollout_labels`) give, for decisions of hands the heuristic played, the acting
+seat's result of every legal action with the heuristic playing on, on the true deal. The actor of an
+:class:`~rook_env.agents.learned.model.ActorCritic` is regressed on the advantage over the heuristic's action,
+``(q[a] - q[hint]) / scale`` for every legal action (mean squared error; the average over the deals that fit an
+observation is the heuristic's advantage ``A(obs, a)``, in ``scale`` points per logit), from the seat's observation
+alone. The checkpoint is a residual policy (``heuristic_prior = margin / scale``): its logits are the predicted
+advantages plus ``margin / scale`` on the heuristic's action, so it plays the heuristic's action unless another
+action is predicted to gain more than ``margin`` points, and ``make_agent("ppo:<path>")`` / ``PPOAgent.load`` play
+it with the heuristic beside (as any residual checkpoint). The critic is regressed on the hand's result
+(``outcome * reward_scale``), so PPO can start from the checkpoint (``init_checkpoint``).
+
+Hands are split into a training and a validation share (by deal). Each epoch logs, on the validation decisions, the
+mean squared error against predicting no advantage anywhere (the heuristic), and for each margin the share of
+decisions where the policy leaves the heuristic and what that gained on those deals (the labels know every legal
+action's value, so this is an exact one-decision estimate): ``gain/hand`` is that gain per hand and seat, from the
+decisions' ``label_prob``. The margin of the checkpoint is the one with the largest validation gain at the best
+epoch, unless ``--margin`` fixes it; the checkpoint keeps the epoch of the lowest validation error.
+
+    python -m rook_env.training.residual_fit --labels runs/cp_labels --out runs/cp_rollout.pt
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from rook_env.agents.learned.model import ActorCritic
+
+from .checkpoints import save_checkpoint, seed_everything
+from .config import make_train_config
+from .expert import read_shards, shard_paths
+
+__all__ = ["FitConfig", "advantage_targets", "fit", "margin_report", "main"]
+
+
+@dataclass
+class FitConfig:
+    labels: str  # folder of rollout_labels shards
+    out: str  # the checkpoint to write
+    players: int = 5
+    hidden: list[int] = field(default_factory=lambda: [256, 256])
+    epochs: int = 12
+    batch: int = 256
+    lr: float = 3e-4
+    weight_decay: float = 1e-5
+    scale: float = 10.0  # points per logit of the advantage head
+    margin: float = -1.0  # points a predicted gain must exceed to leave the heuristic; < 0: chosen on validation
+    margins: list[float] = field(default_factory=lambda: [0.0, 2.0, 5.0, 10.0, 15.0, 20.0, 30.0])
+    val_share: float = 0.1
+    label_prob: float = 0.25  # the labels' share of decisions (for the per-hand gain only)
+    reward_scale: float = 0.01
+    seed: int = 0
+    threads: int = 2
+
+    def check(self) -> None:
+        for name in ("epochs", "batch", "threads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        for name in ("lr", "scale", "label_prob"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        if not 0.0 < self.val_share < 1.0:
+            raise ValueError(f"val_share must be in (0, 1), got {self.val_share!r}")
+
+
+def advantage_targets(q: np.ndarray, hint: np.ndarray) -> np.ndarray:
+    """``q[a] - q[hint]`` per row (NaN where ``q`` is: actions not tried); 0 at the hint."""
+    return q - q[np.arange(len(q)), hint][:, None]
+
+
+def margin_report(pred: np.ndarray, adv: np.ndarray, hint: np.ndarray, margins: Sequence[float],
+                  per_hand: float) -> list[dict]:
+    """For each margin (points): the share of decisions where ``argmax(pred + margin * [a == hint])`` over the
+    tried actions leaves the heuristic, the mean true gain of that choice per decision (from ``adv``, the labels'
+    advantages in points) and the same per hand and seat (times ``per_hand``, decisions per hand and seat)."""
+    rows = np.arange(len(hint))
+    tried = np.isfinite(adv)
+    out = []
+    for m in margins:
+        score = np.where(tried, pred, -np.inf)
+        score[rows, hint] += m
+        pick = score.argmax(1)
+        gain = adv[rows, pick]
+        out.append({"margin": float(m), "leaves": float((pick != hint).mean()), "gain": float(gain.mean()),
+                    "gain_per_hand": float(gain.mean() * per_hand)})
+    return out
+
+
+def _split(hands: np.ndarray, val_share: float, seed: int) -> np.ndarray:
+    """A validation mask by deal: every decision of a hand falls on one side."""
+    uniq = np.unique(hands)
+    rng = np.random.default_rng(seed)
+    val = rng.choice(uniq, size=max(1, int(round(len(uniq) * val_share))), replace=False)
+    return np.isin(hands, val)
+
+
+def fit(cfg: FitConfig, log=print) -> dict:
+    """Fit, write the checkpoint, return the summary (validation curve, margin chosen)."""
+    cfg.check()
+    seed_everything(cfg.seed)
+    torch.set_num_threads(cfg.threads)
+    data = read_shards(shard_paths(cfg.labels))
+    for key in ("hint", "mask"):
+        if key not in data:
+            raise ValueError(f"label shards in {cfg.labels!r} lack {key!r}: not written by rollout_labels")
+    adv = advantage_targets(data["q"], data["hint"].astype(np.int64))
+    if not np.array_equal(np.isfinite(adv), data["mask"]):
+        raise ValueError(f"label shards in {cfg.labels!r}: values must be given for exactly the legal actions")
+    val = _split(data["hand"], cfg.val_share, cfg.seed)
+    obs = torch.from_numpy(data["obs"])
+    target = torch.from_numpy(np.nan_to_num(adv / cfg.scale))
+    tried = torch.from_numpy(np.isfinite(adv))
+    value = torch.from_numpy(data["outcome"] * cfg.reward_scale)
+    tr, va = np.flatnonzero(~val), np.flatnonzero(val)
+    per_hand = len(data["hint"]) / len(np.unique(data["hand"])) / cfg.players / cfg.label_prob
+    log(f"{len(data['hint'])} labelled decisions from {len(np.unique(data['hand']))} hands; "
+        f"{len(tr)} train, {len(va)} validation; {per_hand:.1f} decisions with a choice per hand and seat")
+
+    model = ActorCritic(obs.shape[1], adv.shape[1], cfg.hidden)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    zero_mse = float((target[va][tried[va]] ** 2).mean())
+
+    def evaluate() -> tuple[float, np.ndarray]:
+        model.eval()
+        with torch.no_grad():
+            pred = torch.cat([model.actor(obs[va[i:i + 4096]]) for i in range(0, len(va), 4096)])
+        model.train()
+        mse = float(((pred - target[va]) ** 2)[tried[va]].mean())
+        return mse, pred.numpy() * cfg.scale
+
+    best = {"mse": float("inf")}
+    history = []
+    rng = np.random.default_rng(cfg.seed)
+    t0 = time.perf_counter()
+    for epoch in range(1, cfg.epochs + 1):
+        perm = rng.permutation(tr)
+        for i in range(0, len(perm), cfg.batch):
+            b = torch.from_numpy(perm[i:i + cfg.batch])
+            err = (model.actor(obs[b]) - target[b]) ** 2
+            actor_loss = (err * tried[b]).sum() / tried[b].sum()
+            critic_loss = ((model.critic(obs[b]).squeeze(-1) - value[b]) ** 2).mean()
+            opt.zero_grad()
+            (actor_loss + critic_loss).backward()
+            opt.step()
+        mse, pred = evaluate()
+        report = margin_report(pred, adv[va], data["hint"][va].astype(np.int64), cfg.margins, per_hand)
+        history.append({"epoch": epoch, "val_mse": mse, "zero_mse": zero_mse, "margins": report})
+        log(f"epoch {epoch}: validation MSE {mse:.4f} (no advantage anywhere: {zero_mse:.4f}), "
+            f"{time.perf_counter() - t0:.0f}s; " + "; ".join(
+                f"margin {r['margin']:g}: leaves {100 * r['leaves']:.1f}%, gain/hand {r['gain_per_hand']:+.2f}"
+                for r in report))
+        if mse < best["mse"]:
+            best = {"mse": mse, "epoch": epoch, "state": {k: v.clone() for k, v in model.state_dict().items()},
+                    "margins": report}
+    model.load_state_dict(best["state"])
+    margin = cfg.margin if cfg.margin >= 0 else max(best["margins"], key=lambda r: r["gain"])["margin"]
+    # The residual checkpoint: heuristic_prior = margin / scale logits on the heuristic's action.
+    residual = ActorCritic(obs.shape[1], adv.shape[1], cfg.hidden, heuristic_prior=max(margin, 1e-3) / cfg.scale)
+    residual.load_state_dict(model.state_dict())
+    train_cfg = make_train_config(None, [f"game=call_partner", f"players={cfg.players}",
+                                         f"hidden={list(cfg.hidden)}", "central_critic=false",
+                                         f"heuristic_prior={residual.heuristic_prior}",
+                                         f"reward_scale={cfg.reward_scale}", f"seed={cfg.seed}", "name=rollout_fit"])
+    summary = {"fit": dataclasses.asdict(cfg), "best_epoch": best["epoch"], "margin": margin,
+               "val_mse": best["mse"], "zero_mse": zero_mse, "history": history}
+    save_checkpoint(cfg.out, residual, None, train_cfg,
+                    {"iteration": best["epoch"], "decisions": int(len(tr)), "wall_seconds": time.perf_counter() - t0,
+                     "history": [{"rollout_fit": summary}]}, None, [], full=False)
+    log(f"wrote {cfg.out}: epoch {best['epoch']}, margin {margin:g} points (heuristic_prior "
+        f"{residual.heuristic_prior:g})")
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    defaults = FitConfig(labels="", out="")
+    for f in dataclasses.fields(FitConfig):
+        name = "--" + f.name.replace("_", "-")
+        value = getattr(defaults, f.name)
+        if f.name in ("labels", "out"):
+            p.add_argument(name, required=True)
+        elif isinstance(value, list):
+            p.add_argument(name, type=type(value[0]), nargs="+", default=value)
+        else:
+            p.add_argument(name, type=type(value), default=value)
+    p.add_argument("--json", help="write the summary (validation curve, margins) here")
+    a = vars(p.parse_args(argv))
+    out_json = a.pop("json")
+    try:
+        summary = fit(FitConfig(**a))
+    except ValueError as exc:
+        print(f"error: {exc}")
+        return 2
+    if out_json:
+        with open(out_json, "w") as fh:
+            json.dump(summary, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,143 @@
+"""Counterfactual labels (rook_env.training.rollout_labels) and the residual fit on them (residual_fit): every
+label is checked against the environment itself (the same deal replayed through ``raw_env`` by the registry's
+heuristic at every seat, the alternative action taken there); the fit writes a residual checkpoint that plays
+as an agent, exactly the heuristic when the margin is out of reach; bad input is named."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from rook_env.agents import make_agent
+from rook_env.agents.learned import PPOAgent
+from rook_env.agents.learned.model import load_checkpoint
+from rook_env.call_partner import raw_env as call_partner_raw_env
+from rook_env.call_partner.config import make_config
+from rook_env.call_partner.rules import CallPartnerState
+from rook_env.cards import bits
+from rook_env.training import residual_fit, rollout_labels
+from rook_env.training.ray_labels import write_shard
+
+
+def _replay(seed: int, players: int = 5):
+    """The deal of ``label_hands``' hand ``seed`` in a fresh ``raw_env`` and the registry's heuristic per seat."""
+    state = CallPartnerState(make_config(players=players), seed=seed)
+    state.new_game()
+    env = call_partner_raw_env(players=players)
+    env.reset(seed=0, options={"hands": [bits(h) for h in state.hands], "nest": bits(state.nest),
+                               "dealer": state.dealer})
+    return env, make_agent("call_partner_heuristic", game="call_partner", players=players)
+
+
+def _finish(env, heuristic) -> dict[str, float]:
+    """Play ``env`` to the end of the hand by the heuristic; every agent's reward for it."""
+    total = {a: 0.0 for a in env.possible_agents}
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        total[agent] += reward
+        env.step(None if term or trunc else heuristic.act(obs, info))
+    return total
+
+
+def test_labels_are_what_the_environment_gives_for_each_action():
+    rec = rollout_labels.label_hands(3, seed=123, label_prob=0.5, players=5)
+    n = len(rec["hint"])
+    assert n > 0 and rec["obs"].shape == (n, 1084) and rec["q"].shape == (n, 86)
+    assert np.array_equal(np.isfinite(rec["q"]), rec["mask"])  # every legal action valued, nothing else
+    assert (rec["mask"].sum(1) > 1).all()  # forced moves are not labelled
+    assert np.array_equal(rec["q"][np.arange(n), rec["hint"]], rec["outcome"])
+    checked = 0
+    for seed in np.unique(rec["hand"]):
+        rows = np.flatnonzero(rec["hand"] == seed)
+        env, heuristic = _replay(int(seed))
+        pending = list(rows)
+        for agent in env.agent_iter():
+            obs, reward, term, trunc, info = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            if pending and np.array_equal(obs["observation"], rec["obs"][pending[0]]):
+                r = pending.pop(0)
+                seat = env.possible_agents.index(agent)
+                assert rec["seat"][r] == seat and np.array_equal(obs["action_mask"].astype(bool), rec["mask"][r])
+                assert heuristic.act(obs, info) == rec["hint"][r]
+                for a in np.flatnonzero(rec["mask"][r]):
+                    alt = copy.deepcopy(env)
+                    alt.step(int(a))
+                    got = _finish(alt, heuristic)[agent]  # rewards come only when the hand ends
+                    assert got == pytest.approx(rec["q"][r, a]), (seed, r, a)
+                    checked += 1
+            env.step(heuristic.act(obs, info))
+        assert not pending, f"hand {seed}: a labelled decision never came up in the replay"
+    assert checked > n  # more than one action per decision
+
+
+def test_labels_are_reproducible_and_refuse_bad_input():
+    a = rollout_labels.label_hands(1, seed=7, label_prob=0.3)
+    b = rollout_labels.label_hands(1, seed=7, label_prob=0.3)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+    with pytest.raises(ValueError, match="label_prob must be in"):
+        rollout_labels.label_hands(1, seed=7, label_prob=0.0)
+    with pytest.raises(ValueError, match="episode must be 'hand'"):
+        rollout_labels.label_hands(1, seed=7, episode="game")
+
+
+def test_margin_report_counts_the_true_gain_of_leaving_the_heuristic():
+    # two decisions, three actions; the heuristic plays action 0
+    adv = np.array([[0.0, 12.0, -5.0], [0.0, -30.0, np.nan]])
+    hint = np.array([0, 0])
+    pred = np.array([[0.0, 8.0, 20.0], [0.0, 3.0, 99.0]])  # action 2 of row 1 was not tried: never chosen
+    rep = {r["margin"]: r for r in residual_fit.margin_report(pred, adv, hint, [0.0, 5.0, 25.0], per_hand=10.0)}
+    assert rep[0.0]["leaves"] == 1.0 and rep[0.0]["gain"] == pytest.approx((-5.0 - 30.0) / 2)
+    assert rep[5.0]["leaves"] == 0.5 and rep[5.0]["gain"] == pytest.approx(-5.0 / 2)
+    assert rep[5.0]["gain_per_hand"] == pytest.approx(-25.0)
+    assert rep[25.0]["leaves"] == 0.0 and rep[25.0]["gain"] == 0.0
+    np.testing.assert_array_equal(residual_fit.advantage_targets(np.array([[3.0, 5.0, np.nan]]), np.array([1])),
+                                  np.array([[-2.0, 0.0, np.nan]]))
+
+
+def test_fit_writes_a_residual_checkpoint_that_plays(tmp_path):
+    write_shard(str(tmp_path / "shard_5_00000.npz"), rollout_labels.label_hands(4, seed=5, label_prob=0.5))
+    out = str(tmp_path / "fit.pt")
+    lines = []
+    summary = residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=out, epochs=2, hidden=[32],
+                                                      margin=10_000.0, val_share=0.25, threads=1), log=lines.append)
+    assert summary["margin"] == 10_000.0 and len(summary["history"]) == 2
+    assert "validation MSE" in lines[1]
+    ckpt = load_checkpoint(out)
+    assert ckpt["game"] == "call_partner" and ckpt["model_kwargs"]["heuristic_prior"] == pytest.approx(1000.0)
+    # the margin is out of the network's reach: the agent plays exactly the heuristic on a whole hand
+    agent = make_agent(f"ppo:{out}", game="call_partner", players=5)
+    assert isinstance(agent, PPOAgent) and agent.prior is not None
+    heuristic = make_agent("call_partner_heuristic", game="call_partner", players=5)
+    env = call_partner_raw_env(players=5)
+    env.reset(seed=99)
+    steps = 0
+    for name in env.agent_iter():
+        obs, _, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        a = agent.act(obs, info)
+        assert a == heuristic.act(obs, info)
+        env.step(a)
+        steps += 1
+    assert steps > 40
+    # the fit's network is the checkpoint's actor: its output is the predicted advantage (in scale points per logit)
+    assert not torch.equal(agent.model.actor[-1].weight, torch.zeros_like(agent.model.actor[-1].weight))
+
+
+def test_fit_names_bad_labels(tmp_path):
+    with pytest.raises(ValueError, match="no label shards"):
+        residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt")))
+    rec = rollout_labels.label_hands(1, seed=5, label_prob=0.5)
+    rec["q"][0, np.flatnonzero(rec["mask"][0])[0]] = np.nan
+    write_shard(str(tmp_path / "shard_5_00000.npz"), rec)
+    with pytest.raises(ValueError, match="exactly the legal actions"):
+        residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt")))
+    with pytest.raises(ValueError, match="epochs must be >= 1"):
+        residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), epochs=0))
