@@ -141,3 +141,17 @@ def test_fit_names_bad_labels(tmp_path):
         residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt")))
     with pytest.raises(ValueError, match="epochs must be >= 1"):
         residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), epochs=0))
+
+
+def test_hint_input_actor_reads_the_heuristics_action():
+    from rook_env.agents.learned.model import ActorCritic
+
+    with pytest.raises(ValueError, match="hint_input.*needs heuristic_prior > 0"):
+        ActorCritic(1084, 86, [16], hint_input=True)
+    model = ActorCritic(1084, 86, [16], heuristic_prior=1.0, hint_input=True)
+    assert model.kwargs()["hint_input"] is True and "hint_input" not in ActorCritic(1084, 86, [16]).kwargs()
+    obs = torch.zeros(2, 1084)
+    with pytest.raises(ValueError, match="pass hint="):
+        model.actor_logits(obs)
+    a, b = model.actor_logits(obs, torch.tensor([3, 3])), model.actor_logits(obs, torch.tensor([3, 7]))
+    assert torch.equal(a[0], b[0]) and not torch.equal(a[1], b[1])  # the same observation, another hint

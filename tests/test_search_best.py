@@ -31,3 +31,50 @@ def test_best_for_call_your_partner_is_its_heuristic():
     assert isinstance(agent, CallPartnerHeuristic)
     with pytest.raises(ValueError, match="circus_rook.*does not apply to call-your-partner"):
         make_agent("best", game="call_partner", players=5, circus_rook="maybe")
+
+
+def test_boldness_takes_log_probability_off_the_networks_pass_and_nothing_else():
+    pytest.importorskip("torch")
+    import numpy as np
+
+    import rook_env
+    from rook_env.agents.learned import PPOAgent
+    from rook_env.cards import PASS
+
+    env = rook_env.raw_env()
+    net = make_agent("ppo", seed=0)
+    bold = make_agent("search[samples=8,boldness=1000]:ppo", seed=0)
+    plain = make_agent("search[samples=8]:ppo", seed=0)
+    assert bold.boldness == 1000.0 and isinstance(bold.base, PPOAgent) and plain.boldness == 0.0
+    passes = bids = 0
+    for seed in range(20):
+        env.reset(seed=seed)
+        while True:  # the auction, played by the network
+            obs, *_ = env.last()
+            legal = np.flatnonzero(obs["action_mask"])
+            if not obs["action_mask"][PASS]:
+                break
+            choice, own = bold.act(obs), net.act(obs)
+            assert plain.act(obs) == own
+            if own == PASS and legal.size > 1:
+                passes += 1
+                # the pass has lost all its weight: the most probable of the other actions
+                probs = net.action_probs(obs)
+                others = legal[legal != PASS]
+                assert choice == others[np.argmax(probs[others])]
+                bids += choice != PASS
+            else:
+                assert choice == own  # a bid the network makes anyway is kept
+            env.step(own)
+    assert passes > 0 and bids == passes
+
+
+def test_boldness_is_checked():
+    with pytest.raises(ValueError, match="boldness needs a base that gives its action probabilities"):
+        make_agent("search[boldness=2]", seed=0)
+    with pytest.raises(ValueError, match="search option boldness must be a number"):
+        make_agent("search[boldness=lots]:ppo", seed=0)
+    with pytest.raises(ValueError, match="boldness must be a finite number >= 0"):
+        SearchAgent(boldness=-1.0)
+    with pytest.raises(ValueError, match="boldness must be a finite number >= 0"):
+        SearchAgent(boldness=float("inf"))

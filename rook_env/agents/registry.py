@@ -58,7 +58,8 @@ ONE_GAME_SPECS = {"search": "partnership", "search-auction": "partnership", "sea
 SEARCH_AUCTION = {"search": "base", "search-auction": "search", "search-bids": "bids"}
 # options a search spec may set in brackets ("search[samples=96,worlds=learned]:ppo"): SearchAgent's arguments,
 # each a whole number or a word (SearchAgent validates the values)
-SEARCH_OPTIONS = {"samples": int, "worlds": str, "rollout": str, "engine": str, "auction_samples": int}
+SEARCH_OPTIONS = {"samples": int, "worlds": str, "rollout": str, "engine": str, "auction_samples": int,
+                  "boldness": float}
 SEARCH_PREFIXES = tuple(head + sep for head in SEARCH_AUCTION for sep in ":[")  # "search:", "search[", ...
 ONE_GAME_FORMS = {"partnership": "a checkpoint path ending in .pt, 'search:<spec>' (e.g. 'search:ppo'), "
                                  "'search-auction:<spec>', 'search-bids:<spec>', "
@@ -127,6 +128,12 @@ def parse_search(spec: str) -> tuple[str, dict[str, Any], str] | None:
                 if not value.isdigit():
                     raise ValueError(f"agent spec {spec!r}: search option {key} must be a whole number, got {value!r}")
                 options[key] = int(value)
+            elif SEARCH_OPTIONS[key] is float:
+                try:
+                    options[key] = float(value)
+                except ValueError:
+                    raise ValueError(f"agent spec {spec!r}: search option {key} must be a number, got {value!r}") \
+                        from None
             else:
                 options[key] = value
     return name, options, rest

@@ -3,9 +3,9 @@
 The labels (:mod:`rook_env.training.rollout_labels`) give, for decisions of hands the heuristic played, the acting
 seat's result of every legal action with the heuristic playing on, on the true deal. The actor of an
 :class:`~rook_env.agents.learned.model.ActorCritic` is regressed on the advantage over the heuristic's action,
-``(q[a] - q[hint]) / scale`` for every legal action (mean squared error; the average over the deals that fit an
-observation is the heuristic's advantage ``A(obs, a)``, in ``scale`` points per logit), from the seat's observation
-alone. The checkpoint is a residual policy (``heuristic_prior = margin / scale``): its logits are the predicted
+``(q[a] - q[hint]) / scale`` for every legal action: its output at ``a`` minus its output at the heuristic's action
+(:func:`relative`) is fitted by mean squared error (the average over the deals that fit an observation is the
+heuristic's advantage ``A(obs, a)``, in ``scale`` points per logit), from the seat's observation alone. The checkpoint is a residual policy (``heuristic_prior = margin / scale``): its logits are the predicted
 advantages plus ``margin / scale`` on the heuristic's action, so it plays the heuristic's action unless another
 action is predicted to gain more than ``margin`` points, and ``make_agent("ppo:<path>")`` / ``PPOAgent.load`` play
 it with the heuristic beside (as any residual checkpoint). The critic is regressed on the hand's result
@@ -39,7 +39,7 @@ from .checkpoints import save_checkpoint, seed_everything
 from .config import make_train_config
 from .expert import read_shards, shard_paths
 
-__all__ = ["FitConfig", "advantage_targets", "fit", "margin_report", "main"]
+__all__ = ["FitConfig", "advantage_targets", "fit", "margin_report", "main", "phase_report", "relative"]
 
 
 @dataclass
@@ -48,6 +48,7 @@ class FitConfig:
     out: str  # the checkpoint to write
     players: int = 5
     hidden: list[int] = field(default_factory=lambda: [256, 256])
+    hint_input: bool = True  # the actor reads the heuristic's action beside the observation
     epochs: int = 12
     batch: int = 256
     lr: float = 3e-4
@@ -55,6 +56,11 @@ class FitConfig:
     scale: float = 10.0  # points per logit of the advantage head
     margin: float = -1.0  # points a predicted gain must exceed to leave the heuristic; < 0: chosen on validation
     margins: list[float] = field(default_factory=lambda: [0.0, 2.0, 5.0, 10.0, 15.0, 20.0, 30.0])
+    # Phases (rook_env.call_partner.rules.PHASE_NAMES) where the policy may leave the heuristic; [] = all. In the
+    # others every alternative is fitted at -defer points (the policy keeps the heuristic's action there): for
+    # phases whose labels are too few for their many actions (a discard or a call of one card among dozens).
+    phases: list[str] = field(default_factory=list)
+    defer: float = 100.0
     val_share: float = 0.1
     label_prob: float = 0.25  # the labels' share of decisions (for the per-hand gain only)
     reward_scale: float = 0.01
@@ -68,6 +74,12 @@ class FitConfig:
         for name in ("lr", "scale", "label_prob"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        from rook_env.call_partner.rules import PHASE_NAMES
+
+        unknown = [p for p in self.phases if p not in PHASE_NAMES]
+        if unknown:
+            raise ValueError(f"phases: unknown phase(s) {', '.join(map(repr, unknown))}; the phases are "
+                             f"{', '.join(PHASE_NAMES)}")
         if not 0.0 < self.val_share < 1.0:
             raise ValueError(f"val_share must be in (0, 1), got {self.val_share!r}")
 
@@ -75,6 +87,15 @@ class FitConfig:
 def advantage_targets(q: np.ndarray, hint: np.ndarray) -> np.ndarray:
     """``q[a] - q[hint]`` per row (NaN where ``q`` is: actions not tried); 0 at the hint."""
     return q - q[np.arange(len(q)), hint][:, None]
+
+
+def relative(out: torch.Tensor, hint: torch.Tensor) -> torch.Tensor:
+    """The network's outputs minus each row's output at the heuristic's action: what the policy compares.
+
+    The fit regresses these differences (not the outputs) on the advantages, so the network need not know which
+    action the heuristic picks: any ``Q(obs, a) + c(obs)`` fits, and Q is a plainer function of the observation
+    than an advantage over the heuristic's choice."""
+    return out - out.gather(1, hint[:, None])
 
 
 def margin_report(pred: np.ndarray, adv: np.ndarray, hint: np.ndarray, margins: Sequence[float],
@@ -92,6 +113,21 @@ def margin_report(pred: np.ndarray, adv: np.ndarray, hint: np.ndarray, margins: 
         gain = adv[rows, pick]
         out.append({"margin": float(m), "leaves": float((pick != hint).mean()), "gain": float(gain.mean()),
                     "gain_per_hand": float(gain.mean() * per_hand)})
+    return out
+
+
+def phase_report(model: ActorCritic, obs: torch.Tensor, hint: torch.Tensor, adv: np.ndarray, phase: np.ndarray,
+                 margin: float, scale: float, per_hand: float) -> dict[str, dict]:
+    """:func:`margin_report` at one margin, per phase (``gain_per_hand``: that phase's share of the whole)."""
+    from rook_env.call_partner.rules import PHASE_NAMES
+
+    with torch.no_grad():
+        pred = relative(model.actor_logits(obs, hint), hint).numpy() * scale
+    out = {}
+    for p in np.unique(phase):
+        sel = phase == p
+        r = margin_report(pred[sel], adv[sel], hint.numpy()[sel], [margin], per_hand * sel.mean())[0]
+        out[PHASE_NAMES[p]] = {"decisions": int(sel.sum()), **{k: r[k] for k in ("leaves", "gain", "gain_per_hand")}}
     return out
 
 
@@ -115,25 +151,35 @@ def fit(cfg: FitConfig, log=print) -> dict:
     adv = advantage_targets(data["q"], data["hint"].astype(np.int64))
     if not np.array_equal(np.isfinite(adv), data["mask"]):
         raise ValueError(f"label shards in {cfg.labels!r}: values must be given for exactly the legal actions")
+    true_adv = adv.copy()  # what leaving the heuristic really gained: the margin report's measure
+    if cfg.phases:
+        from rook_env.call_partner.rules import PHASE_NAMES
+
+        deferred = ~np.isin(data["phase"], [PHASE_NAMES.index(p) for p in cfg.phases])
+        adv[deferred] = np.where(np.isfinite(adv[deferred]), -cfg.defer, np.nan)
+        adv[deferred, data["hint"][deferred].astype(np.int64)] = 0.0
     val = _split(data["hand"], cfg.val_share, cfg.seed)
     obs = torch.from_numpy(data["obs"])
     target = torch.from_numpy(np.nan_to_num(adv / cfg.scale))
     tried = torch.from_numpy(np.isfinite(adv))
     value = torch.from_numpy(data["outcome"] * cfg.reward_scale)
+    hint = torch.from_numpy(data["hint"].astype(np.int64))
     tr, va = np.flatnonzero(~val), np.flatnonzero(val)
     per_hand = len(data["hint"]) / len(np.unique(data["hand"])) / cfg.players / cfg.label_prob
     log(f"{len(data['hint'])} labelled decisions from {len(np.unique(data['hand']))} hands; "
         f"{len(tr)} train, {len(va)} validation; {per_hand:.1f} decisions with a choice per hand and seat")
 
-    model = ActorCritic(obs.shape[1], adv.shape[1], cfg.hidden)
+    model = ActorCritic(obs.shape[1], adv.shape[1], cfg.hidden, heuristic_prior=1.0, hint_input=cfg.hint_input)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     zero_mse = float((target[va][tried[va]] ** 2).mean())
 
     def evaluate() -> tuple[float, np.ndarray]:
         model.eval()
         with torch.no_grad():
-            pred = torch.cat([model.actor(obs[va[i:i + 4096]]) for i in range(0, len(va), 4096)])
+            pred = torch.cat([model.actor_logits(obs[va[i:i + 4096]], hint[va[i:i + 4096]])
+                              for i in range(0, len(va), 4096)])
         model.train()
+        pred = relative(pred, hint[va])
         mse = float(((pred - target[va]) ** 2)[tried[va]].mean())
         return mse, pred.numpy() * cfg.scale
 
@@ -145,14 +191,14 @@ def fit(cfg: FitConfig, log=print) -> dict:
         perm = rng.permutation(tr)
         for i in range(0, len(perm), cfg.batch):
             b = torch.from_numpy(perm[i:i + cfg.batch])
-            err = (model.actor(obs[b]) - target[b]) ** 2
+            err = (relative(model.actor_logits(obs[b], hint[b]), hint[b]) - target[b]) ** 2
             actor_loss = (err * tried[b]).sum() / tried[b].sum()
             critic_loss = ((model.critic(obs[b]).squeeze(-1) - value[b]) ** 2).mean()
             opt.zero_grad()
             (actor_loss + critic_loss).backward()
             opt.step()
         mse, pred = evaluate()
-        report = margin_report(pred, adv[va], data["hint"][va].astype(np.int64), cfg.margins, per_hand)
+        report = margin_report(pred, true_adv[va], data["hint"][va].astype(np.int64), cfg.margins, per_hand)
         history.append({"epoch": epoch, "val_mse": mse, "zero_mse": zero_mse, "margins": report})
         log(f"epoch {epoch}: validation MSE {mse:.4f} (no advantage anywhere: {zero_mse:.4f}), "
             f"{time.perf_counter() - t0:.0f}s; " + "; ".join(
@@ -163,14 +209,19 @@ def fit(cfg: FitConfig, log=print) -> dict:
                     "margins": report}
     model.load_state_dict(best["state"])
     margin = cfg.margin if cfg.margin >= 0 else max(best["margins"], key=lambda r: r["gain"])["margin"]
+    by_phase = phase_report(model, obs[va], hint[va], true_adv[va], data["phase"][va], margin, cfg.scale, per_hand)
+    log(f"margin {margin:g} at epoch {best['epoch']}, by phase: " + "; ".join(
+        f"{name} {r['decisions']} decisions, leaves {100 * r['leaves']:.1f}%, gain/hand {r['gain_per_hand']:+.2f}"
+        for name, r in by_phase.items()))
     # The residual checkpoint: heuristic_prior = margin / scale logits on the heuristic's action.
-    residual = ActorCritic(obs.shape[1], adv.shape[1], cfg.hidden, heuristic_prior=max(margin, 1e-3) / cfg.scale)
+    residual = ActorCritic(obs.shape[1], adv.shape[1], cfg.hidden, heuristic_prior=max(margin, 1e-3) / cfg.scale,
+                           hint_input=cfg.hint_input)
     residual.load_state_dict(model.state_dict())
     train_cfg = make_train_config(None, [f"game=call_partner", f"players={cfg.players}",
                                          f"hidden={list(cfg.hidden)}", "central_critic=false",
                                          f"heuristic_prior={residual.heuristic_prior}",
                                          f"reward_scale={cfg.reward_scale}", f"seed={cfg.seed}", "name=rollout_fit"])
-    summary = {"fit": dataclasses.asdict(cfg), "best_epoch": best["epoch"], "margin": margin,
+    summary = {"fit": dataclasses.asdict(cfg), "best_epoch": best["epoch"], "margin": margin, "by_phase": by_phase,
                "val_mse": best["mse"], "zero_mse": zero_mse, "history": history}
     save_checkpoint(cfg.out, residual, None, train_cfg,
                     {"iteration": best["epoch"], "decisions": int(len(tr)), "wall_seconds": time.perf_counter() - t0,
@@ -189,7 +240,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if f.name in ("labels", "out"):
             p.add_argument(name, required=True)
         elif isinstance(value, list):
-            p.add_argument(name, type=type(value[0]), nargs="+", default=value)
+            kind = {"hidden": int, "margins": float, "phases": str}[f.name]
+            p.add_argument(name, type=kind, nargs="*" if f.name == "phases" else "+", default=value)
+        elif isinstance(value, bool):
+            p.add_argument(name, type=lambda v: {"true": True, "false": False}[v.lower()], default=value,
+                           metavar="{true,false}")
         else:
             p.add_argument(name, type=type(value), default=value)
     p.add_argument("--json", help="write the summary (validation curve, margins) here")

@@ -121,7 +121,8 @@ class PPOAgent:
     def _dist(self, observation: Mapping[str, np.ndarray], hint: torch.Tensor | None) -> MaskedCategorical:
         obs = torch.as_tensor(np.asarray(observation["observation"], np.float32), device=self.device).unsqueeze(0)
         mask = torch.as_tensor(np.asarray(observation["action_mask"]), device=self.device).bool().unsqueeze(0)
-        return MaskedCategorical(prior_logits(self.actor(obs), hint, self.model.heuristic_prior), mask)
+        logits = self.model.actor_logits(obs, hint)
+        return MaskedCategorical(prior_logits(logits, hint, self.model.heuristic_prior), mask)
 
     @torch.no_grad()
     def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int:

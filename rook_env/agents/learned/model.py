@@ -269,7 +269,7 @@ class ActorCritic(nn.Module):
 
     def __init__(
         self, obs_dim: int, n_actions: int, hidden: Sequence[int] = (256, 256, 256), critic_dim: int | None = None,
-        critic_hidden: Sequence[int] | None = None, heuristic_prior: float = 0.0,
+        critic_hidden: Sequence[int] | None = None, heuristic_prior: float = 0.0, hint_input: bool = False,
     ) -> None:
         super().__init__()
         self.obs_dim, self.n_actions = int(obs_dim), int(n_actions)
@@ -280,7 +280,12 @@ class ActorCritic(nn.Module):
         self.heuristic_prior = float(heuristic_prior)
         if not (np.isfinite(self.heuristic_prior) and self.heuristic_prior >= 0):
             raise ValueError(f"heuristic_prior must be a finite number >= 0, got {heuristic_prior!r}")
-        self.actor = mlp(self.obs_dim, self.hidden, self.n_actions, out_std=0.01)
+        self.hint_input = bool(hint_input)
+        if self.hint_input and not self.heuristic_prior:
+            raise ValueError("hint_input (the actor reads the heuristic's action) needs heuristic_prior > 0")
+        # hint_input: the actor reads the observation and the heuristic's action one-hot (n_actions more inputs)
+        self.actor = mlp(self.obs_dim + (self.n_actions if self.hint_input else 0), self.hidden, self.n_actions,
+                         out_std=0.01)
         self.critic = mlp(self.critic_dim or self.obs_dim, self.critic_hidden, 1, out_std=1.0)
 
     def kwargs(self) -> dict:
@@ -289,7 +294,17 @@ class ActorCritic(nn.Module):
               "critic_dim": self.critic_dim, "critic_hidden": self.critic_hidden}
         if self.heuristic_prior:  # absent from plain networks' checkpoints, as in those written before it existed
             kw["heuristic_prior"] = self.heuristic_prior
+        if self.hint_input:
+            kw["hint_input"] = True
         return kw
+
+    def actor_logits(self, obs: torch.Tensor, hint: torch.Tensor | None = None) -> torch.Tensor:
+        """The actor's logits before the prior; with ``hint_input`` it reads each row's hint beside the observation."""
+        if self.hint_input:
+            if hint is None:
+                raise ValueError("this actor reads the heuristic's action (hint_input): pass hint=")
+            obs = torch.cat([obs, F.one_hot(hint.long(), self.n_actions).to(obs.dtype)], 1)
+        return self.actor(obs)
 
     def set_grad_precision(self, precision: str) -> torch.dtype:
         """The dense layers' gradient products in float32 or bfloat16 (``auto``: :func:`grad_dtype`); returns
@@ -302,7 +317,7 @@ class ActorCritic(nn.Module):
 
     def dist(self, obs: torch.Tensor, mask: torch.Tensor, hint: torch.Tensor | None = None) -> MaskedCategorical:
         """The masked policy; ``hint``: the heuristic's action per row, needed when ``heuristic_prior`` > 0."""
-        return MaskedCategorical(prior_logits(self.actor(obs), hint, self.heuristic_prior), mask)
+        return MaskedCategorical(prior_logits(self.actor_logits(obs, hint), hint, self.heuristic_prior), mask)
 
     def value(self, critic_in: torch.Tensor) -> torch.Tensor:
         return self.critic(critic_in).squeeze(-1)

@@ -81,7 +81,7 @@ class SearchAgent:
     def __init__(self, seed: int | None = None, samples: int = 24,
                  rollout: str | Callable[[RookState, int], int] = "greedy", base: Any = None,
                  engine: str = "auto", worlds: str = "uniform", auction: str = "base",
-                 auction_samples: int = AUCTION_SAMPLES, **flags: Any) -> None:
+                 auction_samples: int = AUCTION_SAMPLES, boldness: float = 0.0, **flags: Any) -> None:
         self.config = make_config(**flags)
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -106,6 +106,12 @@ class SearchAgent:
         self.reader = seat_reader(self.config)
         self.heuristic = HeuristicAgent(seed=seed, **flags)  # card-play fallback, and the default base
         self.base = self.heuristic if base is None else base  # bids, discards, names trump
+        if isinstance(boldness, bool) or not isinstance(boldness, (int, float)) or not 0 <= boldness < float("inf"):
+            raise ValueError(f"boldness must be a finite number >= 0, got {boldness!r}")
+        if boldness and not callable(getattr(base, "action_probs", None)):
+            raise ValueError("boldness needs a base that gives its action probabilities (action_probs: a network, "
+                             f"e.g. 'search[boldness=4]:ppo'), got {'no base' if base is None else type(base).__name__}")
+        self.boldness = float(boldness)
         if isinstance(rollout, str):
             if rollout == "greedy":
                 self._rollout = GreedyRollout(self.tables).play_out
@@ -166,7 +172,7 @@ class SearchAgent:
                 action = self._search_auction(view, vec, packed, legal)
                 if action >= 0:
                     return action
-            return self.base.act(observation, info)
+            return self._base_act(observation, info, mask)
         cards = legal & self.layout.card_mask
         if not cards:
             return self.base.act(observation, info)
@@ -175,6 +181,20 @@ class SearchAgent:
         card = self._conclude(play, observation, None)
         self.last_values = play.values
         return card
+
+    def _base_act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None,
+                  mask: np.ndarray) -> int:
+        """The base's bid, discard or trump. With ``boldness`` a bid takes the base's most probable action once
+        its pass has lost ``boldness`` in log-probability: search plays the cards better than the base (whose
+        bids were learned for its own card play), so it can afford to bid more (docs/results.md, the best player)."""
+        pass_id = self.layout.PASS
+        if self.boldness and mask[pass_id] and np.count_nonzero(mask) > 1:
+            probs = np.asarray(self.base.action_probs(observation), np.float64)
+            with np.errstate(divide="ignore"):
+                score = np.where(mask != 0, np.log(probs), -np.inf)
+            score[pass_id] -= self.boldness
+            return int(np.argmax(score))
+        return self.base.act(observation, info)
 
     # ------------------------------------------------------------------ many decisions
     def act_batch(self, observations: np.ndarray, masks: np.ndarray, keys: np.ndarray | None = None,
