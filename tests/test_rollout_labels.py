@@ -139,6 +139,8 @@ def test_fit_names_bad_labels(tmp_path):
     write_shard(str(tmp_path / "shard_5_00000.npz"), rec)
     with pytest.raises(ValueError, match="exactly the legal actions"):
         residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt")))
+    with pytest.raises(ValueError, match="phases: unknown phase.*'bidding'; the phases are bid, discard"):
+        residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), phases=["bidding"]))
     with pytest.raises(ValueError, match="epochs must be >= 1"):
         residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), epochs=0))
 
