@@ -21,7 +21,9 @@ Bidding, discarding and naming trump are the heuristic's (:mod:`.heuristic`), or
 time on top of a trained network, which bids, discards and names trump). With ``auction="search"`` (spec
 ``"search-auction"``) bids, discards and trump are searched too (:mod:`.auction`: every legal action played out
 on sampled deals; ``base`` then decides only what that search leaves over); ``auction="bids"`` (spec
-``"search-bids"``) searches the bids only, ``base`` discards and names trump. One legal card is
+``"search-bids"``) searches the bids only, ``base`` discards and names trump. ``boldness=b`` (a ``base`` with
+``action_probs``, a network) takes ``b`` off the base's pass in log-probability when it bids: search plays the
+cards better than the base its bids were learned for (``make_agent("best")`` uses 4). One legal card is
 played without search. If something goes wrong (an observation it cannot read, no consistent
 deal) it plays the heuristic's card and counts a ``fallback``.
 
