@@ -57,7 +57,7 @@ ONE_GAME_SPECS = {"search": "partnership", "search-auction": "partnership", "sea
 # search specs: SearchAgent's auction mode of each (search plays the cards; see make_agent)
 SEARCH_AUCTION = {"search": "base", "search-auction": "search", "search-bids": "bids"}
 # options a search spec may set in brackets ("search[samples=96,worlds=learned]:ppo"): SearchAgent's arguments,
-# each a whole number or a word (SearchAgent validates the values)
+# each a whole number, a number or a word (SearchAgent validates the values)
 SEARCH_OPTIONS = {"samples": int, "worlds": str, "rollout": str, "engine": str, "auction_samples": int,
                   "boldness": float}
 SEARCH_PREFIXES = tuple(head + sep for head in SEARCH_AUCTION for sep in ":[")  # "search:", "search[", ...

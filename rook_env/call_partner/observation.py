@@ -199,13 +199,11 @@ def decode(vec: np.ndarray | Sequence[float], config: CallPartnerConfig | None =
     # One pass over the non-zero entries, split by section (a bisection of the section starts): the heuristic
     # decodes every observation it acts on, so this is on the hot path of evaluations and play-outs.
     idx = np.flatnonzero(v > 0.5).tolist()
-    pos = {name: (bisect_left(idx, a), bisect_left(idx, z)) for name, a, z in ol.sections}
-    start = {name: a for name, a, _ in ol.sections}
 
     def on(name: str) -> list[int]:
-        a, z = pos[name]
-        s = start[name]
-        return [i - s for i in idx[a:z]]
+        sl = ol.slices[name]
+        a = bisect_left(idx, sl.start)
+        return [i - sl.start for i in idx[a:bisect_left(idx, sl.stop, a)]]
 
     def first(name: str) -> int | None:
         idx = on(name)

@@ -148,7 +148,8 @@ def fit(cfg: FitConfig, log=print) -> dict:
     for key in ("hint", "mask"):
         if key not in data:
             raise ValueError(f"label shards in {cfg.labels!r} lack {key!r}: not written by rollout_labels")
-    adv = advantage_targets(data["q"], data["hint"].astype(np.int64))
+    hints = data["hint"].astype(np.int64)
+    adv = advantage_targets(data["q"], hints)
     if not np.array_equal(np.isfinite(adv), data["mask"]):
         raise ValueError(f"label shards in {cfg.labels!r}: values must be given for exactly the legal actions")
     true_adv = adv.copy()  # what leaving the heuristic really gained: the margin report's measure
@@ -157,16 +158,17 @@ def fit(cfg: FitConfig, log=print) -> dict:
 
         deferred = ~np.isin(data["phase"], [PHASE_NAMES.index(p) for p in cfg.phases])
         adv[deferred] = np.where(np.isfinite(adv[deferred]), -cfg.defer, np.nan)
-        adv[deferred, data["hint"][deferred].astype(np.int64)] = 0.0
+        adv[deferred, hints[deferred]] = 0.0
     val = _split(data["hand"], cfg.val_share, cfg.seed)
     obs = torch.from_numpy(data["obs"])
     target = torch.from_numpy(np.nan_to_num(adv / cfg.scale))
     tried = torch.from_numpy(np.isfinite(adv))
     value = torch.from_numpy(data["outcome"] * cfg.reward_scale)
-    hint = torch.from_numpy(data["hint"].astype(np.int64))
+    hint = torch.from_numpy(hints)
     tr, va = np.flatnonzero(~val), np.flatnonzero(val)
-    per_hand = len(data["hint"]) / len(np.unique(data["hand"])) / cfg.players / cfg.label_prob
-    log(f"{len(data['hint'])} labelled decisions from {len(np.unique(data['hand']))} hands; "
+    n_hands = len(np.unique(data["hand"]))
+    per_hand = len(hints) / n_hands / cfg.players / cfg.label_prob
+    log(f"{len(hints)} labelled decisions from {n_hands} hands; "
         f"{len(tr)} train, {len(va)} validation; {per_hand:.1f} decisions with a choice per hand and seat")
 
     model = ActorCritic(obs.shape[1], adv.shape[1], cfg.hidden, heuristic_prior=1.0, hint_input=cfg.hint_input)
@@ -198,7 +200,7 @@ def fit(cfg: FitConfig, log=print) -> dict:
             (actor_loss + critic_loss).backward()
             opt.step()
         mse, pred = evaluate()
-        report = margin_report(pred, true_adv[va], data["hint"][va].astype(np.int64), cfg.margins, per_hand)
+        report = margin_report(pred, true_adv[va], hints[va], cfg.margins, per_hand)
         history.append({"epoch": epoch, "val_mse": mse, "zero_mse": zero_mse, "margins": report})
         log(f"epoch {epoch}: validation MSE {mse:.4f} (no advantage anywhere: {zero_mse:.4f}), "
             f"{time.perf_counter() - t0:.0f}s; " + "; ".join(
