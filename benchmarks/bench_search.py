@@ -6,6 +6,8 @@ run; and a duplicate match of the batched engine against the Python engine.
     PYTHONPATH=$PWD python benchmarks/bench_search.py --samples 24 96 --hands 8 --repeats 5 --batch 64
     PYTHONPATH=$PWD python benchmarks/bench_search.py --repeats 0 --match 300 --match-seed 7100   # the match only
     PYTHONPATH=$PWD python benchmarks/bench_search.py --best 4 --repeats 3           # make_agent("best")'s time
+    PYTHONPATH=$PWD python benchmarks/bench_search.py --best 4 --repeats 3 \
+        --best-specs best "search[samples=96,worlds=learned,boldness=4]:ppo"       # against another spec, alternating
 
 Speed: the card-play positions (at least two distinct cards to choose from, so that search runs) of
 ``--hands`` seeded hands played by the heuristic are collected once; every repeat then times, on the same
@@ -102,13 +104,13 @@ def summary(xs: list[float], fmt: str = ".1f") -> str:
     return f"{statistics.median(xs):{fmt}} [{min(xs):{fmt}}, {max(xs):{fmt}}]"
 
 
-def best_times(hands: int, seed: int) -> tuple[float, float]:
-    """(ms per decision of ``make_agent("best")`` over all its decisions, ms per card-play decision) in
+def best_times(hands: int, seed: int, spec: str = "best") -> tuple[float, float]:
+    """(ms per decision of ``make_agent(spec)`` over all its decisions, ms per card-play decision) in
     ``hands`` hands where it plays seats 0 and 2 and the heuristic seats 1 and 3."""
     from rook_env.agents import make_agent
 
     env = rook_env.raw_env()
-    best = make_agent("best", seed=seed)
+    best = make_agent(spec, seed=seed)
     heur = HeuristicAgent(seed=seed)
     t_all = t_play = 0.0
     n_all = n_play = 0
@@ -148,13 +150,21 @@ def main() -> None:
                    help="also match the batched engine with this many worlds against Python search at --samples[0]")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--best", type=int, default=0, help="only time make_agent('best') over this many hands per repeat")
+    p.add_argument("--best-specs", nargs="+", default=["best"],
+                   help="with --best: the agent specs timed, one after the other in every repeat (the same hands)")
     args = p.parse_args()
     if args.best:
-        best_times(1, args.seed + 10**6)  # warm-up: the network, the kernels (compiled or loaded from the cache)
-        rows = [best_times(args.best, args.seed + 1000 * r) for r in range(args.repeats)]
-        print(f"make_agent('best') in seats 0 and 2 against the heuristic, {args.best} hands x {args.repeats} repeats:")
-        print(f"  ms per decision (all): {summary([r[0] for r in rows])}; "
-              f"ms per card-play decision: {summary([r[1] for r in rows])}")
+        for spec in args.best_specs:  # warm-up: the network, the kernels (compiled or loaded from the cache)
+            best_times(1, args.seed + 10**6, spec)
+        rows = {spec: [] for spec in args.best_specs}
+        for r in range(args.repeats):  # alternating, so that a change of load falls on every spec alike
+            for spec in args.best_specs:
+                rows[spec].append(best_times(args.best, args.seed + 1000 * r, spec))
+        for spec, times in rows.items():
+            print(f"make_agent({spec!r}) in seats 0 and 2 against the heuristic, {args.best} hands x "
+                  f"{args.repeats} repeats:")
+            print(f"  ms per decision (all): {summary([t[0] for t in times])}; "
+                  f"ms per card-play decision: {summary([t[1] for t in times])}")
         return
     obs_list = positions(args.hands, args.seed) if args.repeats else []
     if args.repeats:
