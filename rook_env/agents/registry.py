@@ -66,12 +66,11 @@ ONE_GAME_FORMS = {"partnership": "a checkpoint path ending in .pt, 'search:<spec
 # "best" per game: the strongest player shipped (docs/agents.md gives its time per decision; docs/results.md how
 # it was measured against the others); a game not listed, or a table without the shipped network it needs (a
 # call-your-partner table of 4 or 6), gets its heuristic
-# partnership: search with 192 worlds drawn from the learned model of the hidden cards, on the shipped network's
-# auction made bolder (boldness 4: +2.3 [+0.4, +3.9] a deal over boldness 0 against the heuristic, held out;
-# 192 worlds: +23.5 [+21.6, +25.4] a deal over the heuristic, held out; 96 and 384 worlds scored less on selection);
+# partnership: search with 96 worlds drawn from the learned model of the hidden cards, on the shipped network's
+# auction made bolder (boldness 4: +2.3 [+0.4, +3.9] a deal over boldness 0 against the heuristic, held out);
 # call-your-partner: the shipped 5-player network (a residual policy fitted to counterfactual labels, which beats
 # the heuristic on held-out deals; the heuristic at 4 or 6 players). docs/results.md has the matches.
-BEST = {"partnership": "search[samples=192,worlds=learned,boldness=4]:ppo", "call_partner": "ppo"}
+BEST = {"partnership": "search[samples=96,worlds=learned,boldness=4]:ppo", "call_partner": "ppo"}
 # the shipped networks (rook_env.games.GameSpec.networks name the files; installed as package data)
 CHECKPOINT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkpoints")
 HEURISTICS: dict[str, Callable[..., Agent]] = {"heuristic": HeuristicAgent,
