@@ -6,8 +6,7 @@ run; and a duplicate match of the batched engine against the Python engine.
     PYTHONPATH=$PWD python benchmarks/bench_search.py --samples 24 96 --hands 8 --repeats 5 --batch 64
     PYTHONPATH=$PWD python benchmarks/bench_search.py --repeats 0 --match 300 --match-seed 7100   # the match only
     PYTHONPATH=$PWD python benchmarks/bench_search.py --best 4 --repeats 3           # make_agent("best")'s time
-    PYTHONPATH=$PWD python benchmarks/bench_search.py --best 4 --repeats 3 \
-        --best-specs best "search[samples=96,worlds=learned,boldness=4]:ppo"       # against another spec, alternating
+    PYTHONPATH=$PWD python benchmarks/bench_search.py --best 4 --best-specs best "search:ppo"  # two specs, alternating
 
 Speed: the card-play positions (at least two distinct cards to choose from, so that search runs) of
 ``--hands`` seeded hands played by the heuristic are collected once; every repeat then times, on the same
@@ -149,7 +148,8 @@ def main() -> None:
     p.add_argument("--match-samples", type=int, default=0,
                    help="also match the batched engine with this many worlds against Python search at --samples[0]")
     p.add_argument("--workers", type=int, default=1)
-    p.add_argument("--best", type=int, default=0, help="only time make_agent('best') over this many hands per repeat")
+    p.add_argument("--best", type=int, default=0,
+                   help="only time make_agent(spec) for each of --best-specs over this many hands per repeat")
     p.add_argument("--best-specs", nargs="+", default=["best"],
                    help="with --best: the agent specs timed, one after the other in every repeat (the same hands)")
     args = p.parse_args()

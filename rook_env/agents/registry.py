@@ -15,8 +15,9 @@ refused, naming the sizes that have one. ``"best"`` is the strongest player the 
 (:data:`BEST`, measured in docs/results.md): search on top of the shipped network in the partnership game
 (worlds drawn from the learned model of the hidden cards, played out on the batched engine where numba is
 installed, the network's auction made bolder); the shipped 5-player network in call-your-partner Rook (it beats that
-game's heuristic); the game's heuristic wherever a table lacks the network its best player needs. A checkpoint plays only the game (and call-your-partner table size) it was trained for: loading it
-elsewhere raises ``CheckpointError`` saying which game it was trained for. The rule flags handed to
+game's heuristic); the game's heuristic wherever a table lacks the network its best player needs. A checkpoint
+plays only the game (and call-your-partner table size) it was trained for: loading it elsewhere raises
+``CheckpointError`` saying which game it was trained for. The rule flags handed to
 :func:`make_agent` pick the game with their ``game`` key (the game registry's games, :mod:`rook_env.games`;
 default ``"partnership"``, the four-player game of :mod:`rook_env`; ``"call_partner"``: :mod:`rook_env.call_partner`);
 each game names its heuristic agent's spec there.
