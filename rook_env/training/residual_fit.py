@@ -19,6 +19,17 @@ decisions' ``label_prob``. The margin of the checkpoint is the one with the larg
 epoch, unless ``--margin`` fixes it; the checkpoint keeps the epoch of the lowest validation error.
 
     python -m rook_env.training.residual_fit --labels runs/cp_labels --out runs/cp_rollout.pt
+
+**Over a network** (``--init``, the labels of :mod:`rook_env.training.network_labels`, where the *hint* is the
+network's own greedy action): the fitted model is the network itself, its actor fine-tuned from ``init`` so that
+its outputs relative to the hint are the advantages less the margin, ``(q[a] - q[hint] - margin) / scale`` for
+every other legal action. Its greedy action is then the action predicted to gain most over what the network played,
+the network's own unless another gains more than ``margin`` points: a plain network (no heuristic beside it,
+``make_agent("ppo:<path>")`` plays it alone), the improved policy of one step. The margin is trained in, so it is
+given (``--margin``), and the validation report's margins are added on top of it. The critic is kept as it was.
+
+    python -m rook_env.training.residual_fit --labels runs/net_labels --out runs/net_fit.pt \
+        --init rook_env/agents/checkpoints/ppo_default.pt --margin 5 --lr 1e-4
 """
 
 from __future__ import annotations
@@ -33,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from rook_env.agents.learned.model import ActorCritic
+from rook_env.agents.learned.model import ActorCritic, load_checkpoint, model_from_checkpoint
 
 from .checkpoints import save_checkpoint, seed_everything
 from .config import make_train_config
@@ -44,8 +55,9 @@ __all__ = ["FitConfig", "advantage_targets", "fit", "margin_report", "main", "ph
 
 @dataclass
 class FitConfig:
-    labels: str  # folder of rollout_labels shards
+    labels: str  # folder of rollout_labels (or network_labels) shards
     out: str  # the checkpoint to write
+    init: str = ""  # a network checkpoint to fine-tune (labels of network_labels); "" = a residual over the heuristic
     players: int = 5
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     hint_input: bool = True  # the actor reads the heuristic's action beside the observation
@@ -74,14 +86,24 @@ class FitConfig:
         for name in ("lr", "scale", "label_prob"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
-        from rook_env.call_partner.rules import PHASE_NAMES
-
-        unknown = [p for p in self.phases if p not in PHASE_NAMES]
+        if self.init and self.margin < 0:
+            raise ValueError("with init the margin is trained into the network: give margin >= 0 points")
+        unknown = [p for p in self.phases if p not in phase_names(self.init)]
         if unknown:
             raise ValueError(f"phases: unknown phase(s) {', '.join(map(repr, unknown))}; the phases are "
-                             f"{', '.join(PHASE_NAMES)}")
+                             f"{', '.join(phase_names(self.init))}")
         if not 0.0 < self.val_share < 1.0:
             raise ValueError(f"val_share must be in (0, 1), got {self.val_share!r}")
+
+
+def phase_names(init: str) -> tuple[str, ...]:
+    """The phase names of the labels' game: the partnership game's with a network to fine-tune, else
+    call-your-partner Rook's."""
+    if init:
+        from rook_env.rules import PHASE_NAMES
+    else:
+        from rook_env.call_partner.rules import PHASE_NAMES
+    return PHASE_NAMES
 
 
 def advantage_targets(q: np.ndarray, hint: np.ndarray) -> np.ndarray:
@@ -116,24 +138,23 @@ def margin_report(pred: np.ndarray, adv: np.ndarray, hint: np.ndarray, margins: 
     return out
 
 
-def phase_report(model: ActorCritic, obs: torch.Tensor, hint: torch.Tensor, adv: np.ndarray, phase: np.ndarray,
-                 margin: float, scale: float, per_hand: float) -> dict[str, dict]:
-    """:func:`margin_report` at one margin, per phase (``gain_per_hand``: that phase's share of the whole)."""
-    from rook_env.call_partner.rules import PHASE_NAMES
-
-    with torch.no_grad():
-        pred = relative(model.actor_logits(obs, hint), hint).numpy() * scale
+def phase_report(pred: np.ndarray, adv: np.ndarray, hint: np.ndarray, phase: np.ndarray, margin: float,
+                 per_hand: float, names: Sequence[str]) -> dict[str, dict]:
+    """:func:`margin_report` at one margin, per phase (``gain_per_hand``: that phase's share of the whole);
+    ``pred``: the predicted advantages (points), ``names``: the game's phase names."""
     out = {}
     for p in np.unique(phase):
         sel = phase == p
-        r = margin_report(pred[sel], adv[sel], hint.numpy()[sel], [margin], per_hand * sel.mean())[0]
-        out[PHASE_NAMES[p]] = {"decisions": int(sel.sum()), **{k: r[k] for k in ("leaves", "gain", "gain_per_hand")}}
+        r = margin_report(pred[sel], adv[sel], hint[sel], [margin], per_hand * sel.mean())[0]
+        out[names[p]] = {"decisions": int(sel.sum()), **{k: r[k] for k in ("leaves", "gain", "gain_per_hand")}}
     return out
 
 
 def _split(hands: np.ndarray, val_share: float, seed: int) -> np.ndarray:
     """A validation mask by deal: every decision of a hand falls on one side."""
     uniq = np.unique(hands)
+    if len(uniq) < 2:
+        raise ValueError(f"the labels hold {len(uniq)} deal(s): the fit needs at least 2 (training and validation)")
     rng = np.random.default_rng(seed)
     val = rng.choice(uniq, size=max(1, int(round(len(uniq) * val_share))), replace=False)
     return np.isin(hands, val)
@@ -144,6 +165,10 @@ def fit(cfg: FitConfig, log=print) -> dict:
     cfg.check()
     seed_everything(cfg.seed)
     torch.set_num_threads(cfg.threads)
+    init = load_checkpoint(cfg.init) if cfg.init else None
+    if init is not None and init.get("game", "partnership") != "partnership":
+        raise ValueError(f"init {cfg.init!r} is a {init['game']!r} network; fitting over a network takes the "
+                         "partnership game's labels (network_labels)")
     data = read_shards(shard_paths(cfg.labels))
     for key in ("hint", "mask"):
         if key not in data:
@@ -153,9 +178,11 @@ def fit(cfg: FitConfig, log=print) -> dict:
     if not np.array_equal(np.isfinite(adv), data["mask"]):
         raise ValueError(f"label shards in {cfg.labels!r}: values must be given for exactly the legal actions")
     true_adv = adv.copy()  # what leaving the heuristic really gained: the margin report's measure
+    PHASE_NAMES = phase_names(cfg.init)
+    if cfg.init:  # the margin trained in: every other action's target is its advantage less the margin
+        adv = adv - cfg.margin
+        adv[np.arange(len(adv)), hints] = 0.0
     if cfg.phases:
-        from rook_env.call_partner.rules import PHASE_NAMES
-
         deferred = ~np.isin(data["phase"], [PHASE_NAMES.index(p) for p in cfg.phases])
         adv[deferred] = np.where(np.isfinite(adv[deferred]), -cfg.defer, np.nan)
         adv[deferred, hints[deferred]] = 0.0
@@ -167,19 +194,29 @@ def fit(cfg: FitConfig, log=print) -> dict:
     hint = torch.from_numpy(hints)
     tr, va = np.flatnonzero(~val), np.flatnonzero(val)
     n_hands = len(np.unique(data["hand"]))
-    per_hand = len(hints) / n_hands / cfg.players / cfg.label_prob
+    seats = 4 if init is not None else cfg.players
+    per_hand = len(hints) / n_hands / seats / cfg.label_prob
     log(f"{len(hints)} labelled decisions from {n_hands} hands; "
         f"{len(tr)} train, {len(va)} validation; {per_hand:.1f} decisions with a choice per hand and seat")
 
-    model = ActorCritic(obs.shape[1], adv.shape[1], cfg.hidden, heuristic_prior=1.0, hint_input=cfg.hint_input)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    if init is not None:
+        model = model_from_checkpoint(init, cfg.init, obs_dim=obs.shape[1])
+        hint_in = None
+        params = list(model.actor.parameters())  # the critic is kept as it was (its input may be the full state)
+    else:
+        model = ActorCritic(obs.shape[1], adv.shape[1], cfg.hidden, heuristic_prior=1.0, hint_input=cfg.hint_input)
+        hint_in = hint
+        params = list(model.parameters())
+    opt = torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+
+    def actor(rows: torch.Tensor | np.ndarray) -> torch.Tensor:
+        return model.actor_logits(obs[rows], None if hint_in is None else hint_in[rows])
     zero_mse = float((target[va][tried[va]] ** 2).mean())
 
     def evaluate() -> tuple[float, np.ndarray]:
         model.eval()
         with torch.no_grad():
-            pred = torch.cat([model.actor_logits(obs[va[i:i + 4096]], hint[va[i:i + 4096]])
-                              for i in range(0, len(va), 4096)])
+            pred = torch.cat([actor(va[i:i + 4096]) for i in range(0, len(va), 4096)])
         model.train()
         pred = relative(pred, hint[va])
         mse = float(((pred - target[va]) ** 2)[tried[va]].mean())
@@ -193,11 +230,12 @@ def fit(cfg: FitConfig, log=print) -> dict:
         perm = rng.permutation(tr)
         for i in range(0, len(perm), cfg.batch):
             b = torch.from_numpy(perm[i:i + cfg.batch])
-            err = (relative(model.actor_logits(obs[b], hint[b]), hint[b]) - target[b]) ** 2
-            actor_loss = (err * tried[b]).sum() / tried[b].sum()
-            critic_loss = ((model.critic(obs[b]).squeeze(-1) - value[b]) ** 2).mean()
+            err = (relative(actor(b), hint[b]) - target[b]) ** 2
+            loss = (err * tried[b]).sum() / tried[b].sum()
+            if init is None:
+                loss = loss + ((model.critic(obs[b]).squeeze(-1) - value[b]) ** 2).mean()
             opt.zero_grad()
-            (actor_loss + critic_loss).backward()
+            loss.backward()
             opt.step()
         mse, pred = evaluate()
         report = margin_report(pred, true_adv[va], hints[va], cfg.margins, per_hand)
@@ -210,11 +248,22 @@ def fit(cfg: FitConfig, log=print) -> dict:
             best = {"mse": mse, "epoch": epoch, "state": {k: v.clone() for k, v in model.state_dict().items()},
                     "margins": report}
     model.load_state_dict(best["state"])
+    _, pred = evaluate()
     margin = cfg.margin if cfg.margin >= 0 else max(best["margins"], key=lambda r: r["gain"])["margin"]
-    by_phase = phase_report(model, obs[va], hint[va], true_adv[va], data["phase"][va], margin, cfg.scale, per_hand)
+    by_phase = phase_report(pred, true_adv[va], hints[va], data["phase"][va], 0.0 if init is not None else margin,
+                            per_hand, PHASE_NAMES)
     log(f"margin {margin:g} at epoch {best['epoch']}, by phase: " + "; ".join(
         f"{name} {r['decisions']} decisions, leaves {100 * r['leaves']:.1f}%, gain/hand {r['gain_per_hand']:+.2f}"
         for name, r in by_phase.items()))
+    summary = {"fit": dataclasses.asdict(cfg), "best_epoch": best["epoch"], "margin": margin, "by_phase": by_phase,
+               "val_mse": best["mse"], "zero_mse": zero_mse, "history": history}
+    state = {"iteration": best["epoch"], "decisions": int(len(tr)), "wall_seconds": time.perf_counter() - t0,
+             "history": [{"rollout_fit": summary}]}
+    if init is not None:  # the fine-tuned network, with its training config (and the fit in its history)
+        train_cfg = make_train_config(None, ["name=rollout_fit", f"init_checkpoint={cfg.init}"], base=init["config"])
+        save_checkpoint(cfg.out, model, None, train_cfg, state, None, [], full=False)
+        log(f"wrote {cfg.out}: epoch {best['epoch']}, margin {margin:g} points trained in")
+        return summary
     # The residual checkpoint: heuristic_prior = margin / scale logits on the heuristic's action.
     residual = ActorCritic(obs.shape[1], adv.shape[1], cfg.hidden, heuristic_prior=max(margin, 1e-3) / cfg.scale,
                            hint_input=cfg.hint_input)
@@ -223,11 +272,7 @@ def fit(cfg: FitConfig, log=print) -> dict:
                                          f"hidden={list(cfg.hidden)}", "central_critic=false",
                                          f"heuristic_prior={residual.heuristic_prior}",
                                          f"reward_scale={cfg.reward_scale}", f"seed={cfg.seed}", "name=rollout_fit"])
-    summary = {"fit": dataclasses.asdict(cfg), "best_epoch": best["epoch"], "margin": margin, "by_phase": by_phase,
-               "val_mse": best["mse"], "zero_mse": zero_mse, "history": history}
-    save_checkpoint(cfg.out, residual, None, train_cfg,
-                    {"iteration": best["epoch"], "decisions": int(len(tr)), "wall_seconds": time.perf_counter() - t0,
-                     "history": [{"rollout_fit": summary}]}, None, [], full=False)
+    save_checkpoint(cfg.out, residual, None, train_cfg, state, None, [], full=False)
     log(f"wrote {cfg.out}: epoch {best['epoch']}, margin {margin:g} points (heuristic_prior "
         f"{residual.heuristic_prior:g})")
     return summary

@@ -1,0 +1,235 @@
+"""Counterfactual labels for the partnership game: what each legal action is worth when the network plays on.
+
+The partnership counterpart of :mod:`rook_env.training.rollout_labels` (one step of rollout policy improvement,
+Bertsekas and Tsitsiklis 1996; Tesauro and Galperin 1996), with the *network* as the base policy and the batched
+engine (:class:`rook_env.vector.RookVectorEnv`) doing the work. A shard is a block of deals played greedily by
+the network at every seat, each seat acting on its own observation (the *trunk*); a ``label_prob`` share of the
+decisions that have a choice are labelled. For a labelled decision every other legal action is a *branch*: a
+table dealt the same cards that replays the trunk's actions up to the decision, plays the action instead, and
+lets the network play the hand out greedily at every seat. The value ``q[a]`` of an action is the acting seat's
+team's hand score minus the other team's (``info["hand"]["hand_scores"]``); the network's own action needs no
+branch (the play-out is deterministic: its value is the trunk's result). So ``q[a] - q[hint]`` is what playing
+``a`` instead would have changed *on this deal*; averaged over the deals consistent with what the seat saw it is
+the network's advantage ``A(obs, a)``, which :mod:`rook_env.training.residual_fit` (``--init``) regresses from the
+observation alone. Play-outs read the true deal; the network, and the agent fitted to the labels, never do.
+
+All branches of a shard run as tables of one engine, ``tables`` at a time, in lock step: each step replays the
+recorded actions of the tables still in their prefix, applies the branch actions due and runs the network once on
+the tables playing on (forced moves, one legal action, skip it). Labelling every decision's branches costs about
+(legal actions - 1) x (steps left) network decisions.
+
+Records (one per labelled decision), as ``rollout_labels``' (so ``residual_fit`` reads both): ``obs`` (float32),
+``mask``, ``hint`` (the network's greedy action), ``q`` (NaN at illegal actions), ``outcome`` (``q[hint]``),
+``phase`` (``rook_env.rules.PHASE_NAMES``), ``seat``, ``hand`` (the deal's id: the shard's seed times 2^16
+plus the table). Shards are ``<out>/shard_<seed>_<k>.npz``; a rerun with the same arguments skips those written.
+
+    python -m rook_env.training.network_labels --network rook_env/agents/checkpoints/ppo_default.pt \\
+        --out runs/net_labels --hands 20000 --seed 95000000 --processes 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Sequence
+from multiprocessing import get_context
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["branch_values", "label_deals", "main"]
+
+
+def _greedy(model: Any, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The network's greedy legal action per row (as :class:`~rook_env.agents.learned.agent.PPOAgent` plays)."""
+    with torch.no_grad():
+        logits = model.actor_logits(torch.from_numpy(obs))
+    return logits.masked_fill(~torch.from_numpy(mask.astype(bool)), -1e9).argmax(1).numpy()
+
+
+def _act(model: Any, env: Any, rows: np.ndarray, mask: np.ndarray, out: np.ndarray) -> None:
+    """``out[rows]`` = the network's action at those tables (the only legal action where there is one)."""
+    if not len(rows):
+        return
+    m = mask[rows]
+    out[rows] = m.argmax(1)  # the forced moves' (and the default) action
+    choice = rows[m.sum(1) > 1]
+    if len(choice):
+        out[choice] = _greedy(model, env.observation[choice], mask[choice])
+
+
+def _team_value(hand_scores: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """The seat's team's hand score minus the other team's (team = seat % 2)."""
+    team = seat & 1
+    rows = np.arange(len(seat))
+    return (hand_scores[rows, team] - hand_scores[rows, 1 - team]).astype(np.float32)
+
+
+def _deal_options(env: Any) -> list[dict]:
+    """Every table's deal as ``reset`` options: the hands, the nest and the dealer."""
+    n = env.layout.n_cards
+    bits = lambda x: np.flatnonzero((int(x) >> np.arange(n)) & 1).tolist()  # noqa: E731
+    return [{"hands": [bits(h) for h in env.hands[t]], "nest": bits(env.nest[t]), "dealer": int(env.dealer[t])}
+            for t in range(env.num_envs)]
+
+
+def branch_values(model: Any, flags: dict[str, Any], options: Sequence[dict], prefix: np.ndarray,
+                  step: np.ndarray, action: np.ndarray, seat: np.ndarray, tables: int = 2048) -> np.ndarray:
+    """The value of each branch ``i``: deal ``options[i]``, replay ``prefix[i, :step[i]]``, play ``action[i]``,
+    let the network play on; the acting ``seat[i]``'s team's hand score minus the other's."""
+    from rook_env.vector import RookVectorEnv
+
+    n = len(options)
+    values = np.zeros(n, np.float32)
+    for lo in range(0, n, tables):
+        hi = min(n, lo + tables)
+        env = RookVectorEnv(hi - lo, backend="numba", **flags)
+        env.reset(options=list(options[lo:hi]))
+        k, alt, pre = step[lo:hi], action[lo:hi], prefix[lo:hi]
+        done = np.zeros(hi - lo, bool)
+        acts = np.zeros(hi - lo, np.int64)
+        t = 0
+        while not done.all():
+            mask = env.action_mask
+            acts[:] = pre[:, min(t, pre.shape[1] - 1)]
+            acts[k == t] = alt[k == t]
+            _act(model, env, np.flatnonzero((k < t) & ~done), mask, acts)
+            fin = np.flatnonzero(done)
+            acts[fin] = mask[fin].argmax(1)  # finished tables play on in a new hand, ignored
+            _, _, term, trunc, info = env.step(acts)
+            ended = np.flatnonzero((term | trunc) & ~done)
+            if len(ended):
+                values[lo + ended] = _team_value(info["hand"]["hand_scores"][ended], seat[lo + ended])
+                done[ended] = True
+            t += 1
+    return values
+
+
+def label_deals(model: Any, deals: int, seed: int, label_prob: float = 0.25, tables: int = 2048,
+                verify: bool = False, **flags: Any) -> dict[str, np.ndarray]:
+    """Play ``deals`` deals (the engine's deals of ``seed``) greedily by ``model`` at every seat and label a
+    ``label_prob`` share of the decisions with a choice (module docstring); the records as arrays.
+    ``verify``: branch the network's own actions too and raise if a replay does not reproduce the trunk's
+    result (the replays' self-check; it costs a branch more per decision)."""
+    from rook_env.vector import RookVectorEnv
+
+    if not 0.0 < label_prob <= 1.0:
+        raise ValueError(f"label_prob must be in (0, 1], got {label_prob!r}")
+    if flags.get("episode", "hand") != "hand":
+        raise ValueError(f"labels are per hand: episode must be 'hand', got {flags['episode']!r}")
+    if flags.get("all_pass", "dealer_forced") != "dealer_forced":
+        raise ValueError("labels replay deals: all_pass must be 'dealer_forced' (a redeal after four passes would "
+                         f"deal the branches other cards), got {flags['all_pass']!r}")
+    rng = np.random.default_rng(seed)  # which decisions are labelled: a function of the shard's seed
+    env = RookVectorEnv(deals, backend="numba", **flags)
+    env.reset(seed=seed)
+    options = _deal_options(env)
+    done = np.zeros(deals, bool)
+    result = np.zeros((deals, 2), np.int64)
+    actions: list[np.ndarray] = []
+    rec: dict[str, list] = {k: [] for k in ("obs", "mask", "hint", "phase", "seat", "table", "step")}
+    acts = np.zeros(deals, np.int64)
+    while not done.all():
+        mask = env.action_mask
+        live = np.flatnonzero(~done)
+        _act(model, env, live, mask, acts)
+        fin = np.flatnonzero(done)
+        acts[fin] = mask[fin].argmax(1)
+        pick = live[(mask[live].sum(1) > 1) & (rng.random(len(live)) < label_prob)]
+        if len(pick):
+            for key, value in (("obs", env.observation[pick]), ("mask", mask[pick].astype(bool)),
+                               ("hint", acts[pick]), ("phase", env.phase[pick]),
+                               ("seat", env.current_player[pick]), ("table", pick),
+                               ("step", np.full(len(pick), len(actions)))):
+                rec[key].append(value)
+        actions.append(acts.copy())
+        _, _, term, trunc, info = env.step(acts)
+        ended = np.flatnonzero((term | trunc) & ~done)
+        result[ended] = info["hand"]["hand_scores"][ended]
+        done[ended] = True
+    prefix = np.stack(actions, 1)  # (deals, steps): every table's actions, step by step
+    # A redeal (a seat's right to throw in its hand, RULES.md) deals from the engine's random stream: a branch
+    # replaying it would play another deal than the trunk did, so those deals are not labelled.
+    redealt = (prefix == env.layout.REDEAL).any(1)
+    obs = np.concatenate(rec["obs"]) if rec["obs"] else np.zeros((0, env.obs_dim), np.float32)
+    cat = {k: (np.concatenate(v) if v else np.zeros(0, np.int64)) for k, v in rec.items() if k != "obs"}
+    keep = ~redealt[cat["table"]]
+    obs, cat = obs[keep], {k: v[keep] for k, v in cat.items()}
+    mask = cat["mask"].reshape(len(cat["hint"]), env.n_actions).astype(bool)
+    # the branches: every legal action but the network's own, of every labelled decision
+    dec, alt = np.nonzero(mask)
+    if not verify:
+        keep = alt != cat["hint"][dec]
+        dec, alt = dec[keep], alt[keep]
+    tab = cat["table"][dec]
+    values = branch_values(model, flags, [options[t] for t in tab], prefix[tab], cat["step"][dec], alt,
+                           cat["seat"][dec], tables)
+    q = np.full(mask.shape, np.nan, np.float32)
+    q[dec, alt] = values
+    rows = np.arange(len(mask))
+    trunk = _team_value(result[cat["table"]], cat["seat"])
+    if verify and not np.array_equal(q[rows, cat["hint"]], trunk):
+        bad = np.flatnonzero(q[rows, cat["hint"]] != trunk)
+        raise RuntimeError(f"{len(bad)} of {len(rows)} replays of the network's own action did not reproduce the "
+                           f"trunk's result (decisions {bad[:10].tolist()})")
+    q[rows, cat["hint"]] = trunk
+    return {"obs": obs.astype(np.float32), "mask": mask, "hint": cat["hint"].astype(np.int16), "q": q,
+            "outcome": q[rows, cat["hint"]].copy(), "phase": cat["phase"].astype(np.int8),
+            "seat": cat["seat"].astype(np.int8), "hand": seed * 2**16 + cat["table"]}
+
+
+def _label_shard(job: tuple[str, str, int, int, float, int, dict]) -> tuple[str, int, float]:
+    from rook_env.agents.learned.model import load_checkpoint, model_from_checkpoint
+
+    from .ray_labels import write_shard
+
+    path, network, first, n, label_prob, tables, flags = job
+    torch.set_num_threads(1)  # one core per process: the processes are the parallelism
+    model = model_from_checkpoint(load_checkpoint(network), network).eval()
+    t0 = time.perf_counter()
+    rec = label_deals(model, n, first, label_prob, tables, **flags)
+    write_shard(path, rec)
+    return path, len(rec["obs"]), time.perf_counter() - t0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from rook_env.agents.learned.model import load_checkpoint
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--network", required=True, help="the partnership checkpoint that plays (and is labelled)")
+    p.add_argument("--out", required=True, help="folder of the shards")
+    p.add_argument("--hands", type=int, default=1024, help="deals in all")
+    p.add_argument("--seed", type=int, default=95_000_000, help="the first shard's seed (one seed per shard)")
+    p.add_argument("--shard-hands", type=int, default=256, help="deals per shard (the trunk's tables)")
+    p.add_argument("--label-prob", type=float, default=0.25, help="share of the decisions with a choice labelled")
+    p.add_argument("--tables", type=int, default=2048, help="branch tables run together")
+    p.add_argument("--processes", type=int, default=1, help="label processes on this machine")
+    a = p.parse_args(argv)
+    for name in ("hands", "shard_hands", "tables", "processes"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
+    ckpt = load_checkpoint(a.network)  # a bad checkpoint fails here, before any process starts
+    if ckpt.get("game", "partnership") != "partnership":
+        p.error(f"--network {a.network!r} is a {ckpt['game']!r} checkpoint; these labels are the partnership game's")
+    flags = dict(ckpt.get("env_flags") or {})
+    os.makedirs(a.out, exist_ok=True)
+    jobs = []
+    for k, lo in enumerate(range(0, a.hands, a.shard_hands)):
+        path = os.path.join(a.out, f"shard_{a.seed + k}_{k:05d}.npz")
+        if not os.path.exists(path):
+            jobs.append((path, a.network, a.seed + k, min(a.shard_hands, a.hands - lo), a.label_prob, a.tables,
+                         flags))
+    t0 = time.perf_counter()
+    total = 0
+    with get_context("spawn").Pool(a.processes) as pool:
+        for path, n_rec, seconds in pool.imap_unordered(_label_shard, jobs):
+            total += n_rec
+            print(f"{path}: {n_rec} labelled decisions in {seconds:.0f}s; {total} in all, "
+                  f"{total / (time.perf_counter() - t0):.1f}/s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

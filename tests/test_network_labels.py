@@ -1,0 +1,154 @@
+"""Counterfactual labels of the partnership game with the network playing on (rook_env.training.network_labels)
+and the fit of a network to them (residual_fit with ``init``): labels are checked against the AEC environment
+itself (the deal replayed through ``raw_env`` with the shipped network at every seat, the alternative action
+taken there), the batched replays against the trunk (``verify``), and the fitted checkpoint plays as a plain
+network; bad input is named."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from rook_env import raw_env
+from rook_env.agents import make_agent
+from rook_env.agents.learned import PPOAgent
+from rook_env.agents.learned.model import load_checkpoint, model_from_checkpoint
+from rook_env.training import network_labels, residual_fit
+from rook_env.training.ray_labels import write_shard
+from rook_env.vector import RookVectorEnv
+
+NETWORK = "rook_env/agents/checkpoints/ppo_default.pt"
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.set_num_threads(1)
+    return model_from_checkpoint(load_checkpoint(NETWORK), NETWORK).eval()
+
+
+def _finish(env, agent, seat: int) -> float:
+    """Play ``env`` to the end of its hand with ``agent`` at every seat; ``seat``'s team's hand score minus the
+    other team's."""
+    scores = None
+    for name in env.agent_iter():
+        obs, _, term, trunc, info = env.last()
+        if term or trunc:
+            scores = info["hand"]["hand_scores"]
+            env.step(None)
+            continue
+        env.step(agent.act(obs, info))
+    return float(scores[seat % 2] - scores[1 - seat % 2])
+
+
+def test_labels_are_what_the_environment_gives_for_each_action(model):
+    deals, seed = 3, 31
+    rec = network_labels.label_deals(model, deals, seed, label_prob=0.3, verify=True)
+    n = len(rec["hint"])
+    assert n > 5 and rec["obs"].shape == (n, 583) and rec["q"].shape == (n, 58)
+    assert np.array_equal(np.isfinite(rec["q"]), rec["mask"])  # every legal action valued, nothing else
+    assert (rec["mask"].sum(1) > 1).all()  # forced moves are not labelled
+    assert np.array_equal(rec["q"][np.arange(n), rec["hint"]], rec["outcome"])
+    engine = RookVectorEnv(deals, backend="numba")
+    engine.reset(seed=seed)
+    options = network_labels._deal_options(engine)
+    agent = PPOAgent.load(NETWORK)
+    checked = 0
+    for hand in np.unique(rec["hand"]):
+        rows = list(np.flatnonzero(rec["hand"] == hand))
+        env = raw_env()
+        env.reset(seed=0, options=options[int(hand - seed * 2**16)])
+        for name in env.agent_iter():
+            obs, _, term, trunc, info = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            if rows and np.array_equal(obs["observation"], rec["obs"][rows[0]]):
+                r = rows.pop(0)
+                seat = env.possible_agents.index(name)
+                assert rec["seat"][r] == seat and np.array_equal(obs["action_mask"].astype(bool), rec["mask"][r])
+                assert agent.act(obs, info) == rec["hint"][r]
+                for a in np.flatnonzero(rec["mask"][r])[:4]:
+                    alt = copy.deepcopy(env)
+                    alt.step(int(a))
+                    assert _finish(alt, agent, seat) == rec["q"][r, a], (hand, r, a)
+                    checked += 1
+            env.step(agent.act(obs, info))
+        assert not rows, f"deal {hand}: a labelled decision never came up in the replay"
+    assert checked > n  # more than one action per decision
+
+
+def test_labels_are_reproducible_and_refuse_bad_input(model):
+    a = network_labels.label_deals(model, 2, 5, label_prob=0.2)
+    b = network_labels.label_deals(model, 2, 5, label_prob=0.2, tables=7)  # branches in other batches: the same
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+    with pytest.raises(ValueError, match="label_prob must be in"):
+        network_labels.label_deals(model, 1, 5, label_prob=1.5)
+    with pytest.raises(ValueError, match="episode must be 'hand'"):
+        network_labels.label_deals(model, 1, 5, episode="game")
+    with pytest.raises(ValueError, match="all_pass must be 'dealer_forced'"):
+        network_labels.label_deals(model, 1, 5, all_pass="redeal")
+
+
+def test_fit_over_a_network_writes_a_plain_network_that_plays(tmp_path, model):
+    write_shard(str(tmp_path / "shard_9_00000.npz"), network_labels.label_deals(model, 8, 9, label_prob=0.5))
+    out = str(tmp_path / "fit.pt")
+    lines = []
+    summary = residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=out, init=NETWORK, epochs=3,
+                                                      margin=20.0, val_share=0.25, threads=1, lr=1e-3),
+                               log=lines.append)
+    assert summary["margin"] == 20.0 and len(summary["history"]) == 3 and "by_phase" in summary
+    ckpt = load_checkpoint(out)
+    init = load_checkpoint(NETWORK)
+    assert ckpt["game"] == "partnership" and "heuristic_prior" not in ckpt["model_kwargs"]
+    assert {k: v.shape for k, v in ckpt["model"].items()} == {k: v.shape for k, v in init["model"].items()}
+    critic = [k for k in ckpt["model"] if k.startswith("critic.")]
+    assert critic and all(torch.equal(ckpt["model"][k], init["model"][k]) for k in critic)  # the critic is kept
+
+    # the fitted actor is closer than the network it started from to the targets: the advantages less the margin
+    data = residual_fit.read_shards(residual_fit.shard_paths(str(tmp_path)))
+    hint = torch.from_numpy(data["hint"].astype(np.int64))
+    adv = residual_fit.advantage_targets(data["q"], data["hint"].astype(np.int64)) - 20.0
+    adv[np.arange(len(adv)), data["hint"]] = 0.0
+    target, tried = torch.from_numpy(np.nan_to_num(adv / 10.0)), torch.from_numpy(np.isfinite(adv))
+
+    def mse(net) -> float:
+        with torch.no_grad():
+            out = residual_fit.relative(net.actor_logits(torch.from_numpy(data["obs"])), hint)
+        return float(((out - target) ** 2)[tried].mean())
+
+    fitted = make_agent(f"ppo:{out}")
+    assert isinstance(fitted, PPOAgent) and fitted.prior is None  # a plain network: no heuristic beside it
+    assert mse(fitted.model) < mse(model)
+    env = raw_env()  # and it plays a whole hand alone
+    env.reset(seed=3)
+    steps = 0
+    for name in env.agent_iter():
+        obs, _, term, trunc, info = env.last()
+        env.step(None if term or trunc else fitted.act(obs, info))
+        steps += 1
+    assert steps > 50
+
+
+def test_fit_over_a_network_names_bad_input(tmp_path, model):
+    write_shard(str(tmp_path / "shard_9_00000.npz"), network_labels.label_deals(model, 1, 9, label_prob=0.5))
+    with pytest.raises(ValueError, match=r"the labels hold [01] deal.*at least 2"):
+        residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), init=NETWORK,
+                                                margin=1.0))
+    with pytest.raises(ValueError, match="give margin >= 0"):
+        residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), init=NETWORK))
+    with pytest.raises(ValueError, match="is a 'call_partner' network"):
+        residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), margin=1.0,
+                                                init="rook_env/agents/checkpoints/ppo_call_partner.pt"))
+    with pytest.raises(ValueError, match="phases: unknown phase.*the phases are bid, discard, trump, play"):
+        residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), margin=1.0,
+                                                init=NETWORK, phases=["auction"]))
+
+
+def test_cli_refuses_a_call_partner_network(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        network_labels.main(["--network", "rook_env/agents/checkpoints/ppo_call_partner.pt", "--out", str(tmp_path)])
+    assert "these labels are the partnership game's" in capsys.readouterr().err
