@@ -41,6 +41,7 @@ from rook_env.evaluation.report import (
     round_robin_tables,
 )
 from rook_env.evaluation.round_robin import DEFAULT_RATING_BOOT
+from rook_env.evaluation.tables import TABLES_BLOCK_SIZE
 from rook_env.replay import SELECT_BY, write_html
 
 from .common import add_game_options, game_flags, game_part, prepare_out_path
@@ -111,7 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", type=int, default=2000, metavar="B", help="bootstrap resamples of a match's mean (default 2000)")
     p.add_argument("--rating-bootstrap", type=int, default=DEFAULT_RATING_BOOT, metavar="B",
                    help=f"round robin: bootstrap resamples for the rating intervals (default {DEFAULT_RATING_BOOT})")
-    p.add_argument("--block-size", type=int, default=DEFAULT_BLOCK_SIZE, help=argparse.SUPPRESS)
+    p.add_argument("--engine", choices=("env", "tables"), default="env",
+                   help="env: every hand through raw_env (default); tables: a block's hands as tables of the batched "
+                        "engine, agents deciding in batches (networks, heuristic, search; far faster; hands with a "
+                        "redeal are dealt other new cards: docs/evaluation.md)")
+    p.add_argument("--block-size", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--prior", type=float, default=1.0, help="round robin: virtual games per pair in the rating fit")
     p.add_argument("--independent-seeds", action="store_true",
                    help="seed the agents of the two seatings independently (default: common random numbers, "
@@ -138,6 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # robins, fields) or a rotation of a field of agents through every seat.
     if game_part(p, get_game(args.game), "match", "evaluated") is play_rotation_match:
         return _rotation_main(p, args)
+    if args.engine == "tables":
+        _refuse(p, (("--game-scores", args.game_scores), ("--replays", args.replays)), "--engine tables")
     if args.opponents and args.field is None:
         p.error("--opponents gives the field of --field CANDIDATE")
     if args.field is not None:
@@ -219,8 +226,15 @@ def _match_kwargs(args: argparse.Namespace, flags: dict, workers: int) -> dict:
     command line; the specs are already checked."""
     return dict(deals=args.deals, seed=args.seed, flags=flags, duplicate=not args.no_duplicate, workers=workers,
                 progress=not args.no_progress, confidence=args.confidence, n_boot=args.bootstrap,
-                strict=args.strict, block_size=args.block_size, check=False,
-                common_seeds=not args.independent_seeds, game_scores=args.game_scores)
+                strict=args.strict, block_size=_block_size(args), check=False,
+                common_seeds=not args.independent_seeds, game_scores=args.game_scores, engine=args.engine)
+
+
+def _block_size(args: argparse.Namespace) -> int:
+    """Deals per block: as given, else the engine's default (the tables engine batches a block's hands)."""
+    if args.block_size is not None:
+        return args.block_size
+    return TABLES_BLOCK_SIZE if getattr(args, "engine", "env") == "tables" else DEFAULT_BLOCK_SIZE
 
 
 def _field_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -263,7 +277,7 @@ def _check_numbers(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Check the numeric options (and that --plot can be drawn); returns the number of worker processes."""
     for opt, value, low in (("--deals", args.deals, 1), ("--replays", args.replays, 0),
                             ("--workers", args.workers, 0), ("--bootstrap", args.bootstrap, 1),
-                            ("--rating-bootstrap", args.rating_bootstrap, 1), ("--block-size", args.block_size, 1)):
+                            ("--rating-bootstrap", args.rating_bootstrap, 1), ("--block-size", _block_size(args), 1)):
         if value < low:
             p.error(f"{opt} must be >= {low}, got {value}")
     if not 0 < args.confidence < 1:
@@ -293,7 +307,8 @@ def _rotation_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``--game call_partner``: a rotation match (:func:`rook_env.evaluation.call_partner.play_rotation_match`)."""
     _refuse(p, (("--round-robin", args.round_robin), ("--field", args.field), ("--opponents", args.opponents),
                 ("--no-duplicate", args.no_duplicate), ("--independent-seeds", args.independent_seeds),
-                ("--plot", args.plot), ("--game-scores", args.game_scores)), f"--game {args.game} (a rotation match)")
+                ("--plot", args.plot), ("--game-scores", args.game_scores), ("--engine tables", args.engine == "tables")),
+            f"--game {args.game} (a rotation match)")
     workers, flags = _setup(p, args, keep_game=True)
     try:
         members = field_specs(args.specs, flags["players"])
@@ -303,7 +318,7 @@ def _rotation_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         p.error(str(exc))
     return _report(args, lambda: play_rotation_match(
         members, deals=args.deals, seed=args.seed, flags=flags, workers=workers, progress=not args.no_progress,
-        confidence=args.confidence, n_boot=args.bootstrap, strict=args.strict, block_size=args.block_size,
+        confidence=args.confidence, n_boot=args.bootstrap, strict=args.strict, block_size=_block_size(args),
         check=False), rotation_tables,
         after=lambda res: _save_rotation_replays(res, members, args) if args.replays else None)
 

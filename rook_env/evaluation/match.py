@@ -44,6 +44,7 @@ from .blocks import cached_env, check_match_args, fallbacks, play_hand, run_matc
 from .deals import check_flags, derive_seed, make_deal
 from .results import DEFAULT_BLOCK_SIZE, FIELD, REC_FIELDS, MatchResult, team_stats
 from .stats import bootstrap_mean_ci, game_winner, games_from_stream, wilson_interval
+from .tables import run_block_tables
 
 __all__ = ["MatchContext", "block_agents", "play_match", "play_seating", "seat_role"]
 
@@ -67,6 +68,7 @@ class MatchContext:
     deals: int
     common_seeds: bool = True
     game_scores: bool = False
+    engine: str = "env"  # "env": raw_env hand by hand; "tables": a block's hands as tables of the batched engine
 
 
 def _team_fallbacks(agents: Sequence[Any], seating: int) -> list[int]:
@@ -207,6 +209,7 @@ def play_match(
     check: bool = True,
     common_seeds: bool = True,
     game_scores: bool = False,
+    engine: str = "env",
 ) -> MatchResult:
     """Play team A against team B over ``deals`` seeded deals (each twice when ``duplicate``).
 
@@ -219,9 +222,16 @@ def play_match(
     numbers: identical teams cancel exactly, swapping A and B negates every deal pair); False
     seeds all eight seat-agents of a deal independently. ``game_scores``: deal each hand with the running
     score of its game (real games to ``target_score``, restarting at every block; see the module docstring)
-    instead of 0-0.
+    instead of 0-0. ``engine``: ``"env"`` plays every hand through ``raw_env`` with per-seat agents;
+    ``"tables"`` plays a block's hands as tables of the batched engine, each team member deciding for all its
+    seats at once (agents with ``act_batch``; far faster for networks; :mod:`rook_env.evaluation.tables` says what
+    differs: redealt hands, one agent per member, no ``game_scores``); use a large ``block_size`` with it.
     """
     check_match_args(deals, workers, block_size, seed)
+    if engine not in ("env", "tables"):
+        raise ValueError(f"engine must be 'env' or 'tables', got {engine!r}")
+    if engine == "tables" and game_scores:
+        raise ValueError("engine='tables' plays every hand at 0-0: game_scores needs engine='env'")
     game, flags = split_game(check_flags(flags))
     if game != "partnership":
         raise ValueError(f"play_match plays the partnership game (two teams of two), not game={game!r}; "
@@ -231,8 +241,8 @@ def play_match(
         for t in teams:
             check_team(t, flags)
     ctx = MatchContext(teams, flags, int(seed), bool(duplicate), bool(strict), int(block_size), deals, bool(common_seeds),
-                   bool(game_scores))
-    records, elapsed, workers = run_match(_run_block, ctx, deals, block_size, workers,
+                   bool(game_scores), engine)
+    records, elapsed, workers = run_match(_run_block if engine == "env" else run_block_tables, ctx, deals, block_size, workers,
                                           f"{teams[0].name} vs {teams[1].name}" if progress else None, len(REC_FIELDS))
     return _summarise(records, ctx, confidence, n_boot, elapsed, workers)
 

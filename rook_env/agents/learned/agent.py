@@ -24,7 +24,7 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
-from ..base import legal_from
+from ..base import check_batch, legal_from
 from ..registry import CHECKPOINT_DIR
 from .model import ActorCritic, CheckpointError, MaskedCategorical, load_checkpoint, model_from_checkpoint, prior_logits
 
@@ -133,6 +133,25 @@ class PPOAgent:
         d = self._dist(observation, hint)
         a = d.mode() if self.greedy else d.sample(self.generator)
         return int(a.item())
+
+    @torch.no_grad()
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray, keys: np.ndarray | None = None) -> np.ndarray:
+        """Actions (N,) int64 for N seats' observations (N, obs_dim) and action masks (N, A): what ``act`` chooses
+        for each row, in one forward pass (greedy: exactly ``act``'s choice; sampled: from the agent's generator in
+        row order). ``keys`` (distinct per call, e.g. ``table * 4 + seat``) file the heuristic prior's card memory
+        of a residual network; a plain network keeps none."""
+        obs, masks, keys = check_batch(observations, masks, keys, self.model.obs_dim, self.model.n_actions)
+        hint = None
+        if self.prior is not None:
+            if not hasattr(self.prior, "act_batch"):
+                raise ValueError(f"this residual network's prior ({type(self.prior).__name__}) has no act_batch: "
+                                 "decide row by row with act()")
+            hint = torch.as_tensor(self.prior.act_batch(obs, masks, keys), device=self.device)
+        x = torch.as_tensor(np.asarray(obs, np.float32), device=self.device)
+        logits = prior_logits(self.model.actor_logits(x, hint), hint, self.model.heuristic_prior)
+        d = MaskedCategorical(logits, torch.as_tensor(np.asarray(masks), device=self.device).bool())
+        a = d.mode() if self.greedy else d.sample(self.generator)
+        return a.cpu().numpy().astype(np.int64)
 
     @torch.no_grad()
     def action_probs(self, observation: Mapping[str, np.ndarray]) -> np.ndarray:
