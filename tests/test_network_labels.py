@@ -29,9 +29,9 @@ def model():
     return model_from_checkpoint(load_checkpoint(NETWORK), NETWORK).eval()
 
 
-def _finish(env, agent, seat: int) -> float:
-    """Play ``env`` to the end of its hand with ``agent`` at every seat; ``seat``'s team's hand score minus the
-    other team's."""
+def _finish(env, agents, seat: int) -> float:
+    """Play ``env`` to the end of its hand with ``agents[seat]`` at every seat; ``seat``'s team's hand score minus
+    the other team's."""
     scores = None
     for name in env.agent_iter():
         obs, _, term, trunc, info = env.last()
@@ -39,13 +39,15 @@ def _finish(env, agent, seat: int) -> float:
             scores = info["hand"]["hand_scores"]
             env.step(None)
             continue
-        env.step(agent.act(obs, info))
+        env.step(agents[env.possible_agents.index(name)].act(obs, info))
     return float(scores[seat % 2] - scores[1 - seat % 2])
 
 
-def test_labels_are_what_the_environment_gives_for_each_action(model):
+@pytest.mark.parametrize("opponent", [None, "heuristic"])
+def test_labels_are_what_the_environment_gives_for_each_action(model, opponent):
     deals, seed = 3, 31
-    rec = network_labels.label_deals(model, deals, seed, label_prob=0.3, verify=True)
+    other = None if opponent is None else make_agent(opponent)
+    rec = network_labels.label_deals(model, deals, seed, label_prob=0.3, verify=True, opponent=other)
     n = len(rec["hint"])
     assert n > 5 and rec["obs"].shape == (n, 583) and rec["q"].shape == (n, 58)
     assert np.array_equal(np.isfinite(rec["q"]), rec["mask"])  # every legal action valued, nothing else
@@ -58,8 +60,13 @@ def test_labels_are_what_the_environment_gives_for_each_action(model):
     checked = 0
     for hand in np.unique(rec["hand"]):
         rows = list(np.flatnonzero(rec["hand"] == hand))
+        table = int(hand - seed * 2**16)
+        # with an opponent the network plays seats 0 and 2 at even tables, 1 and 3 at odd ones
+        agents = [agent if opponent is None or s % 2 == table % 2 else make_agent(opponent) for s in range(4)]
+        if opponent is not None:
+            assert (rec["seat"][rows] % 2 == table % 2).all()  # only the network's decisions are labelled
         env = raw_env()
-        env.reset(seed=0, options=options[int(hand - seed * 2**16)])
+        env.reset(seed=0, options=options[table])
         for name in env.agent_iter():
             obs, _, term, trunc, info = env.last()
             if term or trunc:
@@ -71,11 +78,11 @@ def test_labels_are_what_the_environment_gives_for_each_action(model):
                 assert rec["seat"][r] == seat and np.array_equal(obs["action_mask"].astype(bool), rec["mask"][r])
                 assert agent.act(obs, info) == rec["hint"][r]
                 for a in np.flatnonzero(rec["mask"][r])[:4]:
-                    alt = copy.deepcopy(env)
+                    alt, alt_agents = copy.deepcopy((env, agents))  # the heuristic's card memory too
                     alt.step(int(a))
-                    assert _finish(alt, agent, seat) == rec["q"][r, a], (hand, r, a)
+                    assert _finish(alt, alt_agents, seat) == rec["q"][r, a], (hand, r, a)
                     checked += 1
-            env.step(agent.act(obs, info))
+            env.step(agents[env.possible_agents.index(name)].act(obs, info))
         assert not rows, f"deal {hand}: a labelled decision never came up in the replay"
     assert checked > n  # more than one action per decision
 

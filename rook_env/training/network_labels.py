@@ -60,6 +60,13 @@ def _act(model: Any, env: Any, rows: np.ndarray, mask: np.ndarray, out: np.ndarr
         out[choice] = _greedy(model, env.observation[choice], mask[choice])
 
 
+def _opponent_turns(opponent: Any, env: Any, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The opponent's actions at ``rows`` (its seats to act there); it sees every turn of its seats, forced ones
+    included, so that its card memory (keyed ``table * 4 + seat``) follows each hand as in a match."""
+    seat = env.current_player[rows]
+    return opponent.act_batch(env.observation[rows], mask[rows], rows * 4 + seat)
+
+
 def _team_value(hand_scores: np.ndarray, seat: np.ndarray) -> np.ndarray:
     """The seat's team's hand score minus the other team's (team = seat % 2)."""
     team = seat & 1
@@ -76,9 +83,11 @@ def _deal_options(env: Any) -> list[dict]:
 
 
 def branch_values(model: Any, flags: dict[str, Any], options: Sequence[dict], prefix: np.ndarray,
-                  step: np.ndarray, action: np.ndarray, seat: np.ndarray, tables: int = 2048) -> np.ndarray:
+                  step: np.ndarray, action: np.ndarray, seat: np.ndarray, tables: int = 2048,
+                  opponent: Any = None) -> np.ndarray:
     """The value of each branch ``i``: deal ``options[i]``, replay ``prefix[i, :step[i]]``, play ``action[i]``,
-    let the network play on; the acting ``seat[i]``'s team's hand score minus the other's."""
+    let the network play on (at the acting seat's team only, with an ``opponent`` at the other team's seats);
+    the acting ``seat[i]``'s team's hand score minus the other's."""
     from rook_env.vector import RookVectorEnv
 
     n = len(options)
@@ -87,7 +96,9 @@ def branch_values(model: Any, flags: dict[str, Any], options: Sequence[dict], pr
         hi = min(n, lo + tables)
         env = RookVectorEnv(hi - lo, backend="numba", **flags)
         env.reset(options=list(options[lo:hi]))
-        k, alt, pre = step[lo:hi], action[lo:hi], prefix[lo:hi]
+        if opponent is not None:
+            opponent.reset()
+        k, alt, pre, team = step[lo:hi], action[lo:hi], prefix[lo:hi], seat[lo:hi] & 1
         done = np.zeros(hi - lo, bool)
         acts = np.zeros(hi - lo, np.int64)
         t = 0
@@ -95,7 +106,16 @@ def branch_values(model: Any, flags: dict[str, Any], options: Sequence[dict], pr
             mask = env.action_mask
             acts[:] = pre[:, min(t, pre.shape[1] - 1)]
             acts[k == t] = alt[k == t]
-            _act(model, env, np.flatnonzero((k < t) & ~done), mask, acts)
+            on = (k < t) & ~done  # playing on
+            if opponent is None:
+                _act(model, env, np.flatnonzero(on), mask, acts)
+            else:
+                theirs = ~done & ((env.current_player & 1) != team)
+                rows = np.flatnonzero(theirs)  # in the prefix too: the opponent's memory follows the replay
+                if len(rows):
+                    mine = _opponent_turns(opponent, env, rows, mask)
+                    acts[rows[on[rows]]] = mine[on[rows]]
+                _act(model, env, np.flatnonzero(on & ~theirs), mask, acts)
             fin = np.flatnonzero(done)
             acts[fin] = mask[fin].argmax(1)  # finished tables play on in a new hand, ignored
             _, _, term, trunc, info = env.step(acts)
@@ -108,9 +128,12 @@ def branch_values(model: Any, flags: dict[str, Any], options: Sequence[dict], pr
 
 
 def label_deals(model: Any, deals: int, seed: int, label_prob: float = 0.25, tables: int = 2048,
-                verify: bool = False, **flags: Any) -> dict[str, np.ndarray]:
+                verify: bool = False, opponent: Any = None, **flags: Any) -> dict[str, np.ndarray]:
     """Play ``deals`` deals (the engine's deals of ``seed``) greedily by ``model`` at every seat and label a
     ``label_prob`` share of the decisions with a choice (module docstring); the records as arrays.
+    ``opponent`` (an agent with ``act_batch``, e.g. the heuristic): the network plays one team of each deal
+    (seats 0 and 2 at even tables, 1 and 3 at odd ones), the opponent the other, in the trunk and the branches;
+    only the network's decisions are labelled.
     ``verify``: branch the network's own actions too and raise if a replay does not reproduce the trunk's
     result (the replays' self-check; it costs a branch more per decision)."""
     from rook_env.vector import RookVectorEnv
@@ -126,6 +149,9 @@ def label_deals(model: Any, deals: int, seed: int, label_prob: float = 0.25, tab
     env = RookVectorEnv(deals, backend="numba", **flags)
     env.reset(seed=seed)
     options = _deal_options(env)
+    learner = np.arange(deals) & 1  # the network's team per table (with an opponent)
+    if opponent is not None:
+        opponent.reset()
     done = np.zeros(deals, bool)
     result = np.zeros((deals, 2), np.int64)
     actions: list[np.ndarray] = []
@@ -134,6 +160,11 @@ def label_deals(model: Any, deals: int, seed: int, label_prob: float = 0.25, tab
     while not done.all():
         mask = env.action_mask
         live = np.flatnonzero(~done)
+        if opponent is not None:
+            theirs = (env.current_player[live] & 1) != learner[live]
+            if theirs.any():
+                acts[live[theirs]] = _opponent_turns(opponent, env, live[theirs], mask)
+            live = live[~theirs]  # the network's turns
         _act(model, env, live, mask, acts)
         fin = np.flatnonzero(done)
         acts[fin] = mask[fin].argmax(1)
@@ -165,7 +196,7 @@ def label_deals(model: Any, deals: int, seed: int, label_prob: float = 0.25, tab
         dec, alt = dec[keep], alt[keep]
     tab = cat["table"][dec]
     values = branch_values(model, flags, [options[t] for t in tab], prefix[tab], cat["step"][dec], alt,
-                           cat["seat"][dec], tables)
+                           cat["seat"][dec], tables, opponent)
     q = np.full(mask.shape, np.nan, np.float32)
     q[dec, alt] = values
     rows = np.arange(len(mask))
@@ -180,16 +211,18 @@ def label_deals(model: Any, deals: int, seed: int, label_prob: float = 0.25, tab
             "seat": cat["seat"].astype(np.int8), "hand": seed * 2**16 + cat["table"]}
 
 
-def _label_shard(job: tuple[str, str, int, int, float, int, dict]) -> tuple[str, int, float]:
+def _label_shard(job: tuple[str, str, int, int, float, int, str, dict]) -> tuple[str, int, float]:
+    from rook_env.agents import make_agent
     from rook_env.agents.learned.model import load_checkpoint, model_from_checkpoint
 
     from .ray_labels import write_shard
 
-    path, network, first, n, label_prob, tables, flags = job
+    path, network, first, n, label_prob, tables, opponent, flags = job
     torch.set_num_threads(1)  # one core per process: the processes are the parallelism
     model = model_from_checkpoint(load_checkpoint(network), network).eval()
+    other = None if opponent == "self" else make_agent(opponent, **flags)
     t0 = time.perf_counter()
-    rec = label_deals(model, n, first, label_prob, tables, **flags)
+    rec = label_deals(model, n, first, label_prob, tables, opponent=other, **flags)
     write_shard(path, rec)
     return path, len(rec["obs"]), time.perf_counter() - t0
 
@@ -205,6 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--shard-hands", type=int, default=256, help="deals per shard (the trunk's tables)")
     p.add_argument("--label-prob", type=float, default=0.25, help="share of the decisions with a choice labelled")
     p.add_argument("--tables", type=int, default=2048, help="branch tables run together")
+    p.add_argument("--opponent", choices=("self", "heuristic"), default="self",
+                   help="self: the network at every seat; heuristic: the network plays one team, the heuristic the other")
     p.add_argument("--processes", type=int, default=1, help="label processes on this machine")
     a = p.parse_args(argv)
     for name in ("hands", "shard_hands", "tables", "processes"):
@@ -220,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         path = os.path.join(a.out, f"shard_{a.seed + k}_{k:05d}.npz")
         if not os.path.exists(path):
             jobs.append((path, a.network, a.seed + k, min(a.shard_hands, a.hands - lo), a.label_prob, a.tables,
-                         flags))
+                         a.opponent, flags))
     t0 = time.perf_counter()
     total = 0
     with get_context("spawn").Pool(a.processes) as pool:
