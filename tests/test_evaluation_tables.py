@@ -51,13 +51,20 @@ def test_ppo_act_batch_is_act_row_by_row():
         agent.act_batch(obs[:2], np.zeros_like(mask[:2]))
 
 
+class ActOnly:
+    """An agent without act_batch: the lowest legal action."""
+
+    def act(self, observation, info=None) -> int:
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="engine must be 'env' or 'tables'"):
         play_match(A, B, deals=2, engine="batched")
     with pytest.raises(ValueError, match="game_scores needs engine='env'"):
         play_match(A, B, deals=2, engine="tables", game_scores=True)
     with pytest.raises(ValueError, match="needs agents that decide in batches"):
-        play_match("random", B, deals=2, engine="tables")
+        play_match(lambda seed: ActOnly(), B, deals=2, engine="tables")
 
 
 def test_cli_runs_the_tables_engine_and_refuses_what_it_cannot_do(tmp_path, capsys):
@@ -70,3 +77,26 @@ def test_cli_runs_the_tables_engine_and_refuses_what_it_cannot_do(tmp_path, caps
     with pytest.raises(SystemExit):
         main(["ppo", "heuristic", "--deals", "2", "--engine", "tables", "--game-scores"])
     assert "--game-scores is not available with --engine tables" in capsys.readouterr().err
+
+
+def test_training_selection_on_the_tables_engine_is_the_tables_match():
+    from rook_env.training import config, selection
+
+    agent = PPOAgent.load()
+    cfg = config.make_train_config("configs/smoke.yaml", ["eval_engine=tables"])
+    got = selection.evaluate_policy(agent.model, "heuristic", 30, 11, cfg)
+    want = play_match(lambda seed: PPOAgent(agent.model), "heuristic", deals=30, seed=11, engine="tables",
+                      block_size=1000)
+    assert got["deals"] == 30 and got["mean"] == pytest.approx(want.mean)
+
+
+def test_random_act_batch_is_act_in_row_order():
+    from rook_env.agents.random_agent import RandomAgent
+
+    env = RookVectorEnv(16, backend="numba")
+    env.reset(seed=2)
+    a, b = RandomAgent(seed=4), RandomAgent(seed=4)
+    batch = a.act_batch(env.observation, env.action_mask)
+    rows = [b.act({"observation": o, "action_mask": m}) for o, m in zip(env.observation, env.action_mask)]
+    np.testing.assert_array_equal(batch, rows)
+    assert play_match("random", "heuristic", deals=5, seed=1, engine="tables").illegal_total == 0

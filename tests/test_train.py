@@ -415,7 +415,8 @@ def test_a_whole_mapping_replaces_the_field(tmp_path):
      ("league=[runs/x/agent]", "league"), ("game=call_partner eval_opponents=[search]", "eval_opponents"),
      ("playoff_deals=0", "playoff_deals"), ("playoff_candidates=-1", "playoff_candidates"),
      ("playoff_candidates=2 playoff_seed=1000", "playoff_seed"), ("bc_dtype=int8", "bc_dtype"),
-     ("bc_eval_every=-1", "bc_eval_every")],
+     ("bc_eval_every=-1", "bc_eval_every"), ("eval_engine=batched", "eval_engine"),
+     ("game=call_partner eval_engine=tables", "eval_engine"), ("env_flags.episode=game eval_engine=tables", "eval_engine")],
 )
 def test_bad_config_values_name_the_field(override, field):
     with pytest.raises(ValueError, match=field):

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .base import legal_from
+from .base import check_batch, legal_from
 
 
 class RandomAgent:
@@ -20,3 +20,9 @@ class RandomAgent:
     def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int:
         legal = legal_from(observation)
         return int(legal[self.rng.randrange(legal.size)])
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray, keys: np.ndarray | None = None) -> np.ndarray:
+        """Actions (N,) int64: what ``act`` would choose for each row, in row order (one draw per row)."""
+        obs, masks, _ = check_batch(observations, masks, keys, np.asarray(observations).shape[-1],
+                                    np.asarray(masks).shape[-1])
+        return np.array([self.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)], np.int64)

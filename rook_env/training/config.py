@@ -163,6 +163,10 @@ class Config:
     # --- evaluation, checkpoints
     eval_every: int = 10  # iterations; 0 = only at the end
     eval_deals: int = 200  # duplicate deals per opponent (each played with both seatings)
+    # "env": the matches through raw_env hand by hand; "tables": on the batched engine, the network deciding for all
+    # its seats in one forward pass (rook_env.evaluation.tables; partnership, hands at 0-0): many more deals in the
+    # same time, so selection by far smaller intervals
+    eval_engine: str = "env"
     eval_opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
     # Checkpoint selection over the evaluated field: "min" (the weakest result over eval_opponents), "mean", or
     # one eval opponent's name (select on that result only).
@@ -314,6 +318,12 @@ def check_evaluation(cfg: Config) -> None:
         bad(cfg, "eval_opponents", "the search agent plays the partnership game only")
     if cfg.select_by not in ("min", "mean") and cfg.select_by not in cfg.eval_opponents:
         bad(cfg, "select_by", "must be min, mean or one of eval_opponents")
+    if cfg.eval_engine not in ("env", "tables"):
+        bad(cfg, "eval_engine", "must be env or tables")
+    if cfg.eval_engine == "tables" and cfg.game != "partnership":
+        bad(cfg, "eval_engine", "tables plays the partnership game's duplicate matches (call-your-partner: env)")
+    if cfg.eval_engine == "tables" and cfg.env_flags.get("episode", "hand") == "game":
+        bad(cfg, "eval_engine", "tables plays every hand at 0-0; a game-level run (episode=game) needs env")
     if cfg.playoff_candidates and cfg.playoff_seed in (cfg.eval_seed, cfg.final_eval_seed):
         bad(cfg, "playoff_seed", "must differ from eval_seed and final_eval_seed (its deals would not be fresh)")
 

@@ -69,14 +69,17 @@ class Game:
 
 
 def duplicate_match(factory: Callable, opponent: str, deals: int, seed: int, flags: dict,
-                    game_scores: bool = False) -> tuple[float, tuple[float, float]]:
+                    game_scores: bool = False, engine: str = "env") -> tuple[float, tuple[float, float]]:
     """Partnership duplicate (rook_env.evaluation.play_match): each deal with both seatings; points per deal.
-    ``game_scores``: every hand is dealt with its game's running score (a game-episode run's agent reads it)."""
+    ``game_scores``: every hand is dealt with its game's running score (a game-episode run's agent reads it);
+    ``engine="tables"``: the hands as tables of the batched engine (rook_env.evaluation.tables)."""
     from rook_env.evaluation import play_match
+    from rook_env.evaluation.tables import TABLES_BLOCK_SIZE
 
     flags = {k: v for k, v in flags.items() if k != "game"}
+    extra = {"engine": engine, "block_size": TABLES_BLOCK_SIZE} if engine == "tables" else {}
     res = play_match(factory, opponent, deals=deals, seed=seed, flags=flags, duplicate=True, workers=1,
-                     game_scores=game_scores)
+                     game_scores=game_scores, **extra)
     return float(res.mean), tuple(float(x) for x in res.ci)
 
 

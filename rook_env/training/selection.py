@@ -49,6 +49,8 @@ def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cf
     # each hand dealt with the running score of its game (the agent was trained to read it).
     flags, game_level = hand_flags(game.agent_flags)
     extra = {"game_scores": True} if game_level and game.name == "partnership" else {}  # rotation matches: hands
+    if cfg.eval_engine == "tables":  # partnership only (the config says so)
+        extra["engine"] = "tables"
     mean, (lo, hi) = game.match(factory, spec, deals, seed, flags, **extra)
     return {"opponent": opponent, "mean": mean, "ci95": [lo, hi], "half_width": (hi - lo) / 2, "deals": deals}
 
