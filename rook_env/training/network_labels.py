@@ -33,7 +33,6 @@ import argparse
 import os
 import time
 from collections.abc import Sequence
-from multiprocessing import get_context
 from typing import Any
 
 import numpy as np
@@ -230,6 +229,8 @@ def _label_shard(job: tuple[str, str, int, int, float, int, str, dict]) -> tuple
 def main(argv: Sequence[str] | None = None) -> int:
     from rook_env.agents.learned.model import load_checkpoint
 
+    from .ray_labels import run_label_jobs
+
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--network", required=True, help="the partnership checkpoint that plays (and is labelled)")
     p.add_argument("--out", required=True, help="folder of the shards")
@@ -256,13 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not os.path.exists(path):
             jobs.append((path, a.network, a.seed + k, min(a.shard_hands, a.hands - lo), a.label_prob, a.tables,
                          a.opponent, flags))
-    t0 = time.perf_counter()
-    total = 0
-    with get_context("spawn").Pool(a.processes) as pool:
-        for path, n_rec, seconds in pool.imap_unordered(_label_shard, jobs):
-            total += n_rec
-            print(f"{path}: {n_rec} labelled decisions in {seconds:.0f}s; {total} in all, "
-                  f"{total / (time.perf_counter() - t0):.1f}/s", flush=True)
+    run_label_jobs(_label_shard, jobs, a.processes)
     return 0
 
 

@@ -50,6 +50,21 @@ def write_shard(path: str, rec: dict[str, np.ndarray]) -> None:
     os.replace(path + ".tmp.npz", path)
 
 
+def run_label_jobs(worker, jobs: list, processes: int) -> int:
+    """Run label ``jobs`` with ``worker(job) -> (path, records, seconds)`` in ``processes`` spawned processes,
+    printing each shard as it finishes; returns the records written. (The single-machine CLIs' loop.)"""
+    from multiprocessing import get_context
+
+    t0 = time.perf_counter()
+    total = 0
+    with get_context("spawn").Pool(processes) as pool:
+        for path, n_rec, seconds in pool.imap_unordered(worker, jobs):
+            total += n_rec
+            print(f"{path}: {n_rec} labelled decisions in {seconds:.0f}s; {total} in all, "
+                  f"{total / (time.perf_counter() - t0):.1f}/s", flush=True)
+    return total
+
+
 class LabelWorker:
     """The body of a label-worker actor: labels one shard per call in its own process."""
 

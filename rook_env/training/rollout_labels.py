@@ -29,7 +29,6 @@ import argparse
 import os
 import time
 from collections.abc import Sequence
-from multiprocessing import get_context
 from typing import Any
 
 import numpy as np
@@ -134,7 +133,7 @@ def _label_shard(job: tuple[str, int, int, float, dict]) -> tuple[str, int, floa
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .ray_labels import shard_plan
+    from .ray_labels import run_label_jobs, shard_plan
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True, help="folder of the shards")
@@ -153,13 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     jobs = [(path, first, n, a.label_prob, flags) for path, first, n in shard_plan(a.out, a.hands, a.seed,
                                                                                  a.shard_hands)
             if not os.path.exists(path)]
-    t0 = time.perf_counter()
-    total = 0
-    with get_context("spawn").Pool(a.processes) as pool:
-        for path, n_rec, seconds in pool.imap_unordered(_label_shard, jobs):
-            total += n_rec
-            print(f"{path}: {n_rec} labelled decisions in {seconds:.0f}s; {total} in all, "
-                  f"{total / (time.perf_counter() - t0):.1f}/s", flush=True)
+    run_label_jobs(_label_shard, jobs, a.processes)
     return 0
 
 
