@@ -3,7 +3,8 @@
 ``python tests/golden.py`` records ``tests/data/golden.json`` from the code as it stands (done once,
 on main before the trick-taking core was shared between the games); ``tests/test_golden.py`` replays
 every case against today's code. A case is one table (game, player count, rule flags) played for
-several seeded episodes, by seeded random legal actions or by the shipped agent ``make_agent("ppo")``.
+several seeded episodes, by seeded random legal actions or by a trained network (``ppo_v2.pt``, the shipped
+``make_agent("ppo")`` when the traces were recorded).
 Per episode one SHA-1 chains, step by step: every seat's observation vector and action mask, the
 global ``state()``, rewards, cumulative rewards, terminations, truncations, the JSON form of the
 infos and the action taken; the ppo cases also keep the list of the actions the agent chose.
@@ -50,7 +51,9 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
                                   "target_score": 300, "first_lead": "left_of_bidder"}),
     ("cp5_bids", "call_partner", {"players": 5, "min_bid": 80, "max_bid": 160, "bid_step": 10}),
 ]
-PPO_CASES = ("p_default", "p_game")  # the shipped agent plays the default table
+PPO_CASES = ("p_default", "p_game")  # the network plays the default table
+# the network the ppo traces were recorded with: shipped as make_agent("ppo") until 0.6.0, named so since
+RECORDED_NETWORK = str(Path(__file__).resolve().parent.parent / "rook_env" / "agents" / "checkpoints" / "ppo_v2.pt")
 
 
 def make(game: str, flags: dict[str, Any]):
@@ -92,7 +95,8 @@ def run_episode(game: str, flags: dict[str, Any], seed: int, driver: str) -> dic
         from rook_env.agents import make_agent
 
         rules = {k: v for k, v in flags.items() if k != "max_hands"}
-        agents = [make_agent("ppo", seed=seed * 4 + s, **rules) for s in range(len(env.possible_agents))]
+        agents = [make_agent(f"ppo:{RECORDED_NETWORK}", seed=seed * 4 + s, **rules)
+                  for s in range(len(env.possible_agents))]
         for a in agents:
             if callable(getattr(a, "reset", None)):
                 a.reset()

@@ -2,7 +2,7 @@
 
 Each case plays the recorded seeds again and compares every episode's digest (observations and
 masks of every seat, the global state, rewards, terminations, truncations, infos, actions) and,
-for the shipped agent, the actions it chose.
+for the trained network (``golden.RECORDED_NETWORK``), the actions it chose.
 """
 
 import json
@@ -22,6 +22,6 @@ def test_golden_trace(key):
     for seed, want in enumerate(case["episodes"]):
         got = run_episode(case["game"], case["flags"], seed, driver)
         if driver == "ppo":
-            assert got["actions"] == want["actions"], f"{key} seed {seed}: the shipped agent chose other actions"
+            assert got["actions"] == want["actions"], f"{key} seed {seed}: the recorded network chose other actions"
         assert got["steps"] == want["steps"], f"{key} seed {seed}: episode length changed"
         assert got["digest"] == want["digest"], f"{key} seed {seed}: observations, masks or rewards changed"

@@ -7,6 +7,7 @@ network; bad input is named."""
 from __future__ import annotations
 
 import copy
+import json
 
 import numpy as np
 import pytest
@@ -153,6 +154,27 @@ def test_fit_over_a_network_names_bad_input(tmp_path, model):
     with pytest.raises(ValueError, match="phases: unknown phase.*the phases are bid, discard, trump, play"):
         residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), margin=1.0,
                                                 init=NETWORK, phases=["auction"]))
+
+
+def test_fit_reads_several_label_folders(tmp_path, model):
+    """Labels against different opponents live in different folders; the fit reads them together (one deal in each
+    folder: either alone is refused, the two fit)."""
+    folders = [tmp_path / "self", tmp_path / "heuristic"]
+    for i, folder in enumerate(folders):
+        folder.mkdir()
+        write_shard(str(folder / f"shard_{10 + i}_00000.npz"), network_labels.label_deals(model, 1, 10 + i,
+                                                                                          label_prob=0.5))
+    with pytest.raises(ValueError, match=r"the labels hold 1 deal"):
+        residual_fit.fit(residual_fit.FitConfig(labels=str(folders[0]), out=str(tmp_path / "x.pt"), init=NETWORK,
+                                                margin=1.0))
+    with pytest.raises(ValueError, match="give at least one folder"):
+        residual_fit.fit(residual_fit.FitConfig(labels=[], out=str(tmp_path / "x.pt"), init=NETWORK, margin=1.0))
+    out, report = str(tmp_path / "fit.pt"), tmp_path / "fit.json"
+    assert residual_fit.main(["--labels", *map(str, folders), "--out", out, "--init", NETWORK, "--margin", "5",
+                              "--epochs", "1", "--threads", "1", "--val-share", "0.5", "--json", str(report)]) == 0
+    summary = json.loads(report.read_text())
+    assert summary["fit"]["labels"] == [str(f) for f in folders]
+    assert load_checkpoint(out)["decisions"] > 0
 
 
 def test_cli_refuses_a_call_partner_network(tmp_path, capsys):

@@ -29,7 +29,7 @@ tables and search rates the card plays of its own positions, all tables' in one 
 
 **Distillation alone** (supervised, from shards; the held-out hands give the accuracy and loss):
 
-    python -m rook_env.training.expert --labels runs/labels --init rook_env/agents/checkpoints/ppo_default.pt \\
+    python -m rook_env.training.expert --labels runs/labels --init rook_env/agents/checkpoints/ppo_v2.pt \\
         --out runs/distill --steps 3000
     python evaluate.py runs/distill/agent.pt heuristic --deals 1000 --seed 7100000 --workers 1
 """

@@ -28,8 +28,10 @@ the network's own unless another gains more than ``margin`` points: a plain netw
 ``make_agent("ppo:<path>")`` plays it alone), the improved policy of one step. The margin is trained in, so it is
 given (``--margin``), and the validation report's margins are added on top of it. The critic is kept as it was.
 
-    python -m rook_env.training.residual_fit --labels runs/net_labels --out runs/net_fit.pt \
-        --init rook_env/agents/checkpoints/ppo_default.pt --margin 5 --lr 1e-4
+    python -m rook_env.training.residual_fit --labels runs/net_labels runs/net_labels_h --out runs/net_fit.pt \
+        --init rook_env/agents/checkpoints/ppo_v2.pt --margin 10 --lr 1e-4
+
+``--labels`` takes several folders, read together (labels against different opponents, say).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ __all__ = ["FitConfig", "advantage_targets", "fit", "margin_report", "main", "ph
 
 @dataclass
 class FitConfig:
-    labels: str  # folder of rollout_labels (or network_labels) shards
+    labels: str | list[str]  # folder(s) of rollout_labels (or network_labels) shards, read together
     out: str  # the checkpoint to write
     init: str = ""  # a network checkpoint to fine-tune (labels of network_labels); "" = a residual over the heuristic
     players: int = 5
@@ -80,6 +82,8 @@ class FitConfig:
     threads: int = 2
 
     def check(self) -> None:
+        if not self.label_folders():
+            raise ValueError("labels: give at least one folder of label shards")
         for name in ("epochs", "batch", "threads"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
@@ -94,6 +98,10 @@ class FitConfig:
                              f"{', '.join(phase_names(self.init))}")
         if not 0.0 < self.val_share < 1.0:
             raise ValueError(f"val_share must be in (0, 1), got {self.val_share!r}")
+
+    def label_folders(self) -> list[str]:
+        """The label folders, one or several (labels against different opponents fitted together)."""
+        return [self.labels] if isinstance(self.labels, str) else list(self.labels)
 
 
 def phase_names(init: str) -> tuple[str, ...]:
@@ -169,14 +177,16 @@ def fit(cfg: FitConfig, log=print) -> dict:
     if init is not None and init.get("game", "partnership") != "partnership":
         raise ValueError(f"init {cfg.init!r} is a {init['game']!r} network; fitting over a network takes the "
                          "partnership game's labels (network_labels)")
-    data = read_shards(shard_paths(cfg.labels))
+    folders = cfg.label_folders()
+    data = read_shards([path for folder in folders for path in shard_paths(folder)])
+    where = ", ".join(map(repr, folders))
     for key in ("hint", "mask"):
         if key not in data:
-            raise ValueError(f"label shards in {cfg.labels!r} lack {key!r}: not written by rollout_labels")
+            raise ValueError(f"label shards in {where} lack {key!r}: not written by rollout_labels")
     hints = data["hint"].astype(np.int64)
     adv = advantage_targets(data["q"], hints)
     if not np.array_equal(np.isfinite(adv), data["mask"]):
-        raise ValueError(f"label shards in {cfg.labels!r}: values must be given for exactly the legal actions")
+        raise ValueError(f"label shards in {where}: values must be given for exactly the legal actions")
     true_adv = adv.copy()  # what leaving the heuristic really gained: the margin report's measure
     PHASE_NAMES = phase_names(cfg.init)
     if cfg.init:  # the margin trained in: every other action's target is its advantage less the margin
@@ -284,7 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for f in dataclasses.fields(FitConfig):
         name = "--" + f.name.replace("_", "-")
         value = getattr(defaults, f.name)
-        if f.name in ("labels", "out"):
+        if f.name == "labels":
+            p.add_argument(name, required=True, nargs="+", help="one or more folders of label shards")
+        elif f.name == "out":
             p.add_argument(name, required=True)
         elif isinstance(value, list):
             kind = {"hidden": int, "margins": float, "phases": str}[f.name]
