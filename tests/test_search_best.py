@@ -3,6 +3,8 @@ partnership game, its auction made bolder; call-your-partner's shipped network, 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from rook_env import kernels
@@ -12,12 +14,21 @@ from rook_env.agents.search import SearchAgent
 from rook_env.evaluation import play_match
 
 
-def test_best_is_learned_world_search_on_the_shipped_network_and_plays_legally():
+def test_best_is_learned_world_search_on_the_earlier_network_and_plays_legally():
     pytest.importorskip("torch")
+    import torch
+
     from rook_env.agents.learned import PPOAgent
+    from rook_env.agents.learned.model import load_checkpoint
+    from rook_env.agents.registry import CHECKPOINT_DIR, EARLIER_NETWORKS
 
     best = make_agent("best", seed=3)
     assert isinstance(best, SearchAgent) and isinstance(best.base, PPOAgent)
+    # its auction is the network shipped until 0.6.0 ("ppo_v2"): search over it measured stronger than over 0.7.0's
+    weights = load_checkpoint(os.path.join(CHECKPOINT_DIR, EARLIER_NETWORKS["ppo_v2"]))["model"]
+    assert all(torch.equal(v, weights[k]) for k, v in best.base.model.state_dict().items())
+    shipped = make_agent("ppo", seed=3).model.state_dict()
+    assert not all(torch.equal(v, shipped[k]) for k, v in best.base.model.state_dict().items())
     # 96 worlds from the learned model of the hidden cards (docs/results.md: it beats "search:ppo")
     assert best.samples == 96 and best.worlds == "learned" and best.boldness == 4.0
     assert best.engine == ("batched" if kernels.AVAILABLE else "python")

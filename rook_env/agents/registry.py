@@ -1,7 +1,7 @@
 """Building agents from specs: ``make_agent`` and the team specs of matches.
 
-An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped network), a path to a
-checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards on top of that agent, which
+An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped network), ``"ppo_v2"`` (the
+partnership network shipped until 0.6.0, :data:`EARLIER_NETWORKS`), a path to a checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards on top of that agent, which
 bids, discards and names trump: ``"search:ppo"``), ``"search-auction"`` or ``"search-auction:<spec>"`` (search
 plays the cards and also bids, discards and names trump, ``SearchAgent(auction="search")``; ``<spec>`` only
 decides what the search leaves to it), ``"search-bids"`` or ``"search-bids:<spec>"`` (search plays the cards
@@ -12,7 +12,7 @@ and bids, ``<spec>`` discards and names trump), each of these three with ``Searc
 network for the table's size
 (:attr:`rook_env.games.GameSpec.networks`, files in ``rook_env/agents/checkpoints/``); a table size without one is
 refused, naming the sizes that have one. ``"best"`` is the strongest player the project ships for the table
-(:data:`BEST`, measured in docs/results.md): search on top of the shipped network in the partnership game
+(:data:`BEST`, measured in docs/results.md): search on top of the network shipped until 0.6.0 in the partnership game
 (worlds drawn from the learned model of the hidden cards, played out on the batched engine where numba is
 installed, the network's auction made bolder); the shipped 5-player network in call-your-partner Rook (it beats that
 game's heuristic); the game's heuristic wherever a table lacks the network its best player needs. A checkpoint
@@ -44,7 +44,8 @@ from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
 
 __all__ = [
-    "AGENT_SPECS", "BEST", "CHECKPOINT_DIR", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "HEURISTICS", "ONE_GAME_SPECS",
+    "AGENT_SPECS", "BEST", "CHECKPOINT_DIR", "DEFAULT_GAME", "EARLIER_NETWORKS", "GAMES", "GAME_SPECS", "HEURISTICS",
+    "ONE_GAME_SPECS",
     "SEARCH_OPTIONS", "TeamSpec", "build_agent", "check_team", "game_config", "game_specs", "make_agent",
     "parse_search", "parse_team", "shipped_network", "spec_game", "spec_label", "split_game",
 ]
@@ -53,7 +54,11 @@ GAMES = game_names()  # values of the ``game`` key of rule flags: the game regis
 # The games are the registry's, each with its heuristic agent's spec; an agent family that plays one
 # game only says which here (a checkpoint path ending in .pt, "search:<spec>" and "rllib:<dir>" play
 # the partnership game too; "random" and "ppo:<path>" play every game, "ppo" every game with a shipped network).
-ONE_GAME_SPECS = {"search": "partnership", "search-auction": "partnership", "search-bids": "partnership"}
+# earlier shipped networks that still ship, by spec (files in CHECKPOINT_DIR): "ppo_v2" is the partnership network
+# shipped as "ppo" until 0.6.0, on which "best" searches (search over it measured stronger than over 0.7.0's)
+EARLIER_NETWORKS = {"ppo_v2": "ppo_v2.pt"}
+ONE_GAME_SPECS = {"search": "partnership", "search-auction": "partnership", "search-bids": "partnership",
+                  "ppo_v2": "partnership"}
 # search specs: SearchAgent's auction mode of each (search plays the cards; see make_agent)
 SEARCH_AUCTION = {"search": "base", "search-auction": "search", "search-bids": "bids"}
 # options a search spec may set in brackets ("search[samples=96,worlds=learned]:ppo"): SearchAgent's arguments,
@@ -67,12 +72,13 @@ ONE_GAME_FORMS = {"partnership": "a checkpoint path ending in .pt, 'search:<spec
 # "best" per game: the strongest player shipped (docs/agents.md gives its time per decision; docs/results.md how
 # it was measured against the others); a game not listed, or a table without the shipped network it needs (a
 # call-your-partner table of 4 or 6), gets its heuristic
-# partnership: search with 96 worlds drawn from the learned model of the hidden cards, on the shipped network's
-# auction made bolder (boldness 4: +2.3 [+0.4, +3.9] a deal over boldness 0 against the heuristic, held out;
-# 192 worlds: +0.7 [-0.7, +1.9] over 96, held out, at 1.3x the time: not taken);
+# partnership: search with 96 worlds drawn from the learned model of the hidden cards, on the auction of the network
+# shipped until 0.6.0 ("ppo_v2") made bolder (boldness 4: +2.3 [+0.4, +3.9] a deal over boldness 0 against the
+# heuristic, held out; 192 worlds: +0.7 [-0.7, +1.9] over 96, held out, at 1.3x the time: not taken; on 0.7.0's
+# network instead: -2.42 [-5.02, +0.12] against the heuristic on the same held-out deals, so not moved);
 # call-your-partner: the shipped 5-player network (a residual policy fitted to counterfactual labels, which beats
 # the heuristic on held-out deals; the heuristic at 4 or 6 players). docs/results.md has the matches.
-BEST = {"partnership": "search[samples=96,worlds=learned,boldness=4]:ppo", "call_partner": "ppo"}
+BEST = {"partnership": "search[samples=96,worlds=learned,boldness=4]:ppo_v2", "call_partner": "ppo"}
 # the shipped networks (rook_env.games.GameSpec.networks name the files; installed as package data)
 CHECKPOINT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkpoints")
 HEURISTICS: dict[str, Callable[..., Agent]] = {"heuristic": HeuristicAgent,
@@ -174,7 +180,7 @@ def _best(game: str, rules: Mapping[str, Any]) -> str | None:
     """The spec of ``"best"`` at this table (:data:`BEST`): the game's heuristic where the table lacks the shipped
     network its best player plays on."""
     best = BEST.get(game)
-    uses_network = best is not None and best.split(":")[-1] == "ppo"  # "ppo", "search:ppo"
+    uses_network = best is not None and best.split(":")[-1] in ("ppo", *EARLIER_NETWORKS)  # "ppo", "search:ppo"
     if best is None or (uses_network and _players(game, rules) not in get_game(game).networks):
         return get_game(game).heuristic
     return best
@@ -241,6 +247,10 @@ def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
 
         game_config(flags)  # the table's flags first: a bad flag or table size is named as such
         return PPOAgent.load(shipped_network(game, rules), seed=seed, game=game, **rules)
+    if spec in EARLIER_NETWORKS:
+        from .learned import PPOAgent  # needs torch (the [train] extra): imported only when asked for
+
+        return PPOAgent.load(os.path.join(CHECKPOINT_DIR, EARLIER_NETWORKS[spec]), seed=seed, game=game, **rules)
     if spec.endswith(".pt"):
         from .learned import PPOAgent  # needs torch (the [train] extra): imported only when asked for
 
