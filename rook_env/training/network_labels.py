@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["branch_values", "label_deals", "main"]
+__all__ = ["branch_values", "label_deals", "main", "write_labels"]
 
 
 def _greedy(model: Any, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -226,10 +226,26 @@ def _label_shard(job: tuple[str, str, int, int, float, int, str, dict]) -> tuple
     return path, len(rec["obs"]), time.perf_counter() - t0
 
 
+def write_labels(network: str, out: str, hands: int, seed: int, shard_hands: int = 256, label_prob: float = 0.25,
+                 tables: int = 2048, opponent: str = "self", processes: int = 1,
+                 flags: dict[str, Any] | None = None) -> int:
+    """Label ``hands`` deals with ``network`` playing on, in shards of ``shard_hands`` deals written to
+    ``out/shard_<seed + k>_<k>.npz`` by ``processes`` processes (``opponent``: "self" or "heuristic"); shards
+    already written are skipped (a rerun resumes). Returns the labelled decisions written by this call."""
+    from .ray_labels import run_label_jobs
+
+    os.makedirs(out, exist_ok=True)
+    jobs = []
+    for k, lo in enumerate(range(0, hands, shard_hands)):
+        path = os.path.join(out, f"shard_{seed + k}_{k:05d}.npz")
+        if not os.path.exists(path):
+            jobs.append((path, network, seed + k, min(shard_hands, hands - lo), label_prob, tables, opponent,
+                         dict(flags or {})))
+    return run_label_jobs(_label_shard, jobs, processes) if jobs else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from rook_env.agents.learned.model import load_checkpoint
-
-    from .ray_labels import run_label_jobs
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--network", required=True, help="the partnership checkpoint that plays (and is labelled)")
@@ -249,15 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ckpt = load_checkpoint(a.network)  # a bad checkpoint fails here, before any process starts
     if ckpt.get("game", "partnership") != "partnership":
         p.error(f"--network {a.network!r} is a {ckpt['game']!r} checkpoint; these labels are the partnership game's")
-    flags = dict(ckpt.get("env_flags") or {})
-    os.makedirs(a.out, exist_ok=True)
-    jobs = []
-    for k, lo in enumerate(range(0, a.hands, a.shard_hands)):
-        path = os.path.join(a.out, f"shard_{a.seed + k}_{k:05d}.npz")
-        if not os.path.exists(path):
-            jobs.append((path, a.network, a.seed + k, min(a.shard_hands, a.hands - lo), a.label_prob, a.tables,
-                         a.opponent, flags))
-    run_label_jobs(_label_shard, jobs, a.processes)
+    write_labels(a.network, a.out, a.hands, a.seed, a.shard_hands, a.label_prob, a.tables, a.opponent, a.processes,
+                 dict(ckpt.get("env_flags") or {}))
     return 0
 
 

@@ -1,0 +1,157 @@
+"""Rounds of policy iteration by counterfactual labels: the network labels its own decisions, is fitted to the
+labels, and the fitted network is the next round's base.
+
+One round is the two commands of docs/training.md run in order: :func:`rook_env.training.network_labels.write_labels`
+plays ``self_hands`` deals in self-play and ``heuristic_hands`` against the heuristic with the round's base network
+and labels every legal action of a quarter of its decisions by playing the deal out with the network (a step of
+rollout policy improvement, Bertsekas and Tsitsiklis 1996); :func:`rook_env.training.residual_fit.fit` with ``init``
+fine-tunes the base network's actor on both label sets together (``margin`` points trained in: it leaves its own
+action only where another is predicted to gain more). Round ``k`` (from 1) deals its self-play shards from seed
+``seed + 2_000_000 (k - 1)`` and its shards against the heuristic from 1,000,000 seeds further, so no two rounds
+label the same deals. The shipped partnership network of 0.7.0 is round 1 from ``ppo_v2.pt`` with the defaults;
+round 2 continues from it (docs/results.md, the shipped PPO agent).
+
+A round's files lie in ``<out>/round_<k>/``: ``labels_self/`` and ``labels_heuristic/`` (the shards),
+``network.pt`` (the fitted network, the next round's base) and ``fit.json`` (the fit's summary); ``<out>/rounds.json``
+lists every finished round (base, labels, validation error, minutes of labels and of fit). A rerun with the same
+arguments (or more ``rounds``) resumes: written shards are skipped, a round listed there is not run again; other
+arguments than ``rounds``, ``processes`` and ``threads`` over an existing folder are refused (its labels were made
+with the arguments it records).
+
+    python -m rook_env.training.label_rounds --network rook_env/agents/checkpoints/ppo_v2.pt --rounds 2 \\
+        --out runs/label_rounds --processes 2          # about an hour a round on 2 CPU cores
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["RoundsConfig", "main", "run_rounds"]
+
+SEED_STRIDE = 1_000_000  # seeds between label sets: a set's shards (one seed each) must fit in it
+FREE = ("rounds", "processes", "threads")  # arguments a resume may change: they change no label and no fit
+
+
+@dataclass
+class RoundsConfig:
+    network: str  # the partnership checkpoint of round 1's base
+    out: str  # the folder of the rounds
+    rounds: int = 1
+    self_hands: int = 111_616  # deals labelled in self-play per round
+    heuristic_hands: int = 136_704  # deals labelled against the heuristic per round
+    seed: int = 95_000_000  # round 1's first self-play shard (module docstring)
+    shard_hands: int = 256
+    label_prob: float = 0.25
+    tables: int = 2048
+    processes: int = 2
+    margin: float = 10.0  # residual_fit's, trained in
+    lr: float = 1e-4
+    epochs: int = 5
+    threads: int = 2
+
+    def check(self) -> None:
+        for name in ("rounds", "shard_hands", "tables", "processes", "epochs", "threads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        for name in ("self_hands", "heuristic_hands"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+        if self.self_hands + self.heuristic_hands < 2:
+            raise ValueError("self_hands + heuristic_hands must be at least 2 (the fit validates on held-out deals)")
+        shards = -(-max(self.self_hands, self.heuristic_hands) // self.shard_hands)
+        if shards > SEED_STRIDE:
+            raise ValueError(f"{shards} shards per label set would overlap the next set's seeds: at most "
+                             f"{SEED_STRIDE} (raise shard_hands)")
+        if not 0.0 < self.label_prob <= 1.0:
+            raise ValueError(f"label_prob must be in (0, 1], got {self.label_prob!r}")
+        if not self.lr > 0 or self.margin < 0:
+            raise ValueError(f"lr must be > 0 and margin >= 0, got lr {self.lr!r}, margin {self.margin!r}")
+        if not os.path.isfile(self.network):
+            raise ValueError(f"network: no checkpoint file at {self.network!r}")
+
+
+def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
+    """Run (or resume) the rounds; the summary of each, as written to ``<out>/rounds.json``."""
+    from rook_env.agents.learned.model import load_checkpoint
+
+    from .network_labels import write_labels
+    from .residual_fit import FitConfig, fit
+
+    cfg.check()
+    ckpt = load_checkpoint(cfg.network)  # a corrupt checkpoint fails here, before any process starts
+    if ckpt.get("game", "partnership") != "partnership":
+        raise ValueError(f"network {cfg.network!r} is a {ckpt['game']!r} checkpoint; these rounds are the "
+                         "partnership game's")
+    flags = dict(ckpt.get("env_flags") or {})
+    os.makedirs(cfg.out, exist_ok=True)
+    summary_path = os.path.join(cfg.out, "rounds.json")
+    done = []
+    if os.path.exists(summary_path):
+        with open(summary_path) as fh:
+            recorded = json.load(fh)
+        mine = dataclasses.asdict(cfg)
+        changed = [k for k, v in recorded["config"].items() if k not in FREE and mine.get(k) != v]
+        if changed:
+            raise ValueError(f"{cfg.out!r} holds rounds made with other arguments ({', '.join(changed)}: "
+                             + ", ".join(f"{recorded['config'][k]!r}" for k in changed) + "); give another out")
+        done = recorded["rounds"]
+    base = cfg.network
+    summaries = []
+    for k in range(1, cfg.rounds + 1):
+        here = os.path.join(cfg.out, f"round_{k}")
+        network = os.path.join(here, "network.pt")
+        previous = next((r for r in done if r["round"] == k), None)
+        if previous is not None and os.path.exists(network):
+            log(f"round {k}: done ({network})")
+            summaries.append(previous)
+            base = network
+            continue
+        first = cfg.seed + 2 * SEED_STRIDE * (k - 1)
+        sets = [("self", os.path.join(here, "labels_self"), cfg.self_hands, first),
+                ("heuristic", os.path.join(here, "labels_heuristic"), cfg.heuristic_hands, first + SEED_STRIDE)]
+        sets = [s for s in sets if s[2] > 0]
+        t0 = time.perf_counter()
+        for opponent, folder, hands, seed in sets:
+            log(f"round {k}: labelling {hands} deals ({opponent}) from seed {seed} with {base}")
+            write_labels(base, folder, hands, seed, cfg.shard_hands, cfg.label_prob, cfg.tables, opponent,
+                         cfg.processes, flags)
+        t1 = time.perf_counter()
+        result = fit(FitConfig(labels=[s[1] for s in sets], out=network, init=base, margin=cfg.margin, lr=cfg.lr,
+                               epochs=cfg.epochs, label_prob=cfg.label_prob, threads=cfg.threads), log=log)
+        with open(os.path.join(here, "fit.json"), "w") as fh:
+            json.dump(result, fh, indent=1)
+        summaries.append({"round": k, "base": base, "network": network,
+                          "labels": {s[0]: {"folder": s[1], "hands": s[2], "first_seed": s[3]} for s in sets},
+                          "best_epoch": result["best_epoch"], "val_mse": result["val_mse"],
+                          "zero_mse": result["zero_mse"], "label_minutes": (t1 - t0) / 60,
+                          "fit_minutes": (time.perf_counter() - t1) / 60})
+        with open(summary_path, "w") as fh:
+            json.dump({"config": dataclasses.asdict(cfg), "rounds": summaries}, fh, indent=1)
+        log(f"round {k}: wrote {network} (validation MSE {result['val_mse']:.2f}, no change {result['zero_mse']:.2f})")
+        base = network
+    return summaries
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    defaults = RoundsConfig(network="", out="")
+    for f in dataclasses.fields(RoundsConfig):
+        value = getattr(defaults, f.name)
+        p.add_argument("--" + f.name.replace("_", "-"), type=type(value), default=value,
+                       required=f.name in ("network", "out"))
+    try:
+        run_rounds(RoundsConfig(**vars(p.parse_args(argv))))
+    except ValueError as exc:  # a CheckpointError too
+        print(f"error: {exc}")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

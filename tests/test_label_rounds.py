@@ -1,0 +1,77 @@
+"""Rounds of counterfactual labels and fits (rook_env.training.label_rounds): each round's labels are made by the
+previous round's network on their own deals, the fitted network is the next base, a rerun resumes, and bad
+arguments are named."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from rook_env.agents.learned.model import load_checkpoint, model_from_checkpoint
+from rook_env.training import label_rounds, network_labels
+from rook_env.training.expert import read_shards, shard_paths
+
+NETWORK = "rook_env/agents/checkpoints/ppo_default.pt"
+SMALL = dict(self_hands=4, heuristic_hands=4, shard_hands=4, label_prob=0.5, tables=64, processes=1, epochs=1,
+             threads=1, seed=500)
+
+
+def test_two_rounds_chain_and_resume(tmp_path):
+    out = str(tmp_path / "rounds")
+    cfg = label_rounds.RoundsConfig(network=NETWORK, out=out, rounds=2, **SMALL)
+    summary = label_rounds.run_rounds(cfg, log=lambda *_: None)
+    first, second = summary
+    assert first["base"] == NETWORK and second["base"] == first["network"]  # round 2 starts from round 1's network
+    assert [r["labels"]["self"]["first_seed"] for r in summary] == [500, 2_000_500]
+    assert [r["labels"]["heuristic"]["first_seed"] for r in summary] == [1_000_500, 3_000_500]
+    assert json.loads((tmp_path / "rounds" / "rounds.json").read_text())["rounds"] == summary
+
+    # round 2's self-play labels are round 1's network playing round 2's deals
+    torch.set_num_threads(1)
+    model = model_from_checkpoint(load_checkpoint(first["network"]), first["network"]).eval()
+    expected = network_labels.label_deals(model, 4, 2_000_500, label_prob=0.5, tables=64)
+    got = read_shards(shard_paths(second["labels"]["self"]["folder"]))
+    assert len(got["hint"]) > 0
+    np.testing.assert_array_equal(got["hint"], expected["hint"])
+    np.testing.assert_array_equal(got["q"], expected["q"])
+
+    # each round changed the actor and kept the critic of the shipped network
+    base, nets = load_checkpoint(NETWORK)["model"], [load_checkpoint(r["network"])["model"] for r in summary]
+    for before, after in zip([base, nets[0]], nets):
+        assert any(not torch.equal(before[k], after[k]) for k in after if k.startswith("actor."))
+        assert all(torch.equal(base[k], after[k]) for k in after if k.startswith("critic."))
+
+    stamp = os.path.getmtime(second["network"])
+    lines = []
+    assert label_rounds.run_rounds(cfg, log=lines.append) == summary  # a rerun resumes: nothing to do
+    assert lines == [f"round 1: done ({first['network']})", f"round 2: done ({second['network']})"]
+    assert os.path.getmtime(second["network"]) == stamp
+    with pytest.raises(ValueError, match=r"holds rounds made with other arguments \(margin: 10.0\)"):
+        label_rounds.run_rounds(label_rounds.RoundsConfig(network=NETWORK, out=out, rounds=2, margin=5.0, **SMALL))
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(rounds=0), "rounds must be >= 1"),
+    (dict(self_hands=-1), "self_hands must be >= 0"),
+    (dict(self_hands=1, heuristic_hands=0), "at least 2"),
+    (dict(label_prob=0.0), r"label_prob must be in \(0, 1\]"),
+    (dict(margin=-1.0), "margin >= 0"),
+    (dict(shard_hands=1, self_hands=2_000_000), "would overlap the next set's seeds"),
+    (dict(network="nowhere.pt"), "no checkpoint file at 'nowhere.pt'"),
+    (dict(network="rook_env/agents/checkpoints/ppo_call_partner.pt"), "is a 'call_partner' checkpoint"),
+])
+def test_bad_arguments_are_named(tmp_path, change, message):
+    args = dict(SMALL, network=NETWORK, out=str(tmp_path / "r"))
+    args.update(change)
+    with pytest.raises(ValueError, match=message):
+        label_rounds.run_rounds(label_rounds.RoundsConfig(**args))
+    assert not (tmp_path / "r" / "round_1").exists()  # refused before any work
+
+
+def test_cli_reports_bad_arguments(tmp_path, capsys):
+    assert label_rounds.main(["--network", str(tmp_path / "missing.pt"), "--out", str(tmp_path / "r")]) == 2
+    assert "no checkpoint file" in capsys.readouterr().out
