@@ -24,7 +24,8 @@ def test_best_is_learned_world_search_on_the_earlier_network_and_plays_legally()
 
     best = make_agent("best", seed=3)
     assert isinstance(best, SearchAgent) and isinstance(best.base, PPOAgent)
-    # its auction is the network shipped until 0.6.0 ("ppo_v2"): search over it measured stronger than over 0.7.0's and 0.8.0's
+    # its auction is the network shipped until 0.6.0 ("ppo_v2"): search over it measured stronger than over 0.7.0's
+    # and 0.8.0's
     weights = load_checkpoint(os.path.join(CHECKPOINT_DIR, EARLIER_NETWORKS["ppo_v2"]))["model"]
     assert all(torch.equal(v, weights[k]) for k, v in best.base.model.state_dict().items())
     shipped = make_agent("ppo", seed=3).model.state_dict()

@@ -1,7 +1,8 @@
 """Building agents from specs: ``make_agent`` and the team specs of matches.
 
 An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped network), ``"ppo_v2"`` and
-``"ppo_v3"`` (the partnership networks shipped until 0.6.0 and in 0.7.0, :data:`EARLIER_NETWORKS`), a path to a checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards on top of that agent, which
+``"ppo_v3"`` (the partnership networks shipped until 0.6.0 and in 0.7.0, :data:`EARLIER_NETWORKS`), a path to a
+checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards on top of that agent, which
 bids, discards and names trump: ``"search:ppo"``), ``"search-auction"`` or ``"search-auction:<spec>"`` (search
 plays the cards and also bids, discards and names trump, ``SearchAgent(auction="search")``; ``<spec>`` only
 decides what the search leaves to it), ``"search-bids"`` or ``"search-bids:<spec>"`` (search plays the cards
