@@ -11,7 +11,8 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # bottom to top: a module may import only those before it
 LAYERS = ["ray_cluster", "config", "games", "ppo", "collection", "ray_collection", "ray_labels", "search_labels",
-          "rollout_labels", "network_labels", "online_labels", "expert", "behaviour_cloning", "selection", "checkpoints", "residual_fit",
+          "rollout_labels", "network_labels", "online_labels", "expert", "behaviour_cloning", "selection",
+          "checkpoints", "residual_fit", "label_rounds",
           "reporting", "loop", "cli"]
 
 
