@@ -1,6 +1,6 @@
 """Collection on Ray against collection in-process, and what the learner can consume (docs/cluster.md).
 
-    PYTHONPATH=$PWD python benchmarks/bench_ray.py                          # configs/default.yaml, 3 repeats
+    PYTHONPATH=$PWD python benchmarks/bench_ray.py                          # configs/ppo.yaml, 3 repeats
     PYTHONPATH=$PWD python benchmarks/bench_ray.py --repeats 5 --set num_envs=64
 
 Needs Ray (``pip install 'ray[default]'``). It starts a two-node Ray cluster on this machine
@@ -76,7 +76,7 @@ RECEIVE: list[float] = []  # decisions per second of the driver's receiving (ray
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--config", default=os.path.join(REPO, "configs", "default.yaml"))
+    p.add_argument("--config", default=os.path.join(REPO, "configs", "ppo.yaml"))
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--rollouts", type=int, default=6,

@@ -77,6 +77,10 @@ def load_old(ref: str):
         (folder / "configs").mkdir()
         for name in ("default.yaml", "smoke.yaml"):
             (folder / "configs" / name).write_text(show(f"configs/{name}"))
+        try:  # the PPO run: configs/ppo.yaml since 0.9.0, configs/default.yaml before
+            (folder / "configs" / "ppo.yaml").write_text(show("configs/ppo.yaml"))
+        except subprocess.CalledProcessError:
+            (folder / "configs" / "ppo.yaml").write_text(show("configs/default.yaml"))
         spec = importlib.util.spec_from_file_location("train_old", folder / "train_old.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules["train_old"] = module  # its dataclasses look their module up there
@@ -197,7 +201,7 @@ def fmt(values: list[float], unit: str = "") -> str:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--config", default=str(REPO / "configs" / "default.yaml"),
+    p.add_argument("--config", default=str(REPO / "configs" / "ppo.yaml"),
                    help="config of the new collector; the old one reads the same-named file of --old-ref")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="override (both collectors)")
     p.add_argument("--new-set", action="append", default=[], metavar="FIELD=VALUE",

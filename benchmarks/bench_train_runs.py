@@ -6,7 +6,7 @@ release (by default the first release, 2688910), interleaved, in one run.
     python benchmarks/bench_train_runs.py --refs 2688910 0381c52      # also main before the sparse first layer
     python benchmarks/bench_train_runs.py --refs --seconds 30         # this checkout alone
 
-Each run is ``python train.py --config configs/default.yaml`` of its own tree (the old release extracted by
+Each run is ``python train.py --config configs/ppo.yaml`` (``configs/default.yaml`` before 0.9.0) of its own tree (the old release extracted by
 ``git archive`` into a temporary folder and run with ``PYTHONPATH`` pointing at it, so its own ``rook_env`` and
 its own config file are used), with no behaviour cloning (``bc_steps=0``), no periodic evaluation
 (``eval_every=0``), no playoff, the final evaluation cut to 2 deals, and ``max_minutes`` set to ``--seconds``.
@@ -74,7 +74,10 @@ def run(tree: Path, seconds: float, run_dir: Path, tag: str) -> dict:
     sets = COMMON + [f"max_minutes={seconds / 60}", f"run_dir={run_dir}", f"name={tag}"]
     if has_field(tree, "playoff_candidates"):
         sets.append("playoff_candidates=0")
-    cmd = [sys.executable, str(tree / "train.py"), "--config", str(tree / "configs" / "default.yaml")]
+    config = tree / "configs" / "ppo.yaml"  # PPO's run; configs/default.yaml was it before 0.9.0
+    if not config.is_file():
+        config = tree / "configs" / "default.yaml"
+    cmd = [sys.executable, str(tree / "train.py"), "--config", str(config)]
     for s in sets:
         cmd += ["--set", s]
     env = {**os.environ, "PYTHONPATH": str(tree)}

@@ -1,6 +1,6 @@
 """The PPO update's cost per decision: rook_env.training.ppo as it is against ppo.py at ``--old-ref``, in one run.
 
-    PYTHONPATH=$PWD python benchmarks/bench_update.py                      # configs/default.yaml, 6 repeats
+    PYTHONPATH=$PWD python benchmarks/bench_update.py                      # configs/ppo.yaml, 6 repeats
     PYTHONPATH=$PWD python benchmarks/bench_update.py --old-ref 1784ed1 --repeats 10
     PYTHONPATH=$PWD python benchmarks/bench_update.py --init rook_env/agents/checkpoints/ppo_default.pt  # trained
 
@@ -53,7 +53,7 @@ def old_ppo(ref: str):
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--config", default=str(REPO / "configs" / "default.yaml"))
+    p.add_argument("--config", default=str(REPO / "configs" / "ppo.yaml"))
     p.add_argument("--old-ref", default="1784ed1", help="the commit whose ppo.py is the old side")
     p.add_argument("--repeats", type=int, default=6)
     p.add_argument("--init", default="", help="start from this checkpoint's network (default: the config's, untrained)")

@@ -59,9 +59,9 @@ def test_two_rounds_chain_and_resume(tmp_path):
     (dict(self_hands=-1), "self_hands must be >= 0"),
     (dict(self_hands=1, heuristic_hands=0), "at least 2"),
     (dict(label_prob=0.0), r"label_prob must be in \(0, 1\]"),
-    (dict(margin=-1.0), "margin >= 0"),
+    (dict(margin=-1.0), "margin must be >= 0"),
     (dict(shard_hands=1, self_hands=2_000_000), "would overlap the next set's seeds"),
-    (dict(network="nowhere.pt"), "no checkpoint file at 'nowhere.pt'"),
+    (dict(network="nowhere.pt"), "network must be a checkpoint file that exists, got 'nowhere.pt'"),
     (dict(network="rook_env/agents/checkpoints/ppo_call_partner.pt"), "is a 'call_partner' checkpoint"),
 ])
 def test_bad_arguments_are_named(tmp_path, change, message):
@@ -74,4 +74,43 @@ def test_bad_arguments_are_named(tmp_path, change, message):
 
 def test_cli_reports_bad_arguments(tmp_path, capsys):
     assert label_rounds.main(["--network", str(tmp_path / "missing.pt"), "--out", str(tmp_path / "r")]) == 2
-    assert "no checkpoint file" in capsys.readouterr().out
+    assert "network must be a checkpoint file that exists" in capsys.readouterr().out
+
+
+def test_train_py_runs_the_rounds_of_the_default_config(tmp_path, capsys):
+    """``python train.py --config configs/default.yaml`` is a round of labels (algorithm: label_rounds) in
+    runs/<name>/, its network copied to agent.pt; a rerun resumes, --overwrite starts afresh, --resume is refused."""
+    from rook_env.training import cli
+
+    sets = [f"rounds.{k}={v}" for k, v in SMALL.items()] + [f"run_dir={tmp_path}"]
+    args = ["--config", "configs/default.yaml"] + [a for s in sets for a in ("--set", s)]
+    assert cli.main(args) == 0
+    run = tmp_path / "default"
+    summary = json.loads((run / "rounds.json").read_text())
+    assert summary["config"]["out"] == str(run) and summary["config"]["seed"] == 500  # the override reached the round
+    assert [r["base"] for r in summary["rounds"]] == [NETWORK]  # the default run starts from the shipped network
+    assert (run / "agent.pt").read_bytes() == (run / "round_1" / "network.pt").read_bytes()
+    stamp = os.path.getmtime(run / "round_1" / "network.pt")
+    assert cli.main(args) == 0 and os.path.getmtime(run / "round_1" / "network.pt") == stamp  # resumed: nothing to do
+    assert "round 1: done" in capsys.readouterr().out
+
+    assert cli.main(args + ["--resume", str(run / "agent.pt")]) == 2
+    assert "--resume is PPO's" in capsys.readouterr().err
+    assert cli.main(args + ["--set", "rounds.margin=5"]) == 2  # the folder's labels were made with margin 10
+    assert "holds rounds made with other arguments (margin: 10.0)" in capsys.readouterr().err
+    assert cli.main(args + ["--set", "rounds.margin=5", "--overwrite"]) == 0
+    assert json.loads((run / "rounds.json").read_text())["config"]["margin"] == 5.0
+
+
+@pytest.mark.parametrize("change, message", [
+    ("algorithm=sarsa", "config field 'algorithm': must be one of ppo, label_rounds (got 'sarsa')"),
+    ("rounds.margin=-1", "config field rounds.margin must be >= 0, got -1"),
+    ("rounds.network=nowhere.pt", "config field rounds.network must be a checkpoint file that exists"),
+    ("rounds.hands=3", "unknown config field 'rounds.hands'"),
+])
+def test_train_py_names_bad_round_fields(tmp_path, capsys, change, message):
+    from rook_env.training import cli
+
+    assert cli.main(["--config", "configs/default.yaml", "--set", f"run_dir={tmp_path}", "--set", change]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "default").exists()

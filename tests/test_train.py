@@ -376,9 +376,11 @@ def test_ppo_loss_hand_checked():
 
 # ------------------------------------------------------------------------------ configs
 def test_config_files_load():
-    for name in ("default", "smoke"):
+    for name in ("default", "ppo", "smoke"):
         cfg = config.make_train_config(os.path.join(ROOT, "configs", f"{name}.yaml"))
         assert cfg.name == name
+        # the default run improves the shipped network by rounds of labels; ppo and smoke are PPO runs
+        assert cfg.algorithm == ("label_rounds" if name == "default" else "ppo")
 
 
 def test_overrides_from_the_command_line():

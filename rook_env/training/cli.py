@@ -52,6 +52,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError) as exc:  # bad config, unreadable file or checkpoint (CheckpointError)
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if cfg.algorithm == "label_rounds":  # rounds of counterfactual labels; a rerun of the command resumes them
+        from .label_rounds import train_rounds
+
+        if args.resume:
+            print("error: --resume is PPO's; a label_rounds run resumes when its command is run again", file=sys.stderr)
+            return 2
+        try:
+            train_rounds(cfg, overwrite=args.overwrite)
+        except ValueError as exc:  # a CheckpointError too
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:  # the shards written so far are kept: the same command goes on from them
+            print("interrupted: run the same command again to go on", file=sys.stderr)
+            return 130
+        return 0
     try:
         summary = train(cfg, resume=args.resume, overwrite=args.overwrite)
     except (CheckpointError, FileExistsError) as exc:

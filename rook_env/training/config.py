@@ -66,6 +66,58 @@ class ExitConfig:
     kl_coef: float = 0.0  # weight of the KL to init_checkpoint's policy on the searched decisions min_gap leaves out
 
 
+SEED_STRIDE = 1_000_000  # seeds between label sets of rook_env.training.label_rounds: a set's shards must fit in it
+ALGORITHMS = ("ppo", "label_rounds")
+
+
+@dataclass
+class RoundsConfig:
+    """Rounds of counterfactual labels (rook_env.training.label_rounds): the ``rounds`` section of a config with
+    ``algorithm: label_rounds``, and the arguments of ``python -m rook_env.training.label_rounds``."""
+
+    network: str = "rook_env/agents/checkpoints/ppo_default.pt"  # the partnership checkpoint of round 1's base
+    out: str = ""  # the folder of the rounds; "" in a train.py config: the run's folder, runs/<name>/
+    rounds: int = 1
+    self_hands: int = 111_616  # deals labelled in self-play per round
+    heuristic_hands: int = 136_704  # deals labelled against the heuristic per round
+    seed: int = 95_000_000  # round 1's first self-play shard (label_rounds' docstring)
+    shard_hands: int = 256
+    label_prob: float = 0.25
+    tables: int = 2048
+    processes: int = 2
+    margin: float = 10.0  # residual_fit's, trained in
+    lr: float = 1e-4
+    epochs: int = 5
+    threads: int = 2
+
+    def check(self, prefix: str = "") -> RoundsConfig:
+        """Raise ValueError naming the first field (after ``prefix``, "rounds." in a train.py config) out of range."""
+        def fail(name: str, why: str) -> None:
+            raise ValueError(f"{prefix}{name} {why}, got {getattr(self, name)!r}")
+
+        for name in ("rounds", "shard_hands", "tables", "processes", "epochs", "threads"):
+            if getattr(self, name) < 1:
+                fail(name, "must be >= 1")
+        for name in ("self_hands", "heuristic_hands", "seed"):
+            if getattr(self, name) < 0:
+                fail(name, "must be >= 0")
+        if self.self_hands + self.heuristic_hands < 2:
+            fail("self_hands", "+ heuristic_hands must be at least 2 (the fit validates on held-out deals)")
+        shards = -(-max(self.self_hands, self.heuristic_hands) // self.shard_hands)
+        if shards > SEED_STRIDE:
+            fail("shard_hands", f"is too small: {shards} shards per label set would overlap the next set's seeds "
+                 f"(at most {SEED_STRIDE})")
+        if not 0.0 < self.label_prob <= 1.0:
+            fail("label_prob", "must be in (0, 1]")
+        if not self.lr > 0:
+            fail("lr", "must be > 0")
+        if self.margin < 0:
+            fail("margin", "must be >= 0")
+        if not os.path.isfile(self.network):
+            fail("network", "must be a checkpoint file that exists")
+        return self
+
+
 @dataclass
 class Config:
     """Every training option. A YAML file and the command line override these defaults (OmegaConf
@@ -81,6 +133,10 @@ class Config:
     it). The playoff and the held-out evaluation at the end run after the cap.
     """
 
+    # "ppo": PPO self-play (rook_env.training.loop, every field below but ``rounds``); "label_rounds": rounds of
+    # counterfactual labels and fits from a trained network (rook_env.training.label_rounds, the ``rounds`` section
+    # and name/run_dir only)
+    algorithm: str = "ppo"
     name: str = "default"  # run directory runs/<name>/
     run_dir: str = "runs"
     seed: int = 1
@@ -184,9 +240,15 @@ class Config:
     progress: bool = True  # the progress line (rook_env.training.reporting); false: log lines
     ray: RayConfig = field(default_factory=RayConfig)  # collectors on a Ray cluster; see RayConfig
     exit: ExitConfig = field(default_factory=ExitConfig)  # expert iteration; see ExitConfig
+    rounds: RoundsConfig = field(default_factory=RoundsConfig)  # algorithm: label_rounds; see RoundsConfig
 
     def check(self) -> Config:
         """Raise ValueError naming the first field whose value is out of range; returns the config."""
+        if self.algorithm not in ALGORITHMS:
+            bad(self, "algorithm", f"must be one of {', '.join(ALGORITHMS)}")
+        if self.algorithm == "label_rounds":
+            self.rounds.check("config field rounds.")
+            return self
         for check in (check_numbers, check_run, check_network, check_opponents, check_evaluation, check_game,
                       check_ray, check_exit, check_prior, check_play_by):
             check(self)
@@ -406,7 +468,7 @@ def game_flags(cfg: Config) -> dict[str, Any]:
 
 
 
-SECTIONS = ("ray", "exit")  # Config fields that are dataclasses of their own
+SECTIONS = ("ray", "exit", "rounds")  # Config fields that are dataclasses of their own
 
 
 def make_train_config(config_path: str | None = None, overrides: Sequence[str] = (),

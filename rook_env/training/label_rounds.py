@@ -28,52 +28,15 @@ import argparse
 import dataclasses
 import json
 import os
+import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-__all__ = ["RoundsConfig", "main", "run_rounds"]
+from .config import SEED_STRIDE, Config, RoundsConfig
 
-SEED_STRIDE = 1_000_000  # seeds between label sets: a set's shards (one seed each) must fit in it
+__all__ = ["RoundsConfig", "main", "run_rounds", "train_rounds"]
+
 FREE = ("rounds", "processes", "threads")  # arguments a resume may change: they change no label and no fit
-
-
-@dataclass
-class RoundsConfig:
-    network: str  # the partnership checkpoint of round 1's base
-    out: str  # the folder of the rounds
-    rounds: int = 1
-    self_hands: int = 111_616  # deals labelled in self-play per round
-    heuristic_hands: int = 136_704  # deals labelled against the heuristic per round
-    seed: int = 95_000_000  # round 1's first self-play shard (module docstring)
-    shard_hands: int = 256
-    label_prob: float = 0.25
-    tables: int = 2048
-    processes: int = 2
-    margin: float = 10.0  # residual_fit's, trained in
-    lr: float = 1e-4
-    epochs: int = 5
-    threads: int = 2
-
-    def check(self) -> None:
-        for name in ("rounds", "shard_hands", "tables", "processes", "epochs", "threads"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
-        for name in ("self_hands", "heuristic_hands"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
-        if self.self_hands + self.heuristic_hands < 2:
-            raise ValueError("self_hands + heuristic_hands must be at least 2 (the fit validates on held-out deals)")
-        shards = -(-max(self.self_hands, self.heuristic_hands) // self.shard_hands)
-        if shards > SEED_STRIDE:
-            raise ValueError(f"{shards} shards per label set would overlap the next set's seeds: at most "
-                             f"{SEED_STRIDE} (raise shard_hands)")
-        if not 0.0 < self.label_prob <= 1.0:
-            raise ValueError(f"label_prob must be in (0, 1], got {self.label_prob!r}")
-        if not self.lr > 0 or self.margin < 0:
-            raise ValueError(f"lr must be > 0 and margin >= 0, got lr {self.lr!r}, margin {self.margin!r}")
-        if not os.path.isfile(self.network):
-            raise ValueError(f"network: no checkpoint file at {self.network!r}")
 
 
 def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
@@ -84,6 +47,8 @@ def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
     from .residual_fit import FitConfig, fit
 
     cfg.check()
+    if not cfg.out:
+        raise ValueError("out: give the folder of the rounds")
     ckpt = load_checkpoint(cfg.network)  # a corrupt checkpoint fails here, before any process starts
     if ckpt.get("game", "partnership") != "partnership":
         raise ValueError(f"network {cfg.network!r} is a {ckpt['game']!r} checkpoint; these rounds are the "
@@ -136,6 +101,23 @@ def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
         log(f"round {k}: wrote {network} (validation MSE {result['val_mse']:.2f}, no change {result['zero_mse']:.2f})")
         base = network
     return summaries
+
+
+def train_rounds(cfg: Config, overwrite: bool = False, log=print) -> dict:
+    """``python train.py`` with ``algorithm: label_rounds``: the config's rounds in ``rounds.out`` (default
+    ``runs/<name>/``), resumed when the folder holds them (``overwrite`` deletes it first); the last round's network
+    is copied to ``agent.pt`` there, the model to evaluate, as a PPO run's is. Returns the summary."""
+    out = cfg.rounds.out or os.path.join(cfg.run_dir, cfg.name)
+    if overwrite and os.path.isdir(out):
+        shutil.rmtree(out)
+    t0 = time.perf_counter()
+    rounds = run_rounds(dataclasses.replace(cfg.rounds, out=out), log=log)
+    agent = os.path.join(out, "agent.pt")
+    shutil.copyfile(rounds[-1]["network"], agent)
+    minutes = sum(r["label_minutes"] + r["fit_minutes"] for r in rounds)
+    log(f"wrote {agent}: {len(rounds)} round(s), {minutes:.1f} minutes of labels and fits "
+        f"({(time.perf_counter() - t0) / 60:.1f} in this call)")
+    return {"agent": agent, "rounds": rounds}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
