@@ -1,29 +1,28 @@
 """Building agents from specs: ``make_agent`` and the team specs of matches.
 
-An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped network), ``"ppo_v2"`` and
-``"ppo_v3"`` (the partnership networks shipped until 0.6.0 and in 0.7.0, :data:`EARLIER_NETWORKS`), a path to a
-checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards on top of that agent, which
-bids, discards and names trump: ``"search:ppo"``), ``"search-auction"`` or ``"search-auction:<spec>"`` (search
-plays the cards and also bids, discards and names trump, ``SearchAgent(auction="search")``; ``<spec>`` only
-decides what the search leaves to it), ``"search-bids"`` or ``"search-bids:<spec>"`` (search plays the cards
-and bids, ``<spec>`` discards and names trump), each of these three with ``SearchAgent`` arguments in brackets
-(``"search[samples=96,worlds=learned]:ppo"``, :data:`SEARCH_OPTIONS`) for the partnership game; ``"random"``,
-``"call_partner_heuristic"``, ``"ppo"`` (the shipped 5-player network) or a train.py checkpoint given as
-``"ppo:<path>"`` for call-your-partner Rook (``"ppo:<path>"`` works in both games). ``"ppo"`` is the game's shipped
-network for the table's size
-(:attr:`rook_env.games.GameSpec.networks`, files in ``rook_env/agents/checkpoints/``); a table size without one is
-refused, naming the sizes that have one. ``"best"`` is the strongest player the project ships for the table
-(:data:`BEST`, measured in docs/results.md): search on top of the network shipped until 0.6.0 in the partnership game
-(worlds drawn from the learned model of the hidden cards, played out on the batched engine where numba is
-installed, the network's auction made bolder); the shipped 5-player network in call-your-partner Rook (it beats that
-game's heuristic); the game's heuristic wherever a table lacks the network its best player needs. A checkpoint
-plays only the game (and call-your-partner table size) it was trained for: loading it elsewhere raises
-``CheckpointError`` saying which game it was trained for. The rule flags handed to
-:func:`make_agent` pick the game with their ``game`` key (the game registry's games, :mod:`rook_env.games`;
-default ``"partnership"``, the four-player game of :mod:`rook_env`; ``"call_partner"``: :mod:`rook_env.call_partner`);
-each game names its heuristic agent's spec there.
-The flags are validated against that game's rules (:func:`game_config`), so ``make_agent("random", game="call_partner", players=5)`` accepts
-``players`` and ``make_agent("random", players=5)`` refuses it.
+An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped network), ``"ppo_v2"``,
+``"ppo_v3"`` and ``"ppo_v4"`` (the partnership networks shipped until 0.6.0, in 0.7.0 and in 0.8.0,
+:data:`EARLIER_NETWORKS`), a path to a checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards
+on top of that agent, which bids, discards and names trump: ``"search:ppo"``), ``"search-auction"`` or
+``"search-auction:<spec>"`` (search plays the cards and also bids, discards and names trump,
+``SearchAgent(auction="search")``; ``<spec>`` only decides what the search leaves to it), ``"search-bids"`` or
+``"search-bids:<spec>"`` (search plays the cards and bids, ``<spec>`` discards and names trump), each of these three
+with ``SearchAgent`` arguments in brackets (``"search[samples=96,worlds=learned]:ppo"``, :data:`SEARCH_OPTIONS`) for
+the partnership game; ``"random"``, ``"call_partner_heuristic"``, ``"ppo"`` (the shipped 5-player network) or a
+train.py checkpoint given as ``"ppo:<path>"`` for call-your-partner Rook (``"ppo:<path>"`` works in both games).
+``"ppo"`` is the game's shipped network for the table's size (:attr:`rook_env.games.GameSpec.networks`, files in
+``rook_env/agents/checkpoints/``); a table size without one is refused, naming the sizes that have one. ``"best"``
+is the strongest player the project ships for the table (:data:`BEST`, measured in docs/results.md): search on top
+of the network shipped until 0.6.0 in the partnership game (worlds drawn from the learned model of the hidden cards,
+played out on the batched engine where numba is installed, the network's auction made bolder); the shipped 5-player
+network in call-your-partner Rook (it beats that game's heuristic); the game's heuristic wherever a table lacks the
+network its best player needs. A checkpoint plays only the game (and call-your-partner table size) it was trained
+for: loading it elsewhere raises ``CheckpointError`` saying which game it was trained for. The rule flags handed to
+:func:`make_agent` pick the game with their ``game`` key (the game registry's games, :mod:`rook_env.games`; default
+``"partnership"``, the four-player game of :mod:`rook_env`; ``"call_partner"``: :mod:`rook_env.call_partner`); each
+game names its heuristic agent's spec there. The flags are validated against that game's rules
+(:func:`game_config`), so ``make_agent("random", game="call_partner", players=5)`` accepts ``players`` and
+``make_agent("random", players=5)`` refuses it.
 
 A *member spec* is an agent spec or a callable ``factory(seed) -> agent`` (how a trainer or any
 RL library hands over its own policy). A *team spec* is a member spec (both
@@ -57,10 +56,11 @@ GAMES = game_names()  # values of the ``game`` key of rule flags: the game regis
 # the partnership game too; "random" and "ppo:<path>" play every game, "ppo" every game with a shipped network).
 # earlier shipped networks that still ship, by spec (files in CHECKPOINT_DIR): "ppo_v2" is the partnership network
 # shipped as "ppo" until 0.6.0, on which "best" searches (search over it measured stronger than over 0.7.0's and
-# 0.8.0's); "ppo_v3" the one shipped as "ppo" in 0.7.0 (the base of 0.8.0's)
-EARLIER_NETWORKS = {"ppo_v2": "ppo_v2.pt", "ppo_v3": "ppo_v3.pt"}
+# 0.8.0's); "ppo_v3" the one shipped as "ppo" in 0.7.0 (the base of 0.8.0's), "ppo_v4" in 0.8.0 (the base of 0.9.0's)
+EARLIER_NETWORKS = {"ppo_v2": "ppo_v2.pt", "ppo_v3": "ppo_v3.pt", "ppo_v4": "ppo_v4.pt"}
 ONE_GAME_SPECS = {"search": "partnership", "search-auction": "partnership", "search-bids": "partnership",
-                  "ppo_v2": "partnership", "ppo_v3": "partnership"}
+                  "ppo_v2": "partnership", "ppo_v3": "partnership",
+                  "ppo_v4": "partnership"}
 # search specs: SearchAgent's auction mode of each (search plays the cards; see make_agent)
 SEARCH_AUCTION = {"search": "base", "search-auction": "search", "search-bids": "bids"}
 # options a search spec may set in brackets ("search[samples=96,worlds=learned]:ppo"): SearchAgent's arguments,
