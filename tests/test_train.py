@@ -889,3 +889,25 @@ def test_exploitability_probe_copies_the_targets_network_shape(tmp_path):
     assert cfg.league == [str(target)] and cfg.opponent_mix == {"pool": 1.0} and cfg.bc_steps == 0
     scratch = module.probe_config("heuristic", "scratch", 1.0, 1000, 10, "probe", [])
     assert scratch.opponent_mix == {"heuristic": 1.0} and not scratch.init_checkpoint
+
+
+def test_earlier_shipped_networks_play_by_spec():
+    """``ppo_v2``/``ppo_v3``/``ppo_v4`` load their own files (with the record beside each), all different from
+    ``ppo`` and from each other, and play the partnership game only."""
+    from rook_env.agents import make_agent
+    from rook_env.agents.registry import CHECKPOINT_DIR, EARLIER_NETWORKS
+
+    assert set(EARLIER_NETWORKS) == {"ppo_v2", "ppo_v3", "ppo_v4"}
+    states = {"ppo": make_agent("ppo").model.state_dict()}
+    for spec, file in EARLIER_NETWORKS.items():
+        path = os.path.join(CHECKPOINT_DIR, file)
+        assert os.path.isfile(path[:-3] + ".json")
+        states[spec] = make_agent(spec).model.state_dict()
+        weights = load_checkpoint(path)["model"]
+        assert all(torch.equal(v, weights[k]) for k, v in states[spec].items())
+        with pytest.raises(ValueError, match="partnership"):
+            make_agent(spec, game="call_partner", players=5)
+    names = list(states)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            assert not all(torch.equal(v, states[b][k]) for k, v in states[a].items()), (a, b)
