@@ -54,6 +54,34 @@ def test_two_rounds_chain_and_resume(tmp_path):
         label_rounds.run_rounds(label_rounds.RoundsConfig(network=NETWORK, out=out, rounds=2, margin=5.0, **SMALL))
 
 
+def test_rounds_from_a_random_network(tmp_path):
+    """network: random starts the loop from scratch: round 1's base is a fresh network of train.py's default shape,
+    made from the seed (the same seed, the same weights), written once and read again on a resume."""
+    from rook_env.training.checkpoints import new_model
+    from rook_env.training.config import Config
+    from rook_env.training.games import game_of
+
+    cfgs = [label_rounds.RoundsConfig(network="random", out=str(tmp_path / name), rounds=1, **SMALL) for name in "ab"]
+    summaries = [label_rounds.run_rounds(cfg, log=lambda *_: None) for cfg in cfgs]
+    bases = [s[0]["base"] for s in summaries]
+    assert bases == [str(tmp_path / name / "round_0" / "network.pt") for name in "ab"]
+    first, second = (load_checkpoint(b) for b in bases)
+    assert first["model"].keys() == second["model"].keys()
+    assert all(torch.equal(first["model"][k], second["model"][k]) for k in first["model"])  # a function of the seed
+    assert first["model_kwargs"] == new_model(Config(), game_of(Config())).kwargs()  # train.py's default network
+    assert first["config"]["init_checkpoint"] == "" and first["config"]["seed"] == 500
+    shipped = load_checkpoint(NETWORK)["model"]
+    assert not torch.equal(first["model"]["actor.0.weight"], shipped["actor.0.weight"])  # not the shipped one
+
+    stamp = os.path.getmtime(bases[0])
+    assert label_rounds.run_rounds(cfgs[0], log=lambda *_: None) == summaries[0]  # resumed: nothing made again
+    assert os.path.getmtime(bases[0]) == stamp
+    other = label_rounds.RoundsConfig(network="random", out=str(tmp_path / "c"), rounds=1, **dict(SMALL, seed=501))
+    label_rounds.run_rounds(other, log=lambda *_: None)
+    third = load_checkpoint(str(tmp_path / "c" / "round_0" / "network.pt"))["model"]
+    assert not torch.equal(first["model"]["actor.0.weight"], third["actor.0.weight"])  # another seed, other weights
+
+
 @pytest.mark.parametrize("change, message", [
     (dict(rounds=0), "rounds must be >= 1"),
     (dict(self_hands=-1), "self_hands must be >= 0"),
@@ -61,7 +89,8 @@ def test_two_rounds_chain_and_resume(tmp_path):
     (dict(label_prob=0.0), r"label_prob must be in \(0, 1\]"),
     (dict(margin=-1.0), "margin must be >= 0"),
     (dict(shard_hands=1, self_hands=2_000_000), "would overlap the next set's seeds"),
-    (dict(network="nowhere.pt"), "network must be a checkpoint file that exists, got 'nowhere.pt'"),
+    (dict(network="nowhere.pt"), r"network must be a checkpoint file that exists or 'random' \(from scratch\), "
+                                 "got 'nowhere.pt'"),
     (dict(network="rook_env/agents/checkpoints/ppo_call_partner.pt"), "is a 'call_partner' checkpoint"),
 ])
 def test_bad_arguments_are_named(tmp_path, change, message):

@@ -100,6 +100,16 @@ def save_agent(path: str, model: ActorCritic, cfg: Config, state: dict, source: 
 
 
 # ===================================================================================== resume and load
+def new_model(cfg: Config, game: Game) -> ActorCritic:
+    """The config's network for the game, freshly initialised (from torch's global generator: seed it first)."""
+    env = game.raw_env(**game.flags)
+    obs_dim = env.observation_space("player_0")["observation"].shape[0]
+    n_actions = env.action_space("player_0").n
+    critic_dim = env.state_space.shape[0] if cfg.central_critic else None
+    return ActorCritic(obs_dim, n_actions, cfg.hidden, critic_dim, cfg.critic_hidden,
+                       heuristic_prior=cfg.heuristic_prior)
+
+
 def load_model(path: str, game: Game, obs_dim: int, n_actions: int, like: ActorCritic | None = None) -> ActorCritic:
     """The network of a checkpoint of the same game (``init_checkpoint``, a ``league`` member); ``like``: it
     must also have that network's shape (a warm start loads its weights into the config's network)."""

@@ -68,6 +68,7 @@ class ExitConfig:
 
 SEED_STRIDE = 1_000_000  # seeds between label sets of rook_env.training.label_rounds: a set's shards must fit in it
 ALGORITHMS = ("ppo", "label_rounds")
+RANDOM_NETWORK = "random"  # RoundsConfig.network: round 1's base is a freshly initialised network (from scratch)
 
 
 @dataclass
@@ -75,7 +76,9 @@ class RoundsConfig:
     """Rounds of counterfactual labels (rook_env.training.label_rounds): the ``rounds`` section of a config with
     ``algorithm: label_rounds``, and the arguments of ``python -m rook_env.training.label_rounds``."""
 
-    network: str = "rook_env/agents/checkpoints/ppo_default.pt"  # the partnership checkpoint of round 1's base
+    # the partnership checkpoint of round 1's base, or "random": a network of train.py's default shape initialised
+    # from ``seed`` (written to <out>/round_0/network.pt), the loop from scratch
+    network: str = "rook_env/agents/checkpoints/ppo_default.pt"
     out: str = ""  # the folder of the rounds; "" in a train.py config: the run's folder, runs/<name>/
     rounds: int = 1
     self_hands: int = 111_616  # deals labelled in self-play per round
@@ -113,8 +116,8 @@ class RoundsConfig:
             fail("lr", "must be > 0")
         if self.margin < 0:
             fail("margin", "must be >= 0")
-        if not os.path.isfile(self.network):
-            fail("network", "must be a checkpoint file that exists")
+        if self.network != RANDOM_NETWORK and not os.path.isfile(self.network):
+            fail("network", f"must be a checkpoint file that exists or {RANDOM_NETWORK!r} (from scratch)")
         return self
 
 

@@ -32,28 +32,52 @@ import shutil
 import time
 from collections.abc import Sequence
 
-from .config import SEED_STRIDE, Config, RoundsConfig
+from .config import RANDOM_NETWORK, SEED_STRIDE, Config, RoundsConfig
 
-__all__ = ["RoundsConfig", "main", "run_rounds", "train_rounds"]
+__all__ = ["RoundsConfig", "main", "random_network", "run_rounds", "train_rounds"]
 
 FREE = ("rounds", "processes", "threads")  # arguments a resume may change: they change no label and no fit
 
 
-def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
-    """Run (or resume) the rounds; the summary of each, as written to ``<out>/rounds.json``."""
+def check_base(path: str) -> dict:
+    """Load round 1's base (a CheckpointError names what is wrong with it); its rule flags."""
     from rook_env.agents.learned.model import load_checkpoint
 
+    ckpt = load_checkpoint(path)
+    if ckpt.get("game", "partnership") != "partnership":
+        raise ValueError(f"network {path!r} is a {ckpt['game']!r} checkpoint; these rounds are the "
+                         "partnership game's")
+    return dict(ckpt.get("env_flags") or {})
+
+
+def random_network(cfg: RoundsConfig) -> str:
+    """``network: random``: round 1's base, train.py's default network initialised from ``seed``, written once to
+    ``<out>/round_0/network.pt`` (a resume reads it again). Its greedy policy is the loop's starting point from
+    scratch: no cloning of the heuristic, no PPO."""
+    from .checkpoints import new_model, save_checkpoint, seed_everything
+    from .games import game_of
+
+    path = os.path.join(cfg.out, "round_0", "network.pt")
+    if not os.path.exists(path):
+        train_cfg = Config(name="random_init", seed=cfg.seed)
+        seed_everything(train_cfg.seed)
+        model = new_model(train_cfg, game_of(train_cfg))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        save_checkpoint(path, model, None, train_cfg, {"iteration": 0, "decisions": 0, "wall_seconds": 0.0}, None,
+                        [], full=False)
+    return path
+
+
+def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
+    """Run (or resume) the rounds; the summary of each, as written to ``<out>/rounds.json``."""
     from .network_labels import write_labels
     from .residual_fit import FitConfig, fit
 
     cfg.check()
     if not cfg.out:
         raise ValueError("out: give the folder of the rounds")
-    ckpt = load_checkpoint(cfg.network)  # a corrupt checkpoint fails here, before any process starts
-    if ckpt.get("game", "partnership") != "partnership":
-        raise ValueError(f"network {cfg.network!r} is a {ckpt['game']!r} checkpoint; these rounds are the "
-                         "partnership game's")
-    flags = dict(ckpt.get("env_flags") or {})
+    if cfg.network != RANDOM_NETWORK:
+        check_base(cfg.network)  # a corrupt checkpoint fails here, before any folder or process is made
     os.makedirs(cfg.out, exist_ok=True)
     summary_path = os.path.join(cfg.out, "rounds.json")
     done = []
@@ -66,7 +90,9 @@ def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
             raise ValueError(f"{cfg.out!r} holds rounds made with other arguments ({', '.join(changed)}: "
                              + ", ".join(f"{recorded['config'][k]!r}" for k in changed) + "); give another out")
         done = recorded["rounds"]
-    base = cfg.network
+    network = random_network(cfg) if cfg.network == RANDOM_NETWORK else cfg.network
+    flags = check_base(network)
+    base = network
     summaries = []
     for k in range(1, cfg.rounds + 1):
         here = os.path.join(cfg.out, f"round_{k}")

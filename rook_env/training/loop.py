@@ -41,7 +41,7 @@ import yaml
 from rook_env.agents.learned.model import ActorCritic, CheckpointError, load_checkpoint, model_from_checkpoint
 
 from .behaviour_cloning import behaviour_clone
-from .checkpoints import (load_model, prepare_run_dir, restore, rng_state, save_agent, save_checkpoint,
+from .checkpoints import (load_model, new_model, prepare_run_dir, restore, rng_state, save_agent, save_checkpoint,
                           seed_everything, set_rng_state)
 from .collection import Collector
 from .config import Config, linear, mix_at
@@ -112,12 +112,8 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
     # The order of everything that draws random numbers here (network initialisation, the collector's and the
     # update's generator seeds) is part of what a seed reproduces.
     game = game_of(cfg)
-    env = game.raw_env(**game.flags)
-    obs_dim = env.observation_space("player_0")["observation"].shape[0]
-    n_actions = env.action_space("player_0").n
-    critic_dim = env.state_space.shape[0] if cfg.central_critic else None
-    model = ActorCritic(obs_dim, n_actions, cfg.hidden, critic_dim, cfg.critic_hidden,
-                        heuristic_prior=cfg.heuristic_prior).to(device)
+    model = new_model(cfg, game).to(device)
+    obs_dim, n_actions = model.obs_dim, model.n_actions
     grad_dtype = model.set_grad_precision(cfg.grad_precision)  # the dense layers' gradient products (model.py)
     optimizer = make_optimizer(model, cfg.lr, eps=1e-5)
     ppo_settings = PPOSettings.of(cfg)
@@ -186,7 +182,7 @@ def train(cfg: Config, resume: str | None = None, quiet: bool = False, overwrite
         elif not quiet:
             print(line, file=sys.stderr, flush=True)
 
-    log(f"{started} on {device}: obs {obs_dim}, actions {n_actions}, critic input {critic_dim or obs_dim}, "
+    log(f"{started} on {device}: obs {obs_dim}, actions {n_actions}, critic input {model.critic_dim or obs_dim}, "
         f"{sum(p.numel() for p in model.parameters()):,} parameters, gradient products in "
         f"{str(grad_dtype).removeprefix('torch.')} (grad_precision {cfg.grad_precision})")
     if cfg.max_minutes and resume:
