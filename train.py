@@ -5,7 +5,8 @@ there; see docs/training.md). The default run is a round of counterfactual label
     python train.py --config configs/smoke.yaml                    # about a minute on 2 CPU cores
     python train.py --config configs/default.yaml                  # the default run: a round of labels (48 min)
     python train.py --config configs/ppo.yaml                      # PPO self-play (55 min + the playoff)
-    python train.py --config configs/from_scratch.yaml             # pure self-play, no warm start
+    python train.py --config configs/from_scratch_rounds.yaml      # the default loop from a random network
+    python train.py --config configs/from_scratch.yaml             # PPO self-play, no warm start
     python train.py --config configs/call_partner.yaml             # call-your-partner Rook, 5 players
     python train.py --config configs/ppo.yaml --lr 1e-4 --set seed=3 --opponent_mix.heuristic 0.6
     python train.py --resume runs/ppo/last.pt --total_decisions 30_000_000 --max_minutes 90

@@ -9,7 +9,8 @@ fine-tunes the base network's actor on both label sets together (``margin`` poin
 action only where another is predicted to gain more). Round ``k`` (from 1) deals its self-play shards from seed
 ``seed + 2_000_000 (k - 1)`` and its shards against the heuristic from 1,000,000 seeds further, so no two rounds
 label the same deals. The shipped partnership network of 0.7.0 is round 1 from ``ppo_v2.pt`` with the defaults;
-round 2 continues from it (docs/results.md, the shipped PPO agent).
+round 2 continues from it (docs/results.md, the shipped PPO agent). ``network: random`` is the loop from scratch:
+round 1's base is a fresh network of train.py's default shape, initialised from ``seed`` (:func:`random_network`).
 
 A round's files lie in ``<out>/round_<k>/``: ``labels_self/`` and ``labels_heuristic/`` (the shards),
 ``network.pt`` (the fitted network, the next round's base) and ``fit.json`` (the fit's summary); ``<out>/rounds.json``
