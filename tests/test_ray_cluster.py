@@ -392,3 +392,38 @@ def test_a_killed_label_worker_is_replaced_and_its_shard_redone(cluster, tmp_pat
     assert len(shards) == ledger["written"] == 12
     check_each_hand_once(shards, 3, 120)
     assert ledger["decisions"] == sum(len(r["obs"]) for r in shards.values())
+
+
+def test_network_labels_come_from_workers_on_both_nodes_as_the_processes_write_them(cluster, tmp_path):
+    """The label rounds' labels (rook_env.training.network_labels) on the cluster: the same shards as the processes
+    on this machine write, from workers on both nodes, the network travelling as bytes; a round runs there too."""
+    import numpy as np
+
+    from rook_env.training.label_rounds import RoundsConfig, run_rounds
+    from rook_env.training.network_labels import write_labels
+
+    network = os.path.join(ROOT, "rook_env", "agents", "checkpoints", "ppo_default.pt")
+    small = dict(hands=8, seed=7, shard_hands=2, label_prob=0.5, tables=64)
+    lines: list[str] = []
+    for opponent in ("self", "heuristic"):
+        on_ray, alone = tmp_path / f"ray_{opponent}", tmp_path / f"one_{opponent}"
+        n = write_labels(network, str(on_ray), opponent=opponent, workers=2, ray_address=cluster, log=lines.append,
+                         **small)
+        write_labels(network, str(alone), opponent=opponent, processes=1, **small)
+        shards, expected = read_shards(on_ray), read_shards(alone)
+        assert sorted(shards) == sorted(expected) == [f"shard_{7 + k}_{k:05d}.npz" for k in range(4)]
+        for name, rec in expected.items():
+            assert sorted(rec) == sorted(shards[name])
+            for k in rec:
+                assert np.array_equal(rec[k], shards[name][k], equal_nan=True), (opponent, name, k)
+        assert n == sum(len(r["obs"]) for r in shards.values()) > 0
+        assert write_labels(network, str(on_ray), opponent=opponent, workers=2, ray_address=cluster, **small) == 0
+    nodes = {line.split(" on node ")[1].rstrip(")") for line in lines if " on node " in line}
+    assert len(nodes) == 2 and {n[:8] for n in alive_nodes()} == nodes, lines
+
+    lines.clear()
+    cfg = RoundsConfig(network=network, out=str(tmp_path / "rounds"), rounds=1, self_hands=4, heuristic_hands=4,
+                       shard_hands=2, label_prob=0.5, tables=64, epochs=1, threads=1, seed=500, workers=2,
+                       ray_address=cluster)
+    (summary,) = run_rounds(cfg, log=lines.append)
+    assert os.path.exists(summary["network"]) and sum(" on node " in line for line in lines) == 4

@@ -92,6 +92,9 @@ class RoundsConfig:
     lr: float = 1e-4
     epochs: int = 5
     threads: int = 2
+    # label-worker actors on a Ray cluster instead of the processes (docs/cluster.md: the same shards); 0: processes
+    workers: int = 0
+    ray_address: str = ""  # with workers: the cluster ("auto", HOST:PORT; "": a private local Ray instance)
 
     def check(self, prefix: str = "") -> RoundsConfig:
         """Raise ValueError naming the first field (after ``prefix``, "rounds." in a train.py config) out of range."""
@@ -101,7 +104,7 @@ class RoundsConfig:
         for name in ("rounds", "shard_hands", "tables", "processes", "epochs", "threads"):
             if getattr(self, name) < 1:
                 fail(name, "must be >= 1")
-        for name in ("self_hands", "heuristic_hands", "seed"):
+        for name in ("self_hands", "heuristic_hands", "seed", "workers"):
             if getattr(self, name) < 0:
                 fail(name, "must be >= 0")
         if self.self_hands + self.heuristic_hands < 2:

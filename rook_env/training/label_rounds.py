@@ -16,8 +16,9 @@ A round's files lie in ``<out>/round_<k>/``: ``labels_self/`` and ``labels_heuri
 ``network.pt`` (the fitted network, the next round's base) and ``fit.json`` (the fit's summary); ``<out>/rounds.json``
 lists every finished round (base, labels, validation error, minutes of labels and of fit). A rerun with the same
 arguments (or more ``rounds``) resumes: written shards are skipped, a round listed there is not run again; other
-arguments than ``rounds``, ``processes`` and ``threads`` over an existing folder are refused (its labels were made
-with the arguments it records).
+arguments than ``rounds``, ``processes``, ``threads``, ``workers`` and ``ray_address`` over an existing folder are
+refused (its labels were made with the arguments it records). ``workers`` > 0 labels on a Ray cluster
+(``ray_address``) instead of ``processes`` on this machine: the same shards (docs/cluster.md).
 
     python -m rook_env.training.label_rounds --network rook_env/agents/checkpoints/ppo_v2.pt --rounds 2 \\
         --out runs/label_rounds --processes 2          # about an hour a round on 2 CPU cores
@@ -37,7 +38,8 @@ from .config import RANDOM_NETWORK, SEED_STRIDE, Config, RoundsConfig
 
 __all__ = ["RoundsConfig", "main", "random_network", "run_rounds", "train_rounds"]
 
-FREE = ("rounds", "processes", "threads")  # arguments a resume may change: they change no label and no fit
+# arguments a resume may change: they change no label and no fit
+FREE = ("rounds", "processes", "threads", "workers", "ray_address")
 
 
 def check_base(path: str) -> dict:
@@ -112,7 +114,7 @@ def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
         for opponent, folder, hands, seed in sets:
             log(f"round {k}: labelling {hands} deals ({opponent}) from seed {seed} with {base}")
             write_labels(base, folder, hands, seed, cfg.shard_hands, cfg.label_prob, cfg.tables, opponent,
-                         cfg.processes, flags)
+                         cfg.processes, flags, cfg.workers, cfg.ray_address, log=log)
         t1 = time.perf_counter()
         result = fit(FitConfig(labels=[s[1] for s in sets], out=network, init=base, margin=cfg.margin, lr=cfg.lr,
                                epochs=cfg.epochs, label_prob=cfg.label_prob, threads=cfg.threads), log=log)

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["branch_values", "label_deals", "main", "write_labels"]
+__all__ = ["NetworkLabeler", "branch_values", "label_deals", "main", "write_labels"]
 
 
 def _greedy(model: Any, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -211,36 +211,64 @@ def label_deals(model: Any, deals: int, seed: int, label_prob: float = 0.25, tab
 
 
 def _label_shard(job: tuple[str, str, int, int, float, int, str, dict]) -> tuple[str, int, float]:
-    from rook_env.agents import make_agent
-    from rook_env.agents.learned.model import load_checkpoint, model_from_checkpoint
-
     from .ray_labels import write_shard
 
     path, network, first, n, label_prob, tables, opponent, flags = job
     torch.set_num_threads(1)  # one core per process: the processes are the parallelism
-    model = model_from_checkpoint(load_checkpoint(network), network).eval()
-    other = None if opponent == "self" else make_agent(opponent, **flags)
     t0 = time.perf_counter()
-    rec = label_deals(model, n, first, label_prob, tables, opponent=other, **flags)
+    rec = NetworkLabeler(network, label_prob, tables, opponent)(n, first, **flags)
     write_shard(path, rec)
     return path, len(rec["obs"]), time.perf_counter() - t0
 
 
+class NetworkLabeler:
+    """:func:`label_deals` as a Ray label worker calls a labelling function (``rook_env.training.ray_labels``:
+    ``(hands, seed, base, samples, **flags)``): it carries the network's checkpoint *bytes*, so that workers on other
+    machines need no copy of the file; ``base`` and ``samples`` (search's) are not used."""
+
+    def __init__(self, network: str, label_prob: float, tables: int, opponent: str) -> None:
+        with open(network, "rb") as fh:
+            self.checkpoint = fh.read()
+        self.network, self.label_prob, self.tables, self.opponent = network, label_prob, tables, opponent
+        self._model = None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_model": None}  # the bytes travel, not the network built from them
+
+    def __call__(self, hands: int, seed: int, base: Any = None, samples: Any = None, **flags: Any) -> dict:
+        import io
+
+        from rook_env.agents import make_agent
+        from rook_env.agents.learned.model import model_from_checkpoint
+
+        if self._model is None:
+            ckpt = torch.load(io.BytesIO(self.checkpoint), map_location="cpu", weights_only=True)
+            self._model = model_from_checkpoint(ckpt, self.network).eval()
+        other = None if self.opponent == "self" else make_agent(self.opponent, **flags)
+        return label_deals(self._model, hands, seed, self.label_prob, self.tables, opponent=other, **flags)
+
+
 def write_labels(network: str, out: str, hands: int, seed: int, shard_hands: int = 256, label_prob: float = 0.25,
                  tables: int = 2048, opponent: str = "self", processes: int = 1,
-                 flags: dict[str, Any] | None = None) -> int:
+                 flags: dict[str, Any] | None = None, workers: int = 0, ray_address: str = "",
+                 log=None) -> int:
     """Label ``hands`` deals with ``network`` playing on, in shards of ``shard_hands`` deals written to
-    ``out/shard_<seed + k>_<k>.npz`` by ``processes`` processes (``opponent``: "self" or "heuristic"); shards
-    already written are skipped (a rerun resumes). Returns the labelled decisions written by this call."""
-    from .ray_labels import run_label_jobs
+    ``out/shard_<seed + k>_<k>.npz`` (``opponent``: "self" or "heuristic") by ``processes`` processes on this
+    machine, or, with ``workers`` > 0, by that many label-worker actors on the Ray cluster at ``ray_address``
+    ("auto", HOST:PORT; "": a private local Ray), the same shards (docs/cluster.md). Shards already written are
+    skipped (a rerun resumes). Returns the labelled decisions written by this call."""
+    from .ray_labels import label_on_ray, run_label_jobs
 
     os.makedirs(out, exist_ok=True)
-    jobs = []
-    for k, lo in enumerate(range(0, hands, shard_hands)):
-        path = os.path.join(out, f"shard_{seed + k}_{k:05d}.npz")
-        if not os.path.exists(path):
-            jobs.append((path, network, seed + k, min(shard_hands, hands - lo), label_prob, tables, opponent,
-                         dict(flags or {})))
+    flags = dict(flags or {})
+    plan = [(os.path.join(out, f"shard_{seed + k}_{k:05d}.npz"), seed + k, min(shard_hands, hands - lo))
+            for k, lo in enumerate(range(0, hands, shard_hands))]  # one deal seed per shard: the engine's deals
+    if workers > 0:
+        ledger = label_on_ray(NetworkLabeler(network, label_prob, tables, opponent), out, hands, seed, network, 0,
+                              shard_hands, workers, ray_address, flags, log=log, plan=plan)
+        return ledger["decisions"]
+    jobs = [(path, network, first, n, label_prob, tables, opponent, flags) for path, first, n in plan
+            if not os.path.exists(path)]
     return run_label_jobs(_label_shard, jobs, processes) if jobs else 0
 
 
@@ -258,7 +286,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--opponent", choices=("self", "heuristic"), default="self",
                    help="self: the network at every seat; heuristic: the network plays one team, the heuristic the other")
     p.add_argument("--processes", type=int, default=1, help="label processes on this machine")
+    p.add_argument("--workers", type=int, default=0,
+                   help="label-worker actors on a Ray cluster instead of the processes (docs/cluster.md); 0: none")
+    p.add_argument("--ray-address", default="auto", help="with --workers: the cluster (auto, HOST:PORT; '': a "
+                   "private local Ray)")
     a = p.parse_args(argv)
+    if a.workers < 0:
+        p.error(f"--workers must be >= 0, got {a.workers}")
     for name in ("hands", "shard_hands", "tables", "processes"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
@@ -266,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ckpt.get("game", "partnership") != "partnership":
         p.error(f"--network {a.network!r} is a {ckpt['game']!r} checkpoint; these labels are the partnership game's")
     write_labels(a.network, a.out, a.hands, a.seed, a.shard_hands, a.label_prob, a.tables, a.opponent, a.processes,
-                 dict(ckpt.get("env_flags") or {}))
+                 dict(ckpt.get("env_flags") or {}), a.workers, a.ray_address)
     return 0
 
 

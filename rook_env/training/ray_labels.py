@@ -88,9 +88,11 @@ class LabelWorker:
 
 def label_on_ray(label: LabelFn, out: str, hands: int, seed: int = 1, base: str = "ppo", samples: int = 24,
                  shard_hands: int = 200, workers: int = 2, address: str = "auto", flags: dict | None = None,
-                 num_cpus: float = 1, log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Label ``hands`` hands in the shards of :func:`shard_plan` by ``label`` (search_labels.label_hands: ``(hands,
-    seed, base, samples, **flags)`` -> the records as arrays) with ``workers`` label-worker actors on the Ray
+                 num_cpus: float = 1, log: Callable[[str], None] | None = None,
+                 plan: list[tuple[str, int, int]] | None = None) -> dict[str, Any]:
+    """Label ``hands`` hands in the shards of :func:`shard_plan` (or of ``plan``, the same (path, first deal seed,
+    hands) triples cut another way: network_labels' one seed per shard) by ``label`` (search_labels.label_hands:
+    ``(hands, seed, base, samples, **flags)`` -> the records as arrays) with ``workers`` label-worker actors on the Ray
     cluster at ``address`` ("auto", HOST:PORT; "": a private local Ray; ignored when this process is connected
     already). Returns the ledger: shards written and skipped; hands, decisions and searched decisions labelled; the
     wall time and the workers' labelling time; per node; workers replaced and the shards redone after a worker
@@ -98,7 +100,7 @@ def label_on_ray(label: LabelFn, out: str, hands: int, seed: int = 1, base: str 
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     log = log or (lambda line: print(line, flush=True))
-    plan = shard_plan(out, hands, seed, shard_hands)
+    plan = shard_plan(out, hands, seed, shard_hands) if plan is None else plan
     os.makedirs(out, exist_ok=True)
     todo = collections.deque(s for s in plan if not os.path.exists(s[0]))
     ledger: dict[str, Any] = {"shards": len(plan), "skipped": len(plan) - len(todo), "written": 0, "hands": 0,
