@@ -82,12 +82,50 @@ def test_rounds_from_a_random_network(tmp_path):
     assert not torch.equal(first["model"]["actor.0.weight"], third["actor.0.weight"])  # another seed, other weights
 
 
+def test_selection_ships_the_best_round_on_the_selection_deals(tmp_path):
+    """select_deals: every round's network plays the selection deals against the heuristic and agent.pt is the
+    best; a rerun on other selection deals scores again without labelling or fitting anything."""
+    import dataclasses
+    import shutil
+
+    from rook_env.training.config import Config
+
+    rounds = label_rounds.RoundsConfig(network=NETWORK, rounds=2, select_deals=6, select_seed=7, **SMALL)
+    cfg = Config(name="sel", run_dir=str(tmp_path), algorithm="label_rounds", rounds=rounds)
+    lines = []
+    result = label_rounds.train_rounds(cfg, log=lines.append)
+    summary = json.loads((tmp_path / "sel" / "rounds.json").read_text())
+    scores = [r["selection"]["mean"] for r in summary["rounds"]]
+    assert [(r["selection"]["deals"], r["selection"]["seed"]) for r in summary["rounds"]] == [(6, 7), (6, 7)]
+    best = max(range(2), key=lambda i: (scores[i], i)) + 1
+    assert summary["selected"] == result["selected"] == best
+    chosen = load_checkpoint(str(tmp_path / "sel" / f"round_{best}" / "network.pt"))["model"]
+    agent = load_checkpoint(result["agent"])["model"]
+    assert all(torch.equal(chosen[k], agent[k]) for k in chosen)
+    # the score is the network's duplicate match on those deals: made again, it is the same
+    again = label_rounds.selection_score(dataclasses.replace(rounds, out=""), result["rounds"][0]["network"])
+    assert again["mean"] == scores[0]
+    assert sum("selection deals" in line for line in lines) == 2
+
+    stamps = {p: os.path.getmtime(p) for p in (tmp_path / "sel").rglob("*.npz")}
+    shutil.copyfile(result["agent"], tmp_path / "agent_before.pt")
+    other = dataclasses.replace(cfg, rounds=dataclasses.replace(rounds, select_seed=8))
+    lines.clear()
+    label_rounds.train_rounds(other, log=lines.append)
+    assert {p: os.path.getmtime(p) for p in (tmp_path / "sel").rglob("*.npz")} == stamps  # nothing labelled again
+    rescored = json.loads((tmp_path / "sel" / "rounds.json").read_text())["rounds"]
+    assert [r["selection"]["seed"] for r in rescored] == [8, 8]
+    assert sum("selection deals (seed 8)" in line for line in lines) == 2
+
+
 @pytest.mark.parametrize("change, message", [
     (dict(rounds=0), "rounds must be >= 1"),
     (dict(self_hands=-1), "self_hands must be >= 0"),
     (dict(self_hands=1, heuristic_hands=0), "at least 2"),
     (dict(label_prob=0.0), r"label_prob must be in \(0, 1\]"),
     (dict(margin=-1.0), "margin must be >= 0"),
+    (dict(select_deals=-1), "select_deals must be >= 0"),
+    (dict(workers=-2), "workers must be >= 0"),
     (dict(shard_hands=1, self_hands=2_000_000), "would overlap the next set's seeds"),
     (dict(network="nowhere.pt"), r"network must be a checkpoint file that exists or 'random' \(from scratch\), "
                                  "got 'nowhere.pt'"),

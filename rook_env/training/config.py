@@ -92,6 +92,10 @@ class RoundsConfig:
     lr: float = 1e-4
     epochs: int = 5
     threads: int = 2
+    # Selection: every round's network plays select_deals duplicate deals (seed select_seed, apart from every held-out
+    # seed) against the heuristic and agent.pt is the best of them; 0: agent.pt is the last round's network
+    select_deals: int = 0
+    select_seed: int = 1000
     # label-worker actors on a Ray cluster instead of the processes (docs/cluster.md: the same shards); 0: processes
     workers: int = 0
     ray_address: str = ""  # with workers: the cluster ("auto", HOST:PORT; "": a private local Ray instance)
@@ -104,7 +108,7 @@ class RoundsConfig:
         for name in ("rounds", "shard_hands", "tables", "processes", "epochs", "threads"):
             if getattr(self, name) < 1:
                 fail(name, "must be >= 1")
-        for name in ("self_hands", "heuristic_hands", "seed", "workers"):
+        for name in ("self_hands", "heuristic_hands", "seed", "workers", "select_deals", "select_seed"):
             if getattr(self, name) < 0:
                 fail(name, "must be >= 0")
         if self.self_hands + self.heuristic_hands < 2:

@@ -39,7 +39,7 @@ from .config import RANDOM_NETWORK, SEED_STRIDE, Config, RoundsConfig
 __all__ = ["RoundsConfig", "main", "random_network", "run_rounds", "train_rounds"]
 
 # arguments a resume may change: they change no label and no fit
-FREE = ("rounds", "processes", "threads", "workers", "ray_address")
+FREE = ("rounds", "processes", "threads", "workers", "ray_address", "select_deals", "select_seed")
 
 
 def check_base(path: str) -> dict:
@@ -69,6 +69,35 @@ def random_network(cfg: RoundsConfig) -> str:
         save_checkpoint(path, model, None, train_cfg, {"iteration": 0, "decisions": 0, "wall_seconds": 0.0}, None,
                         [], full=False)
     return path
+
+
+def selection_score(cfg: RoundsConfig, network: str) -> dict:
+    """The network's duplicate match against the heuristic on the selection deals (``select_deals`` from
+    ``select_seed``; the batched engine): ``{"deals", "seed", "mean", "ci95"}``."""
+    from rook_env.agents.learned.model import load_checkpoint, model_from_checkpoint
+
+    from .selection import evaluate_policy
+
+    t0 = time.perf_counter()
+    model = model_from_checkpoint(load_checkpoint(network), network)
+    r = evaluate_policy(model, "heuristic", cfg.select_deals, cfg.select_seed, Config(eval_engine="tables"))
+    return {"deals": cfg.select_deals, "seed": cfg.select_seed, "mean": r["mean"], "ci95": r["ci95"],
+            "minutes": (time.perf_counter() - t0) / 60}
+
+
+def select_round(cfg: RoundsConfig, rounds: list[dict], log=print) -> dict:
+    """The round whose network is ``agent.pt``: the last one, or with ``select_deals`` the best on the selection
+    deals (the later round on a tie). Scores are kept in each round's summary (``selection``) and made again only
+    for other selection deals."""
+    if not cfg.select_deals:
+        return rounds[-1]
+    for r in rounds:
+        sel = r.get("selection")
+        if not sel or (sel["deals"], sel["seed"]) != (cfg.select_deals, cfg.select_seed):
+            r["selection"] = selection_score(cfg, r["network"])
+            log(f"round {r['round']}: {r['selection']['mean']:+.2f} {r['selection']['ci95']} a deal against the "
+                f"heuristic on the {cfg.select_deals} selection deals (seed {cfg.select_seed})")
+    return max(reversed(rounds), key=lambda r: r["selection"]["mean"])
 
 
 def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
@@ -125,28 +154,37 @@ def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
                           "best_epoch": result["best_epoch"], "val_mse": result["val_mse"],
                           "zero_mse": result["zero_mse"], "label_minutes": (t1 - t0) / 60,
                           "fit_minutes": (time.perf_counter() - t1) / 60})
+        log(f"round {k}: wrote {network} (validation MSE {result['val_mse']:.2f}, no change {result['zero_mse']:.2f})")
+        if cfg.select_deals:
+            select_round(cfg, summaries[-1:], log)
         with open(summary_path, "w") as fh:
             json.dump({"config": dataclasses.asdict(cfg), "rounds": summaries}, fh, indent=1)
-        log(f"round {k}: wrote {network} (validation MSE {result['val_mse']:.2f}, no change {result['zero_mse']:.2f})")
         base = network
+    if cfg.select_deals:  # rounds finished before selection was asked for, or on other selection deals
+        chosen = select_round(cfg, summaries, log)
+        with open(summary_path, "w") as fh:
+            json.dump({"config": dataclasses.asdict(cfg), "rounds": summaries, "selected": chosen["round"]}, fh,
+                      indent=1)
     return summaries
 
 
 def train_rounds(cfg: Config, overwrite: bool = False, log=print) -> dict:
     """``python train.py`` with ``algorithm: label_rounds``: the config's rounds in ``rounds.out`` (default
     ``runs/<name>/``), resumed when the folder holds them (``overwrite`` deletes it first); the last round's network
-    is copied to ``agent.pt`` there, the model to evaluate, as a PPO run's is. Returns the summary."""
+    (with ``select_deals``: the best on the selection deals) is copied to ``agent.pt`` there, the model to evaluate,
+    as a PPO run's is. Returns the summary."""
     out = cfg.rounds.out or os.path.join(cfg.run_dir, cfg.name)
     if overwrite and os.path.isdir(out):
         shutil.rmtree(out)
     t0 = time.perf_counter()
     rounds = run_rounds(dataclasses.replace(cfg.rounds, out=out), log=log)
     agent = os.path.join(out, "agent.pt")
-    shutil.copyfile(rounds[-1]["network"], agent)
-    minutes = sum(r["label_minutes"] + r["fit_minutes"] for r in rounds)
-    log(f"wrote {agent}: {len(rounds)} round(s), {minutes:.1f} minutes of labels and fits "
+    chosen = select_round(cfg.rounds, rounds, log)  # scored already by run_rounds
+    shutil.copyfile(chosen["network"], agent)
+    minutes = sum(r["label_minutes"] + r["fit_minutes"] + r.get("selection", {}).get("minutes", 0.0) for r in rounds)
+    log(f"wrote {agent}: round {chosen['round']} of {len(rounds)}, {minutes:.1f} minutes of labels, fits and selection "
         f"({(time.perf_counter() - t0) / 60:.1f} in this call)")
-    return {"agent": agent, "rounds": rounds}
+    return {"agent": agent, "rounds": rounds, "selected": chosen["round"]}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
