@@ -411,7 +411,7 @@ def test_network_labels_come_from_workers_on_both_nodes_as_the_processes_write_t
                          **small)
         write_labels(network, str(alone), opponent=opponent, processes=1, **small)
         shards, expected = read_shards(on_ray), read_shards(alone)
-        assert sorted(shards) == sorted(expected) == [f"shard_{7 + k}_{k:05d}.npz" for k in range(4)]
+        assert sorted(shards) == sorted(expected) == sorted(f"shard_{7 + k}_{k:05d}.npz" for k in range(4))
         for name, rec in expected.items():
             assert sorted(rec) == sorted(shards[name])
             for k in rec:
