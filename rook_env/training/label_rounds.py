@@ -95,7 +95,8 @@ def select_round(cfg: RoundsConfig, rounds: list[dict], log=print) -> dict:
         sel = r.get("selection")
         if not sel or (sel["deals"], sel["seed"]) != (cfg.select_deals, cfg.select_seed):
             r["selection"] = selection_score(cfg, r["network"])
-            log(f"round {r['round']}: {r['selection']['mean']:+.2f} {r['selection']['ci95']} a deal against the "
+            lo, hi = r["selection"]["ci95"]
+            log(f"round {r['round']}: {r['selection']['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}] a deal against the "
                 f"heuristic on the {cfg.select_deals} selection deals (seed {cfg.select_seed})")
     return max(reversed(rounds), key=lambda r: r["selection"]["mean"])
 
