@@ -118,8 +118,35 @@ def test_selection_ships_the_best_round_on_the_selection_deals(tmp_path):
     assert sum("selection deals (seed 8)" in line for line in lines) == 2
 
 
+def test_replay_fits_on_the_last_rounds_labels(tmp_path, monkeypatch):
+    """replay: round k's fit reads the labels of rounds k - replay + 1 to k (fewer at the start), and what it
+    reads is what the rounds.json summary says it replayed."""
+    from rook_env.training import residual_fit
+
+    read = []
+    real_fit = residual_fit.fit
+
+    def spy(cfg, log=print):
+        read.append(list(cfg.labels))
+        return real_fit(cfg, log)
+
+    monkeypatch.setattr(residual_fit, "fit", spy)
+    out = tmp_path / "r"
+    cfg = label_rounds.RoundsConfig(network=NETWORK, out=str(out), rounds=3, replay=2, **SMALL)
+    summary = label_rounds.run_rounds(cfg, log=lambda *_: None)
+    folder = lambda k, name: str(out / f"round_{k}" / f"labels_{name}")  # noqa: E731
+    assert read == [[folder(1, "self"), folder(1, "heuristic")],
+                    [folder(1, "self"), folder(1, "heuristic"), folder(2, "self"), folder(2, "heuristic")],
+                    [folder(2, "self"), folder(2, "heuristic"), folder(3, "self"), folder(3, "heuristic")]]
+    assert [r["replayed"] for r in summary] == [[], read[1][:2], read[2][:2]]
+    assert [r["base"] for r in summary[1:]] == [r["network"] for r in summary[:-1]]
+    with pytest.raises(ValueError, match=r"other arguments \(replay: 2\)"):  # the fits read other labels
+        label_rounds.run_rounds(label_rounds.RoundsConfig(network=NETWORK, out=str(out), rounds=3, **SMALL))
+
+
 @pytest.mark.parametrize("change, message", [
     (dict(rounds=0), "rounds must be >= 1"),
+    (dict(replay=0), "replay must be >= 1"),
     (dict(self_hands=-1), "self_hands must be >= 0"),
     (dict(self_hands=1, heuristic_hands=0), "at least 2"),
     (dict(label_prob=0.0), r"label_prob must be in \(0, 1\]"),

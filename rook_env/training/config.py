@@ -91,6 +91,10 @@ class RoundsConfig:
     margin: float = 10.0  # residual_fit's, trained in
     lr: float = 1e-4
     epochs: int = 5
+    # Rounds of labels each fit reads: this round's and the replay - 1 rounds before it (1: this round's only). Older
+    # labels value the actions under an older network's play-out: more deals per fit for the price of some
+    # staleness, so that one noisy round does not undo what the rounds before it taught.
+    replay: int = 1
     threads: int = 2
     # Selection: every round's network plays select_deals duplicate deals (seed select_seed, apart from every held-out
     # seed) against the heuristic and agent.pt is the best of them; 0: agent.pt is the last round's network
@@ -105,7 +109,7 @@ class RoundsConfig:
         def fail(name: str, why: str) -> None:
             raise ValueError(f"{prefix}{name} {why}, got {getattr(self, name)!r}")
 
-        for name in ("rounds", "shard_hands", "tables", "processes", "epochs", "threads"):
+        for name in ("rounds", "shard_hands", "tables", "processes", "epochs", "replay", "threads"):
             if getattr(self, name) < 1:
                 fail(name, "must be >= 1")
         for name in ("self_hands", "heuristic_hands", "seed", "workers", "select_deals", "select_seed"):

@@ -6,7 +6,9 @@ plays ``self_hands`` deals in self-play and ``heuristic_hands`` against the heur
 and labels every legal action of a quarter of its decisions by playing the deal out with the network (a step of
 rollout policy improvement, Bertsekas and Tsitsiklis 1996); :func:`rook_env.training.residual_fit.fit` with ``init``
 fine-tunes the base network's actor on both label sets together (``margin`` points trained in: it leaves its own
-action only where another is predicted to gain more). Round ``k`` (from 1) deals its self-play shards from seed
+action only where another is predicted to gain more); with ``replay`` > 1 the fit reads the labels of the
+``replay - 1`` rounds before too (their values are under an older network's play-out: more deals per fit, so that
+one noisy round does not undo the rounds before it). Round ``k`` (from 1) deals its self-play shards from seed
 ``seed + 2_000_000 (k - 1)`` and its shards against the heuristic from 1,000,000 seeds further, so no two rounds
 label the same deals. The shipped partnership network of 0.7.0 is round 1 from ``ppo_v2.pt`` with the defaults;
 round 2 continues from it (docs/results.md, the shipped PPO agent). ``network: random`` is the loop from scratch:
@@ -146,12 +148,16 @@ def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
             write_labels(base, folder, hands, seed, cfg.shard_hands, cfg.label_prob, cfg.tables, opponent,
                          cfg.processes, flags, cfg.workers, cfg.ray_address, log=log)
         t1 = time.perf_counter()
-        result = fit(FitConfig(labels=[s[1] for s in sets], out=network, init=base, margin=cfg.margin, lr=cfg.lr,
+        # the fit's labels: this round's sets and those of the replay - 1 rounds before it (same set names)
+        replayed = [os.path.join(cfg.out, f"round_{j}", f"labels_{s[0]}") for j in range(max(1, k - cfg.replay + 1), k)
+                    for s in sets]
+        result = fit(FitConfig(labels=replayed + [s[1] for s in sets], out=network, init=base, margin=cfg.margin, lr=cfg.lr,
                                epochs=cfg.epochs, label_prob=cfg.label_prob, threads=cfg.threads), log=log)
         with open(os.path.join(here, "fit.json"), "w") as fh:
             json.dump(result, fh, indent=1)
         summaries.append({"round": k, "base": base, "network": network,
                           "labels": {s[0]: {"folder": s[1], "hands": s[2], "first_seed": s[3]} for s in sets},
+                          "replayed": replayed,
                           "best_epoch": result["best_epoch"], "val_mse": result["val_mse"],
                           "zero_mse": result["zero_mse"], "label_minutes": (t1 - t0) / 60,
                           "fit_minutes": (time.perf_counter() - t1) / 60})
