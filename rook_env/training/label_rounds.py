@@ -16,10 +16,10 @@ round 1's base is a fresh network of train.py's default shape, initialised from 
 
 A round's files lie in ``<out>/round_<k>/``: ``labels_self/`` and ``labels_heuristic/`` (the shards),
 ``network.pt`` (the fitted network, the next round's base) and ``fit.json`` (the fit's summary); ``<out>/rounds.json``
-lists every finished round (base, labels, validation error, minutes of labels and of fit). A rerun with the same
-arguments (or more ``rounds``) resumes: written shards are skipped, a round listed there is not run again; other
-arguments than ``rounds``, ``processes``, ``threads``, ``workers`` and ``ray_address`` over an existing folder are
-refused (its labels were made with the arguments it records). ``workers`` > 0 labels on a Ray cluster
+lists every finished round (base, labels, the earlier rounds' labels replayed, validation error, minutes of labels and
+of fit). A rerun with the same arguments (or more ``rounds``) resumes: written shards are skipped, a round listed
+there is not run again; other arguments than ``rounds``, ``processes``, ``threads``, ``workers``, ``ray_address`` and
+the selection's over an existing folder are refused (its labels were made with the arguments it records). ``workers`` > 0 labels on a Ray cluster
 (``ray_address``) instead of ``processes`` on this machine: the same shards (docs/cluster.md).
 
     python -m rook_env.training.label_rounds --network rook_env/agents/checkpoints/ppo_v2.pt --rounds 2 \\
