@@ -19,8 +19,9 @@ A round's files lie in ``<out>/round_<k>/``: ``labels_self/`` and ``labels_heuri
 lists every finished round (base, labels, the earlier rounds' labels replayed, validation error, minutes of labels and
 of fit). A rerun with the same arguments (or more ``rounds``) resumes: written shards are skipped, a round listed
 there is not run again; other arguments than ``rounds``, ``processes``, ``threads``, ``workers``, ``ray_address`` and
-the selection's over an existing folder are refused (its labels were made with the arguments it records). ``workers`` > 0 labels on a Ray cluster
-(``ray_address``) instead of ``processes`` on this machine: the same shards (docs/cluster.md).
+the selection's over an existing folder are refused (its labels were made with the arguments it records).
+``workers`` > 0 labels on a Ray cluster (``ray_address``) instead of ``processes`` on this machine: the same shards
+(docs/cluster.md).
 
     python -m rook_env.training.label_rounds --network rook_env/agents/checkpoints/ppo_v2.pt --rounds 2 \\
         --out runs/label_rounds --processes 2          # about an hour a round on 2 CPU cores
@@ -151,8 +152,8 @@ def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
         # the fit's labels: this round's sets and those of the replay - 1 rounds before it (same set names)
         replayed = [os.path.join(cfg.out, f"round_{j}", f"labels_{s[0]}") for j in range(max(1, k - cfg.replay + 1), k)
                     for s in sets]
-        result = fit(FitConfig(labels=replayed + [s[1] for s in sets], out=network, init=base, margin=cfg.margin, lr=cfg.lr,
-                               epochs=cfg.epochs, label_prob=cfg.label_prob, threads=cfg.threads), log=log)
+        result = fit(FitConfig(labels=replayed + [s[1] for s in sets], out=network, init=base, margin=cfg.margin,
+                               lr=cfg.lr, epochs=cfg.epochs, label_prob=cfg.label_prob, threads=cfg.threads), log=log)
         with open(os.path.join(here, "fit.json"), "w") as fh:
             json.dump(result, fh, indent=1)
         summaries.append({"round": k, "base": base, "network": network,
