@@ -45,6 +45,12 @@ __all__ = ["RoundsConfig", "main", "random_network", "run_rounds", "train_rounds
 FREE = ("rounds", "processes", "threads", "workers", "ray_address", "select_deals", "select_seed")
 
 
+def labels_folder(out: str, k: int, opponent: str) -> str:
+    """Round ``k``'s label shards against ``opponent`` ("self" or "heuristic"): its own fit's, and later rounds'
+    with ``replay``."""
+    return os.path.join(out, f"round_{k}", f"labels_{opponent}")
+
+
 def check_base(path: str) -> dict:
     """Load round 1's base (a CheckpointError names what is wrong with it); its rule flags."""
     from rook_env.agents.learned.model import load_checkpoint
@@ -140,8 +146,8 @@ def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
             base = network
             continue
         first = cfg.seed + 2 * SEED_STRIDE * (k - 1)
-        sets = [("self", os.path.join(here, "labels_self"), cfg.self_hands, first),
-                ("heuristic", os.path.join(here, "labels_heuristic"), cfg.heuristic_hands, first + SEED_STRIDE)]
+        sets = [("self", labels_folder(cfg.out, k, "self"), cfg.self_hands, first),
+                ("heuristic", labels_folder(cfg.out, k, "heuristic"), cfg.heuristic_hands, first + SEED_STRIDE)]
         sets = [s for s in sets if s[2] > 0]
         t0 = time.perf_counter()
         for opponent, folder, hands, seed in sets:
@@ -149,9 +155,8 @@ def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
             write_labels(base, folder, hands, seed, cfg.shard_hands, cfg.label_prob, cfg.tables, opponent,
                          cfg.processes, flags, cfg.workers, cfg.ray_address, log=log)
         t1 = time.perf_counter()
-        # the fit's labels: this round's sets and those of the replay - 1 rounds before it (same set names)
-        replayed = [os.path.join(cfg.out, f"round_{j}", f"labels_{s[0]}") for j in range(max(1, k - cfg.replay + 1), k)
-                    for s in sets]
+        # the fit's labels: this round's sets and those of the replay - 1 rounds before it
+        replayed = [labels_folder(cfg.out, j, s[0]) for j in range(max(1, k - cfg.replay + 1), k) for s in sets]
         result = fit(FitConfig(labels=replayed + [s[1] for s in sets], out=network, init=base, margin=cfg.margin,
                                lr=cfg.lr, epochs=cfg.epochs, label_prob=cfg.label_prob, threads=cfg.threads), log=log)
         with open(os.path.join(here, "fit.json"), "w") as fh:
