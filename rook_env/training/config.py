@@ -66,6 +66,25 @@ class ExitConfig:
     kl_coef: float = 0.0  # weight of the KL to init_checkpoint's policy on the searched decisions min_gap leaves out
 
 
+def phase_probs(label_prob: float, phase_label_prob: dict[str, float] | None = None, prefix: str = "") -> list[float]:
+    """The chance that a decision with a choice is labelled, per phase id (``rook_env.rules.PHASE_NAMES``):
+    ``label_prob``, or ``phase_label_prob[name]`` for the phases it names; a ValueError names a bad one (after
+    ``prefix``, "rounds." in a train.py config)."""
+    from rook_env.rules import PHASE_NAMES
+
+    if not 0.0 < label_prob <= 1.0:
+        raise ValueError(f"{prefix}label_prob must be in (0, 1], got {label_prob!r}")
+    probs = [float(label_prob)] * len(PHASE_NAMES)
+    for name, share in (phase_label_prob or {}).items():
+        if name not in PHASE_NAMES:
+            raise ValueError(f"{prefix}phase_label_prob: unknown phase {name!r}; the phases are "
+                             f"{', '.join(PHASE_NAMES)}")
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"{prefix}phase_label_prob.{name} must be in [0, 1], got {share!r}")
+        probs[PHASE_NAMES.index(name)] = float(share)
+    return probs
+
+
 SEED_STRIDE = 1_000_000  # seeds between label sets of rook_env.training.label_rounds: a set's shards must fit in it
 ALGORITHMS = ("ppo", "label_rounds")
 RANDOM_NETWORK = "random"  # RoundsConfig.network: round 1's base is a freshly initialised network (from scratch)
@@ -86,6 +105,9 @@ class RoundsConfig:
     seed: int = 95_000_000  # round 1's first self-play shard (label_rounds' docstring)
     shard_hands: int = 256
     label_prob: float = 0.25
+    # other label shares for the phases named (rook_env.rules.PHASE_NAMES), e.g. {bid: 0.15, play: 0.45}: a bid's or
+    # a discard's branches play the whole hand out, a card's the rest of it (docs/training.md, what a label costs)
+    phase_label_prob: dict[str, float] = field(default_factory=dict)
     tables: int = 2048
     processes: int = 2
     margin: float = 10.0  # residual_fit's, trained in
@@ -123,6 +145,7 @@ class RoundsConfig:
                  f"(at most {SEED_STRIDE})")
         if not 0.0 < self.label_prob <= 1.0:
             fail("label_prob", "must be in (0, 1]")
+        phase_probs(self.label_prob, self.phase_label_prob, prefix)
         if not self.lr > 0:
             fail("lr", "must be > 0")
         if self.margin < 0:

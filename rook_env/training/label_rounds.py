@@ -153,7 +153,8 @@ def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
         for opponent, folder, hands, seed in sets:
             log(f"round {k}: labelling {hands} deals ({opponent}) from seed {seed} with {base}")
             write_labels(base, folder, hands, seed, cfg.shard_hands, cfg.label_prob, cfg.tables, opponent,
-                         cfg.processes, flags, cfg.workers, cfg.ray_address, log=log)
+                         cfg.processes, flags, cfg.workers, cfg.ray_address, log=log,
+                         phase_label_prob=cfg.phase_label_prob)
         t1 = time.perf_counter()
         # the fit's labels: this round's sets and those of the replay - 1 rounds before it
         replayed = [labels_folder(cfg.out, j, s[0]) for j in range(max(1, k - cfg.replay + 1), k) for s in sets]

@@ -38,6 +38,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from .config import phase_probs
+
 __all__ = ["NetworkLabeler", "branch_values", "label_deals", "main", "write_labels"]
 
 
@@ -127,9 +129,12 @@ def branch_values(model: Any, flags: dict[str, Any], options: Sequence[dict], pr
 
 
 def label_deals(model: Any, deals: int, seed: int, label_prob: float = 0.25, tables: int = 2048,
-                verify: bool = False, opponent: Any = None, **flags: Any) -> dict[str, np.ndarray]:
+                verify: bool = False, opponent: Any = None, phase_label_prob: dict[str, float] | None = None,
+                **flags: Any) -> dict[str, np.ndarray]:
     """Play ``deals`` deals (the engine's deals of ``seed``) greedily by ``model`` at every seat and label a
-    ``label_prob`` share of the decisions with a choice (module docstring); the records as arrays.
+    ``label_prob`` share of the decisions with a choice (module docstring; ``phase_label_prob``: other shares for
+    the phases it names: a branch of a bid or a discard plays the whole hand out, a card's the rest of it); the
+    records as arrays.
     ``opponent`` (an agent with ``act_batch``, e.g. the heuristic): the network plays one team of each deal
     (seats 0 and 2 at even tables, 1 and 3 at odd ones), the opponent the other, in the trunk and the branches;
     only the network's decisions are labelled.
@@ -137,8 +142,7 @@ def label_deals(model: Any, deals: int, seed: int, label_prob: float = 0.25, tab
     result (the replays' self-check; it costs a branch more per decision)."""
     from rook_env.vector import RookVectorEnv
 
-    if not 0.0 < label_prob <= 1.0:
-        raise ValueError(f"label_prob must be in (0, 1], got {label_prob!r}")
+    probs = np.array(phase_probs(label_prob, phase_label_prob))
     if flags.get("episode", "hand") != "hand":
         raise ValueError(f"labels are per hand: episode must be 'hand', got {flags['episode']!r}")
     if flags.get("all_pass", "dealer_forced") != "dealer_forced":
@@ -167,7 +171,7 @@ def label_deals(model: Any, deals: int, seed: int, label_prob: float = 0.25, tab
         _act(model, env, live, mask, acts)
         fin = np.flatnonzero(done)
         acts[fin] = mask[fin].argmax(1)
-        pick = live[(mask[live].sum(1) > 1) & (rng.random(len(live)) < label_prob)]
+        pick = live[(mask[live].sum(1) > 1) & (rng.random(len(live)) < probs[env.phase[live]])]
         if len(pick):
             for key, value in (("obs", env.observation[pick]), ("mask", mask[pick].astype(bool)),
                                ("hint", acts[pick]), ("phase", env.phase[pick]),
@@ -207,16 +211,17 @@ def label_deals(model: Any, deals: int, seed: int, label_prob: float = 0.25, tab
     q[rows, cat["hint"]] = trunk
     return {"obs": obs.astype(np.float32), "mask": mask, "hint": cat["hint"].astype(np.int16), "q": q,
             "outcome": q[rows, cat["hint"]].copy(), "phase": cat["phase"].astype(np.int8),
+            "prob": probs[cat["phase"]].astype(np.float32),  # its chance of a label: the fit's per-hand weights
             "seat": cat["seat"].astype(np.int8), "hand": seed * 2**16 + cat["table"]}
 
 
 def _label_shard(job: tuple[str, str, int, int, float, int, str, dict]) -> tuple[str, int, float]:
     from .ray_labels import write_shard
 
-    path, network, first, n, label_prob, tables, opponent, flags = job
+    path, network, first, n, label_prob, tables, opponent, phase_label_prob, flags = job
     torch.set_num_threads(1)  # one core per process: the processes are the parallelism
     t0 = time.perf_counter()
-    rec = NetworkLabeler(network, label_prob, tables, opponent)(n, first, **flags)
+    rec = NetworkLabeler(network, label_prob, tables, opponent, phase_label_prob)(n, first, **flags)
     write_shard(path, rec)
     return path, len(rec["obs"]), time.perf_counter() - t0
 
@@ -226,10 +231,12 @@ class NetworkLabeler:
     ``(hands, seed, base, samples, **flags)``): it carries the network's checkpoint *bytes*, so that workers on other
     machines need no copy of the file; ``base`` and ``samples`` (search's) are not used."""
 
-    def __init__(self, network: str, label_prob: float, tables: int, opponent: str) -> None:
+    def __init__(self, network: str, label_prob: float, tables: int, opponent: str,
+                 phase_label_prob: dict[str, float] | None = None) -> None:
         with open(network, "rb") as fh:
             self.checkpoint = fh.read()
         self.network, self.label_prob, self.tables, self.opponent = network, label_prob, tables, opponent
+        self.phase_label_prob = dict(phase_label_prob or {})
         self._model = None
 
     def __getstate__(self) -> dict:
@@ -245,30 +252,34 @@ class NetworkLabeler:
             ckpt = torch.load(io.BytesIO(self.checkpoint), map_location="cpu", weights_only=True)
             self._model = model_from_checkpoint(ckpt, self.network).eval()
         other = None if self.opponent == "self" else make_agent(self.opponent, **flags)
-        return label_deals(self._model, hands, seed, self.label_prob, self.tables, opponent=other, **flags)
+        return label_deals(self._model, hands, seed, self.label_prob, self.tables, opponent=other,
+                           phase_label_prob=self.phase_label_prob, **flags)
 
 
 def write_labels(network: str, out: str, hands: int, seed: int, shard_hands: int = 256, label_prob: float = 0.25,
                  tables: int = 2048, opponent: str = "self", processes: int = 1,
                  flags: dict[str, Any] | None = None, workers: int = 0, ray_address: str = "",
-                 log=None) -> int:
+                 log=None, phase_label_prob: dict[str, float] | None = None) -> int:
     """Label ``hands`` deals with ``network`` playing on, in shards of ``shard_hands`` deals written to
     ``out/shard_<seed + k>_<k>.npz`` (``opponent``: "self" or "heuristic") by ``processes`` processes on this
     machine, or, with ``workers`` > 0, by that many label-worker actors on the Ray cluster at ``ray_address``
     ("auto", HOST:PORT; "": a private local Ray), the same shards (docs/cluster.md). Shards already written are
-    skipped (a rerun resumes). Returns the labelled decisions written by this call."""
+    skipped (a rerun resumes). ``phase_label_prob``: other label shares for the phases it names
+    (``rook_env.training.config.phase_probs``). Returns the labelled decisions written by this call."""
     from .ray_labels import label_on_ray, run_label_jobs
 
     os.makedirs(out, exist_ok=True)
     flags = dict(flags or {})
     plan = [(os.path.join(out, f"shard_{seed + k}_{k:05d}.npz"), seed + k, min(shard_hands, hands - lo))
             for k, lo in enumerate(range(0, hands, shard_hands))]  # one deal seed per shard: the engine's deals
+    phase_probs(label_prob, phase_label_prob)  # a bad share fails here, before any process or actor starts
     if workers > 0:
-        ledger = label_on_ray(NetworkLabeler(network, label_prob, tables, opponent), out, hands, seed, network, 0,
-                              shard_hands, workers, ray_address, flags, log=log, plan=plan)
+        labeler = NetworkLabeler(network, label_prob, tables, opponent, phase_label_prob)
+        ledger = label_on_ray(labeler, out, hands, seed, network, 0, shard_hands, workers, ray_address, flags,
+                              log=log, plan=plan)
         return ledger["decisions"]
-    jobs = [(path, network, first, n, label_prob, tables, opponent, flags) for path, first, n in plan
-            if not os.path.exists(path)]
+    jobs = [(path, network, first, n, label_prob, tables, opponent, phase_label_prob, flags)
+            for path, first, n in plan if not os.path.exists(path)]
     return run_label_jobs(_label_shard, jobs, processes) if jobs else 0
 
 
@@ -282,6 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=95_000_000, help="the first shard's seed (one seed per shard)")
     p.add_argument("--shard-hands", type=int, default=256, help="deals per shard (the trunk's tables)")
     p.add_argument("--label-prob", type=float, default=0.25, help="share of the decisions with a choice labelled")
+    p.add_argument("--phase-label-prob", nargs="*", default=[], metavar="PHASE=SHARE",
+                   help="another share for a phase's decisions, e.g. bid=0.15 play=0.6 (phases: rook_env.rules)")
     p.add_argument("--tables", type=int, default=2048, help="branch tables run together")
     p.add_argument("--opponent", choices=("self", "heuristic"), default="self",
                    help="self: the network at every seat; heuristic: the network plays one team, the heuristic the other")
@@ -296,11 +309,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in ("hands", "shard_hands", "tables", "processes"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
+    shares = {}
+    for item in a.phase_label_prob:
+        name, _, share = item.partition("=")
+        try:
+            shares[name] = float(share)
+        except ValueError:
+            p.error(f"--phase-label-prob: give PHASE=SHARE (e.g. play=0.6), got {item!r}")
+    try:
+        phase_probs(a.label_prob, shares)
+    except ValueError as exc:
+        p.error(str(exc))
     ckpt = load_checkpoint(a.network)  # a bad checkpoint fails here, before any process starts
     if ckpt.get("game", "partnership") != "partnership":
         p.error(f"--network {a.network!r} is a {ckpt['game']!r} checkpoint; these labels are the partnership game's")
     write_labels(a.network, a.out, a.hands, a.seed, a.shard_hands, a.label_prob, a.tables, a.opponent, a.processes,
-                 dict(ckpt.get("env_flags") or {}), a.workers, a.ray_address)
+                 dict(ckpt.get("env_flags") or {}), a.workers, a.ray_address, phase_label_prob=shares)
     return 0
 
 

@@ -76,7 +76,7 @@ class FitConfig:
     phases: list[str] = field(default_factory=list)
     defer: float = 100.0
     val_share: float = 0.1
-    label_prob: float = 0.25  # the labels' share of decisions (for the per-hand gain only)
+    label_prob: float = 0.25  # the labels' share of decisions (the per-hand gain only; a shard's ``prob`` first)
     reward_scale: float = 0.01
     seed: int = 0
     threads: int = 2
@@ -129,10 +129,12 @@ def relative(out: torch.Tensor, hint: torch.Tensor) -> torch.Tensor:
 
 
 def margin_report(pred: np.ndarray, adv: np.ndarray, hint: np.ndarray, margins: Sequence[float],
-                  per_hand: float) -> list[dict]:
+                  per_hand: float, weight: np.ndarray | None = None) -> list[dict]:
     """For each margin (points): the share of decisions where ``argmax(pred + margin * [a == hint])`` over the
     tried actions leaves the heuristic, the mean true gain of that choice per decision (from ``adv``, the labels'
-    advantages in points) and the same per hand and seat (times ``per_hand``, decisions per hand and seat)."""
+    advantages in points) and the same per hand and seat (times ``per_hand``, decisions per hand and seat).
+    ``weight``: each label's weight in the per-hand gain (1 / its chance of a label, where phases had different
+    shares); None: equal."""
     rows = np.arange(len(hint))
     tried = np.isfinite(adv)
     out = []
@@ -142,18 +144,19 @@ def margin_report(pred: np.ndarray, adv: np.ndarray, hint: np.ndarray, margins: 
         pick = score.argmax(1)
         gain = adv[rows, pick]
         out.append({"margin": float(m), "leaves": float((pick != hint).mean()), "gain": float(gain.mean()),
-                    "gain_per_hand": float(gain.mean() * per_hand)})
+                    "gain_per_hand": float(np.average(gain, weights=weight) * per_hand)})
     return out
 
 
 def phase_report(pred: np.ndarray, adv: np.ndarray, hint: np.ndarray, phase: np.ndarray, margin: float,
-                 per_hand: float, names: Sequence[str]) -> dict[str, dict]:
+                 per_hand: float, names: Sequence[str], weight: np.ndarray | None = None) -> dict[str, dict]:
     """:func:`margin_report` at one margin, per phase (``gain_per_hand``: that phase's share of the whole);
-    ``pred``: the predicted advantages (points), ``names``: the game's phase names."""
+    ``pred``: the predicted advantages (points), ``names``: the game's phase names, ``weight``: margin_report's."""
     out = {}
+    weight = np.ones(len(phase)) if weight is None else weight
     for p in np.unique(phase):
         sel = phase == p
-        r = margin_report(pred[sel], adv[sel], hint[sel], [margin], per_hand * sel.mean())[0]
+        r = margin_report(pred[sel], adv[sel], hint[sel], [margin], per_hand * weight[sel].sum() / weight.sum())[0]
         out[names[p]] = {"decisions": int(sel.sum()), **{k: r[k] for k in ("leaves", "gain", "gain_per_hand")}}
     return out
 
@@ -205,7 +208,9 @@ def fit(cfg: FitConfig, log=print) -> dict:
     tr, va = np.flatnonzero(~val), np.flatnonzero(val)
     n_hands = len(np.unique(data["hand"]))
     seats = 4 if init is not None else cfg.players
-    per_hand = len(hints) / n_hands / seats / cfg.label_prob
+    # each label stands for 1 / (its chance of a label) decisions with a choice
+    weight = 1.0 / data["prob"].astype(np.float64) if "prob" in data else np.full(len(hints), 1.0 / cfg.label_prob)
+    per_hand = weight.sum() / n_hands / seats
     log(f"{len(hints)} labelled decisions from {n_hands} hands; "
         f"{len(tr)} train, {len(va)} validation; {per_hand:.1f} decisions with a choice per hand and seat")
 
@@ -248,7 +253,7 @@ def fit(cfg: FitConfig, log=print) -> dict:
             loss.backward()
             opt.step()
         mse, pred = evaluate()
-        report = margin_report(pred, true_adv[va], hints[va], cfg.margins, per_hand)
+        report = margin_report(pred, true_adv[va], hints[va], cfg.margins, per_hand, weight[va])
         history.append({"epoch": epoch, "val_mse": mse, "zero_mse": zero_mse, "margins": report})
         log(f"epoch {epoch}: validation MSE {mse:.4f} (no advantage anywhere: {zero_mse:.4f}), "
             f"{time.perf_counter() - t0:.0f}s; " + "; ".join(
@@ -261,7 +266,7 @@ def fit(cfg: FitConfig, log=print) -> dict:
     _, pred = evaluate()
     margin = cfg.margin if cfg.margin >= 0 else max(best["margins"], key=lambda r: r["gain"])["margin"]
     by_phase = phase_report(pred, true_adv[va], hints[va], data["phase"][va], 0.0 if init is not None else margin,
-                            per_hand, PHASE_NAMES)
+                            per_hand, PHASE_NAMES, weight[va])
     log(f"margin {margin:g} at epoch {best['epoch']}, by phase: " + "; ".join(
         f"{name} {r['decisions']} decisions, leaves {100 * r['leaves']:.1f}%, gain/hand {r['gain_per_hand']:+.2f}"
         for name, r in by_phase.items()))
