@@ -144,6 +144,20 @@ def test_replay_fits_on_the_last_rounds_labels(tmp_path, monkeypatch):
         label_rounds.run_rounds(label_rounds.RoundsConfig(network=NETWORK, out=str(out), rounds=3, **SMALL))
 
 
+def test_phase_label_prob_reaches_the_labels(tmp_path):
+    """rounds.phase_label_prob: a round's shards are labelled at those shares (here card play only), each record
+    keeps its share, and a resume with other shares is refused (its labels were made with these)."""
+    out = str(tmp_path / "rounds")
+    cfg = label_rounds.RoundsConfig(network=NETWORK, out=out, rounds=1, phase_label_prob={"bid": 0.0, "discard": 0.0,
+                                                                                          "trump": 0.0}, **SMALL)
+    (summary,) = label_rounds.run_rounds(cfg, log=lambda *_: None)
+    got = read_shards(shard_paths(summary["labels"]["self"]["folder"]))
+    assert len(got["hint"]) > 0 and set(got["phase"].tolist()) == {3}  # rook_env.rules: play
+    np.testing.assert_array_equal(got["prob"], np.full(len(got["hint"]), 0.5, np.float32))  # SMALL's label_prob
+    with pytest.raises(ValueError, match=r"other arguments \(phase_label_prob: "):
+        label_rounds.run_rounds(label_rounds.RoundsConfig(network=NETWORK, out=out, rounds=2, **SMALL))
+
+
 @pytest.mark.parametrize("change, message", [
     (dict(rounds=0), "rounds must be >= 1"),
     (dict(replay=0), "replay must be >= 1"),
@@ -151,6 +165,8 @@ def test_replay_fits_on_the_last_rounds_labels(tmp_path, monkeypatch):
     (dict(self_hands=1, heuristic_hands=0), "at least 2"),
     (dict(label_prob=0.0), r"label_prob must be in \(0, 1\]"),
     (dict(margin=-1.0), "margin must be >= 0"),
+    (dict(phase_label_prob={"auction": 0.1}), "phase_label_prob: unknown phase 'auction'; the phases are bid, "),
+    (dict(phase_label_prob={"play": 1.5}), r"phase_label_prob.play must be in \[0, 1\], got 1.5"),
     (dict(select_deals=-1), "select_deals must be >= 0"),
     (dict(workers=-2), "workers must be >= 0"),
     (dict(shard_hands=1, self_hands=2_000_000), "would overlap the next set's seeds"),

@@ -101,6 +101,37 @@ def test_labels_are_reproducible_and_refuse_bad_input(model):
         network_labels.label_deals(model, 1, 5, all_pass="redeal")
 
 
+def test_phase_label_prob_labels_each_phase_at_its_share(model):
+    """phase_label_prob: the phases it names are labelled at their shares (1: every decision with a choice, 0: none),
+    the others at label_prob; each record keeps its share; the default draws as before (the same records)."""
+    every = network_labels.label_deals(model, 4, 7, label_prob=1.0)
+    cards = network_labels.label_deals(model, 4, 7, label_prob=0.3, phase_label_prob={"play": 1.0, "bid": 0.0,
+                                                                                      "discard": 0.0, "trump": 0.0})
+    play = every["phase"] == 3  # rook_env.rules.PHASE_NAMES: play
+    assert play.sum() > 20 and (cards["phase"] == 3).all() and np.array_equal(cards["prob"], np.ones(play.sum()))
+    for k in ("obs", "mask", "hint", "q", "seat", "hand"):  # every card decision of the deals, valued the same
+        np.testing.assert_array_equal(cards[k], every[k][play])
+    plain = network_labels.label_deals(model, 4, 7, label_prob=0.3)
+    named = network_labels.label_deals(model, 4, 7, label_prob=0.3, phase_label_prob={"bid": 0.3})
+    for k in plain:
+        np.testing.assert_array_equal(plain[k], named[k])
+    assert np.allclose(plain["prob"], 0.3)
+    with pytest.raises(ValueError, match="phase_label_prob: unknown phase 'card'; the phases are bid, discard"):
+        network_labels.label_deals(model, 1, 5, phase_label_prob={"card": 0.5})
+    with pytest.raises(ValueError, match=r"phase_label_prob.bid must be in \[0, 1\], got -0.1"):
+        network_labels.label_deals(model, 1, 5, phase_label_prob={"bid": -0.1})
+
+
+def test_per_hand_gain_weighs_each_label_by_its_share():
+    """A label drawn at share p stands for 1/p decisions: margin_report's per-hand gain is the weighted mean."""
+    adv = np.array([[0.0, 4.0], [0.0, 8.0]])
+    hint, pred = np.zeros(2, np.int64), np.array([[0.0, 1.0], [0.0, 1.0]])  # both leave the hint: gains 4 and 8
+    (even,) = residual_fit.margin_report(pred, adv, hint, [0.0], per_hand=10.0)
+    (weighted,) = residual_fit.margin_report(pred, adv, hint, [0.0], per_hand=10.0, weight=np.array([3.0, 1.0]))
+    assert even["gain_per_hand"] == pytest.approx(60.0) and weighted["gain_per_hand"] == pytest.approx(50.0)
+    assert even["gain"] == weighted["gain"] == pytest.approx(6.0)  # per labelled decision: unweighted
+
+
 def test_fit_over_a_network_writes_a_plain_network_that_plays(tmp_path, model):
     write_shard(str(tmp_path / "shard_9_00000.npz"), network_labels.label_deals(model, 8, 9, label_prob=0.5))
     out = str(tmp_path / "fit.pt")
