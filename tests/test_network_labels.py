@@ -44,10 +44,11 @@ def _finish(env, agents, seat: int) -> float:
     return float(scores[seat % 2] - scores[1 - seat % 2])
 
 
-@pytest.mark.parametrize("opponent", [None, "heuristic"])
+@pytest.mark.parametrize("opponent", [None, "heuristic", "ppo:rook_env/agents/checkpoints/ppo_v2.pt"])
 def test_labels_are_what_the_environment_gives_for_each_action(model, opponent):
+    """Against itself, the heuristic, or a past network (what a best response or a league member would be)."""
     deals, seed = 3, 31
-    other = None if opponent is None else make_agent(opponent)
+    other = network_labels.opponent_agent(opponent or "self", {})
     rec = network_labels.label_deals(model, deals, seed, label_prob=0.3, verify=True, opponent=other)
     n = len(rec["hint"])
     assert n > 5 and rec["obs"].shape == (n, 583) and rec["q"].shape == (n, 58)
@@ -130,6 +131,26 @@ def test_per_hand_gain_weighs_each_label_by_its_share():
     (weighted,) = residual_fit.margin_report(pred, adv, hint, [0.0], per_hand=10.0, weight=np.array([3.0, 1.0]))
     assert even["gain_per_hand"] == pytest.approx(60.0) and weighted["gain_per_hand"] == pytest.approx(50.0)
     assert even["gain"] == weighted["gain"] == pytest.approx(6.0)  # per labelled decision: unweighted
+
+
+def test_label_opponents_are_checked_before_any_work(tmp_path, capsys, monkeypatch):
+    assert network_labels.opponent_agent("self", {}) is None
+    with pytest.raises(ValueError, match="opponent 'ppo:nowhere.pt': "):
+        network_labels.write_labels(NETWORK, str(tmp_path / "x"), 4, 5, opponent="ppo:nowhere.pt")
+    assert not list((tmp_path / "x").glob("*.npz"))
+    import rook_env.agents
+
+    class RowByRow:
+        def act(self, observation, info=None):
+            return 0
+
+    monkeypatch.setattr(rook_env.agents, "make_agent", lambda spec, **flags: RowByRow())
+    with pytest.raises(ValueError, match=r"opponent 'rows' \(RowByRow\) does not decide in batches"):
+        network_labels.opponent_agent("rows", {})
+    monkeypatch.undo()
+    with pytest.raises(SystemExit):
+        network_labels.main(["--network", NETWORK, "--out", str(tmp_path / "y"), "--opponent", "champion"])
+    assert "opponent 'champion': " in capsys.readouterr().err
 
 
 def test_fit_over_a_network_writes_a_plain_network_that_plays(tmp_path, model):

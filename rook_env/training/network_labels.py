@@ -40,7 +40,7 @@ import torch
 
 from .config import phase_probs
 
-__all__ = ["NetworkLabeler", "branch_values", "label_deals", "main", "write_labels"]
+__all__ = ["NetworkLabeler", "branch_values", "label_deals", "main", "opponent_agent", "write_labels"]
 
 
 def _greedy(model: Any, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -215,6 +215,24 @@ def label_deals(model: Any, deals: int, seed: int, label_prob: float = 0.25, tab
             "seat": cat["seat"].astype(np.int8), "hand": seed * 2**16 + cat["table"]}
 
 
+def opponent_agent(spec: str, flags: dict[str, Any]) -> Any:
+    """The other team's agent of a label set: None for "self" (the network at every seat), else
+    ``make_agent(spec)``: the heuristic, or a past network or a best response (``ppo:<checkpoint>``), which must decide
+    in batches (``act_batch``); a ValueError names a spec that is neither."""
+    if spec == "self":
+        return None
+    from rook_env.agents import make_agent
+
+    try:
+        agent = make_agent(spec, **flags)
+    except Exception as exc:  # noqa: BLE001 - an unknown name, a missing or corrupt checkpoint: all name the spec
+        raise ValueError(f"opponent {spec!r}: {exc}") from None
+    if not hasattr(agent, "act_batch"):
+        raise ValueError(f"opponent {spec!r} ({type(agent).__name__}) does not decide in batches (act_batch): the "
+                         "labels' tables need an agent that does (heuristic, random, ppo:<checkpoint>)")
+    return agent
+
+
 def _label_shard(job: tuple[str, str, int, int, float, int, str, dict]) -> tuple[str, int, float]:
     from .ray_labels import write_shard
 
@@ -245,13 +263,12 @@ class NetworkLabeler:
     def __call__(self, hands: int, seed: int, base: Any = None, samples: Any = None, **flags: Any) -> dict:
         import io
 
-        from rook_env.agents import make_agent
         from rook_env.agents.learned.model import model_from_checkpoint
 
         if self._model is None:
             ckpt = torch.load(io.BytesIO(self.checkpoint), map_location="cpu", weights_only=True)
             self._model = model_from_checkpoint(ckpt, self.network).eval()
-        other = None if self.opponent == "self" else make_agent(self.opponent, **flags)
+        other = opponent_agent(self.opponent, flags)
         return label_deals(self._model, hands, seed, self.label_prob, self.tables, opponent=other,
                            phase_label_prob=self.phase_label_prob, **flags)
 
@@ -261,7 +278,8 @@ def write_labels(network: str, out: str, hands: int, seed: int, shard_hands: int
                  flags: dict[str, Any] | None = None, workers: int = 0, ray_address: str = "",
                  log=None, phase_label_prob: dict[str, float] | None = None) -> int:
     """Label ``hands`` deals with ``network`` playing on, in shards of ``shard_hands`` deals written to
-    ``out/shard_<seed + k>_<k>.npz`` (``opponent``: "self" or "heuristic") by ``processes`` processes on this
+    ``out/shard_<seed + k>_<k>.npz`` (``opponent``: "self", or the agent spec of the other team, :func:`opponent_agent`)
+    by ``processes`` processes on this
     machine, or, with ``workers`` > 0, by that many label-worker actors on the Ray cluster at ``ray_address``
     ("auto", HOST:PORT; "": a private local Ray), the same shards (docs/cluster.md). Shards already written are
     skipped (a rerun resumes). ``phase_label_prob``: other label shares for the phases it names
@@ -272,7 +290,8 @@ def write_labels(network: str, out: str, hands: int, seed: int, shard_hands: int
     flags = dict(flags or {})
     plan = [(os.path.join(out, f"shard_{seed + k}_{k:05d}.npz"), seed + k, min(shard_hands, hands - lo))
             for k, lo in enumerate(range(0, hands, shard_hands))]  # one deal seed per shard: the engine's deals
-    phase_probs(label_prob, phase_label_prob)  # a bad share fails here, before any process or actor starts
+    phase_probs(label_prob, phase_label_prob)  # a bad share or opponent fails here, before any process or actor starts
+    opponent_agent(opponent, flags)
     if workers > 0:
         labeler = NetworkLabeler(network, label_prob, tables, opponent, phase_label_prob)
         ledger = label_on_ray(labeler, out, hands, seed, network, 0, shard_hands, workers, ray_address, flags,
@@ -296,8 +315,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--phase-label-prob", nargs="*", default=[], metavar="PHASE=SHARE",
                    help="another share for a phase's decisions, e.g. bid=0.15 play=0.6 (phases: rook_env.rules)")
     p.add_argument("--tables", type=int, default=2048, help="branch tables run together")
-    p.add_argument("--opponent", choices=("self", "heuristic"), default="self",
-                   help="self: the network at every seat; heuristic: the network plays one team, the heuristic the other")
+    p.add_argument("--opponent", default="self",
+                   help="self: the network at every seat; else an agent spec (heuristic, ppo:<checkpoint> of a past "
+                   "network or a best response) that plays the other team")
     p.add_argument("--processes", type=int, default=1, help="label processes on this machine")
     p.add_argument("--workers", type=int, default=0,
                    help="label-worker actors on a Ray cluster instead of the processes (docs/cluster.md); 0: none")
@@ -316,13 +336,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             shares[name] = float(share)
         except ValueError:
             p.error(f"--phase-label-prob: give PHASE=SHARE (e.g. play=0.6), got {item!r}")
-    try:
-        phase_probs(a.label_prob, shares)
-    except ValueError as exc:
-        p.error(str(exc))
     ckpt = load_checkpoint(a.network)  # a bad checkpoint fails here, before any process starts
     if ckpt.get("game", "partnership") != "partnership":
         p.error(f"--network {a.network!r} is a {ckpt['game']!r} checkpoint; these labels are the partnership game's")
+    try:
+        phase_probs(a.label_prob, shares)
+        opponent_agent(a.opponent, dict(ckpt.get("env_flags") or {}))
+    except ValueError as exc:
+        p.error(str(exc))
     write_labels(a.network, a.out, a.hands, a.seed, a.shard_hands, a.label_prob, a.tables, a.opponent, a.processes,
                  dict(ckpt.get("env_flags") or {}), a.workers, a.ray_address, phase_label_prob=shares)
     return 0
