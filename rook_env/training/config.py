@@ -85,6 +85,18 @@ def phase_probs(label_prob: float, phase_label_prob: dict[str, float] | None = N
     return probs
 
 
+def parse_shares(items: Sequence[str]) -> dict[str, float]:
+    """``["bid=0.15", "play=0.45"]`` (a command line's PHASE=SHARE words) as ``{"bid": 0.15, "play": 0.45}``."""
+    shares = {}
+    for item in items:
+        name, _, share = item.partition("=")
+        try:
+            shares[name] = float(share)
+        except ValueError:
+            raise ValueError(f"phase_label_prob: give PHASE=SHARE (e.g. play=0.45), got {item!r}") from None
+    return shares
+
+
 SEED_STRIDE = 1_000_000  # seeds between label sets of rook_env.training.label_rounds: a set's shards must fit in it
 ALGORITHMS = ("ppo", "label_rounds")
 RANDOM_NETWORK = "random"  # RoundsConfig.network: round 1's base is a freshly initialised network (from scratch)
@@ -122,6 +134,9 @@ class RoundsConfig:
     # seed) against the heuristic and agent.pt is the best of them; 0: agent.pt is the last round's network
     select_deals: int = 0
     select_seed: int = 1000
+    # With selection: the mean of the weights of the last ``average`` rounds' networks (one lineage, each round a
+    # fine-tune of the one before) is a candidate too, scored on the same deals (<out>/average.pt); 0: none
+    average: int = 0
     # label-worker actors on a Ray cluster instead of the processes (docs/cluster.md: the same shards); 0: processes
     workers: int = 0
     ray_address: str = ""  # with workers: the cluster ("auto", HOST:PORT; "": a private local Ray instance)
@@ -137,6 +152,10 @@ class RoundsConfig:
         for name in ("self_hands", "heuristic_hands", "seed", "workers", "select_deals", "select_seed"):
             if getattr(self, name) < 0:
                 fail(name, "must be >= 0")
+        if self.average == 1 or self.average < 0:
+            fail("average", "must be 0 (none) or at least 2 rounds")
+        if self.average and not self.select_deals:
+            fail("average", "is a candidate of the selection: give select_deals > 0 too")
         if self.self_hands + self.heuristic_hands < 2:
             fail("self_hands", "+ heuristic_hands must be at least 2 (the fit validates on held-out deals)")
         shards = -(-max(self.self_hands, self.heuristic_hands) // self.shard_hands)

@@ -37,12 +37,12 @@ import shutil
 import time
 from collections.abc import Sequence
 
-from .config import RANDOM_NETWORK, SEED_STRIDE, Config, RoundsConfig
+from .config import RANDOM_NETWORK, SEED_STRIDE, Config, RoundsConfig, parse_shares
 
 __all__ = ["RoundsConfig", "main", "random_network", "run_rounds", "train_rounds"]
 
 # arguments a resume may change: they change no label and no fit
-FREE = ("rounds", "processes", "threads", "workers", "ray_address", "select_deals", "select_seed")
+FREE = ("rounds", "processes", "threads", "workers", "ray_address", "select_deals", "select_seed", "average")
 
 
 def labels_folder(out: str, k: int, opponent: str) -> str:
@@ -110,6 +110,39 @@ def select_round(cfg: RoundsConfig, rounds: list[dict], log=print) -> dict:
     return max(reversed(rounds), key=lambda r: r["selection"]["mean"])
 
 
+def average_network(out: str, rounds: list[dict]) -> str:
+    """The mean of the weights of ``rounds``' networks, written to ``<out>/average.pt`` (the last one's checkpoint
+    otherwise, with ``averaged`` naming the networks). Averaging the end of one lineage of fine-tunes smooths the
+    round-to-round noise of the fits (stochastic weight averaging, Izmailov et al. 2018)."""
+    import torch
+
+    from rook_env.agents.learned.model import load_checkpoint
+
+    ckpts = [load_checkpoint(r["network"]) for r in rounds]
+    last = ckpts[-1]
+    model = {k: (sum(c["model"][k] for c in ckpts) / len(ckpts) if v.is_floating_point() else v)
+             for k, v in last["model"].items()}
+    path = os.path.join(out, "average.pt")
+    torch.save({**last, "model": model, "averaged": [r["network"] for r in rounds]}, path)
+    return path
+
+
+def choose(cfg: RoundsConfig, rounds: list[dict], log=print) -> dict:
+    """What ``agent.pt`` is: :func:`select_round`'s round, or with ``average`` the average of the last rounds'
+    networks where it scores at least as well on the selection deals (its summary has ``round: "average"``)."""
+    chosen = select_round(cfg, rounds, log)
+    if not cfg.average or len(rounds) < cfg.average:
+        return chosen
+    tail = rounds[-cfg.average:]
+    network = average_network(cfg.out, tail)
+    avg = {"round": "average", "rounds": [r["round"] for r in tail], "network": network,
+           "selection": selection_score(cfg, network)}
+    lo, hi = avg["selection"]["ci95"]
+    log(f"average of rounds {tail[0]['round']} to {tail[-1]['round']}: {avg['selection']['mean']:+.2f} "
+        f"[{lo:+.2f}, {hi:+.2f}] a deal against the heuristic on the selection deals")
+    return avg if avg["selection"]["mean"] >= chosen["selection"]["mean"] else chosen
+
+
 def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
     """Run (or resume) the rounds; the summary of each, as written to ``<out>/rounds.json``."""
     from .network_labels import write_labels
@@ -175,10 +208,12 @@ def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
             json.dump({"config": dataclasses.asdict(cfg), "rounds": summaries}, fh, indent=1)
         base = network
     if cfg.select_deals:  # rounds finished before selection was asked for, or on other selection deals
-        chosen = select_round(cfg, summaries, log)
+        chosen = choose(cfg, summaries, log)
+        record = {"config": dataclasses.asdict(cfg), "rounds": summaries, "selected": chosen["round"]}
+        if chosen["round"] == "average":
+            record["average"] = chosen
         with open(summary_path, "w") as fh:
-            json.dump({"config": dataclasses.asdict(cfg), "rounds": summaries, "selected": chosen["round"]}, fh,
-                      indent=1)
+            json.dump(record, fh, indent=1)
     return summaries
 
 
@@ -193,10 +228,19 @@ def train_rounds(cfg: Config, overwrite: bool = False, log=print) -> dict:
     t0 = time.perf_counter()
     rounds = run_rounds(dataclasses.replace(cfg.rounds, out=out), log=log)
     agent = os.path.join(out, "agent.pt")
-    chosen = select_round(cfg.rounds, rounds, log)  # scored already by run_rounds
+    if cfg.rounds.select_deals:  # run_rounds' choice, as rounds.json records it
+        with open(os.path.join(out, "rounds.json")) as fh:
+            recorded = json.load(fh)
+        chosen = recorded.get("average") or next(r for r in rounds if r["round"] == recorded["selected"])
+    else:
+        chosen = rounds[-1]
     shutil.copyfile(chosen["network"], agent)
     minutes = sum(r["label_minutes"] + r["fit_minutes"] + r.get("selection", {}).get("minutes", 0.0) for r in rounds)
-    log(f"wrote {agent}: round {chosen['round']} of {len(rounds)}, {minutes:.1f} minutes of labels, fits and selection "
+    if chosen["round"] == "average":
+        minutes += chosen["selection"]["minutes"]
+    what = (f"the average of rounds {chosen['rounds'][0]} to {chosen['rounds'][-1]}" if chosen["round"] == "average"
+            else f"round {chosen['round']}")
+    log(f"wrote {agent}: {what} of {len(rounds)}, {minutes:.1f} minutes of labels, fits and selection "
         f"({(time.perf_counter() - t0) / 60:.1f} in this call)")
     return {"agent": agent, "rounds": rounds, "selected": chosen["round"]}
 
@@ -206,10 +250,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     defaults = RoundsConfig(network="", out="")
     for f in dataclasses.fields(RoundsConfig):
         value = getattr(defaults, f.name)
+        if isinstance(value, dict):  # phase_label_prob: PHASE=SHARE words
+            p.add_argument("--" + f.name.replace("_", "-"), nargs="*", default=[], metavar="PHASE=SHARE")
+            continue
         p.add_argument("--" + f.name.replace("_", "-"), type=type(value), default=value,
                        required=f.name in ("network", "out"))
     try:
-        run_rounds(RoundsConfig(**vars(p.parse_args(argv))))
+        args = vars(p.parse_args(argv))
+        args["phase_label_prob"] = parse_shares(args["phase_label_prob"])
+        run_rounds(RoundsConfig(**args))
     except ValueError as exc:  # a CheckpointError too
         print(f"error: {exc}")
         return 2

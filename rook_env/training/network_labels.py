@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .config import phase_probs
+from .config import parse_shares, phase_probs
 
 __all__ = ["NetworkLabeler", "branch_values", "label_deals", "main", "opponent_agent", "write_labels"]
 
@@ -329,17 +329,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in ("hands", "shard_hands", "tables", "processes"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
-    shares = {}
-    for item in a.phase_label_prob:
-        name, _, share = item.partition("=")
-        try:
-            shares[name] = float(share)
-        except ValueError:
-            p.error(f"--phase-label-prob: give PHASE=SHARE (e.g. play=0.6), got {item!r}")
     ckpt = load_checkpoint(a.network)  # a bad checkpoint fails here, before any process starts
     if ckpt.get("game", "partnership") != "partnership":
         p.error(f"--network {a.network!r} is a {ckpt['game']!r} checkpoint; these labels are the partnership game's")
     try:
+        shares = parse_shares(a.phase_label_prob)
         phase_probs(a.label_prob, shares)
         opponent_agent(a.opponent, dict(ckpt.get("env_flags") or {}))
     except ValueError as exc:
