@@ -118,6 +118,47 @@ def test_selection_ships_the_best_round_on_the_selection_deals(tmp_path):
     assert sum("selection deals (seed 8)" in line for line in lines) == 2
 
 
+def test_average_of_the_last_rounds_is_a_selection_candidate(tmp_path):
+    """average: the mean of the weights of the last rounds' networks is scored on the selection deals like a round
+    and ships where it scores at least as well as the best round; asked for on a resume, nothing is labelled again."""
+    import dataclasses
+
+    from rook_env.training.config import Config
+
+    rounds = label_rounds.RoundsConfig(network=NETWORK, rounds=3, select_deals=6, select_seed=7, **SMALL)
+    cfg = Config(name="avg", run_dir=str(tmp_path), algorithm="label_rounds", rounds=rounds)
+    label_rounds.train_rounds(cfg, log=lambda *_: None)
+    run = tmp_path / "avg"
+    stamps = {p: os.path.getmtime(p) for p in run.rglob("*.npz")}
+    lines = []
+    result = label_rounds.train_rounds(dataclasses.replace(cfg, rounds=dataclasses.replace(rounds, average=2)),
+                                       log=lines.append)
+    assert {p: os.path.getmtime(p) for p in run.rglob("*.npz")} == stamps  # a free field: nothing labelled again
+
+    nets = [load_checkpoint(str(run / f"round_{k}" / "network.pt"))["model"] for k in (2, 3)]
+    average = load_checkpoint(str(run / "average.pt"))
+    assert average["averaged"] == [str(run / f"round_{k}" / "network.pt") for k in (2, 3)]
+    for key, value in average["model"].items():
+        if value.is_floating_point():
+            torch.testing.assert_close(value, (nets[0][key] + nets[1][key]) / 2)
+        else:
+            assert torch.equal(value, nets[1][key])
+    assert any(line.startswith("average of rounds 2 to 3: ") for line in lines)
+
+    summary = json.loads((run / "rounds.json").read_text())
+    best = max(reversed(summary["rounds"]), key=lambda r: r["selection"]["mean"])
+    again = label_rounds.selection_score(dataclasses.replace(rounds, out=""), str(run / "average.pt"))
+    if again["mean"] >= best["selection"]["mean"]:  # the rule, whichever way these small fits went
+        assert summary["selected"] == result["selected"] == "average"
+        assert summary["average"]["selection"]["mean"] == again["mean"] and summary["average"]["rounds"] == [2, 3]
+        shipped = average["model"]
+    else:
+        assert summary["selected"] == result["selected"] == best["round"] and "average" not in summary
+        shipped = load_checkpoint(best["network"])["model"]
+    agent = load_checkpoint(result["agent"])["model"]
+    assert all(torch.equal(shipped[k], agent[k]) for k in shipped)
+
+
 def test_replay_fits_on_the_last_rounds_labels(tmp_path, monkeypatch):
     """replay: round k's fit reads the labels of rounds k - replay + 1 to k (fewer at the start), and what it
     reads is what the rounds.json summary says it replayed."""
@@ -168,6 +209,8 @@ def test_phase_label_prob_reaches_the_labels(tmp_path):
     (dict(phase_label_prob={"auction": 0.1}), "phase_label_prob: unknown phase 'auction'; the phases are bid, "),
     (dict(phase_label_prob={"play": 1.5}), r"phase_label_prob.play must be in \[0, 1\], got 1.5"),
     (dict(select_deals=-1), "select_deals must be >= 0"),
+    (dict(average=1), r"average must be 0 \(none\) or at least 2 rounds"),
+    (dict(average=3), "average is a candidate of the selection: give select_deals > 0 too"),
     (dict(workers=-2), "workers must be >= 0"),
     (dict(shard_hands=1, self_hands=2_000_000), "would overlap the next set's seeds"),
     (dict(network="nowhere.pt"), r"network must be a checkpoint file that exists or 'random' \(from scratch\), "
@@ -185,6 +228,19 @@ def test_bad_arguments_are_named(tmp_path, change, message):
 def test_cli_reports_bad_arguments(tmp_path, capsys):
     assert label_rounds.main(["--network", str(tmp_path / "missing.pt"), "--out", str(tmp_path / "r")]) == 2
     assert "network must be a checkpoint file that exists" in capsys.readouterr().out
+
+
+def test_cli_reads_phase_shares(tmp_path, capsys):
+    """--phase-label-prob takes PHASE=SHARE words (the config's phase_label_prob); a word without a number is named."""
+    from rook_env.training.config import parse_shares
+
+    assert parse_shares(["bid=0.15", "play=0.45"]) == {"bid": 0.15, "play": 0.45}
+    args = ["--network", NETWORK, "--out", str(tmp_path / "r"), "--phase-label-prob"]
+    assert label_rounds.main(args + ["play"]) == 2
+    assert "phase_label_prob: give PHASE=SHARE (e.g. play=0.45), got 'play'" in capsys.readouterr().out
+    assert label_rounds.main(args + ["auction=0.2"]) == 2
+    assert "unknown phase 'auction'" in capsys.readouterr().out
+    assert not (tmp_path / "r" / "round_1").exists()
 
 
 def test_train_py_runs_the_rounds_of_the_default_config(tmp_path, capsys):
