@@ -169,13 +169,15 @@ def test_watch_two_agents_with_their_probabilities(server, page, tmp_path):
     assert "Action probabilities" in pg.inner_text("#explain")
     assert pg.locator(".hand .card").count() == 0  # the spectator's hands are on the drawn table
     shot(pg, "showdown_watch.png", tmp_path)
+    # one seat's view, mid-hand: its own cards appear below the table (before the run at speed, which may finish
+    # the hand before the pause lands)
+    pg.select_option("#view", "1")
+    pg.wait_for_function("() => document.querySelectorAll('.hand .card').length > 0")
     moves = int(data(pg, "moves"))
     pg.select_option("#speed", "0")
     pg.click("#run")  # at speed
     pg.wait_for_function(f"() => Number(document.body.dataset.moves) >= {moves + 10}")
     pg.click("#run")  # pause
-    pg.select_option("#view", "1")  # one seat's view: its own cards appear below the table
-    pg.wait_for_function("() => document.querySelectorAll('.hand .card').length > 0")
 
 
 def test_compare_leaderboard_and_replays(server, page, tmp_path):
