@@ -199,6 +199,56 @@ def test_phase_label_prob_reaches_the_labels(tmp_path):
         label_rounds.run_rounds(label_rounds.RoundsConfig(network=NETWORK, out=out, rounds=2, **SMALL))
 
 
+def test_opponents_add_label_sets_against_a_field(tmp_path, monkeypatch):
+    """rounds.opponents: each agent spec is one more label set a round, the network playing one team and the agent
+    the other, on its own block of seeds; the fit reads every set, and the rounds.json summary names them."""
+    from rook_env.agents import make_agent
+    from rook_env.training import residual_fit
+
+    read = []
+    real_fit = residual_fit.fit
+    monkeypatch.setattr(residual_fit, "fit", lambda cfg, log=print: (read.append(list(cfg.labels)),
+                                                                     real_fit(cfg, log))[1])
+    past = "ppo:rook_env/agents/checkpoints/ppo_v2.pt"
+    out = tmp_path / "r"
+    cfg = label_rounds.RoundsConfig(network=NETWORK, out=str(out), rounds=1, opponents={past: 4, "random": 4},
+                                    **SMALL)
+    (summary,) = label_rounds.run_rounds(cfg, log=lambda *_: None)
+    labels = summary["labels"]
+    assert list(labels) == ["self", "heuristic", past, "random"]
+    assert [v["first_seed"] for v in labels.values()] == [500, 1_000_500, 2_000_500, 3_000_500]
+    assert read == [[v["folder"] for v in labels.values()]]
+    assert labels[past]["folder"] == str(out / "round_1" / "labels_0_ppo_rook_env_agents_checkpoints_ppo_v2.pt")
+    # round 2 would start past every seed block of round 1: four blocks a round
+    assert [s[3] for s in label_rounds.label_sets(cfg, 2)] == [4_000_500, 5_000_500, 6_000_500, 7_000_500]
+
+    # the past network's set is the network against ppo_v2 on those deals
+    torch.set_num_threads(1)
+    model = model_from_checkpoint(load_checkpoint(NETWORK), NETWORK).eval()
+    expected = network_labels.label_deals(model, 4, 2_000_500, label_prob=0.5, tables=64,
+                                          opponent=make_agent("ppo_v2"))
+    got = read_shards(shard_paths(labels[past]["folder"]))
+    assert len(got["hint"]) > 0
+    np.testing.assert_array_equal(got["q"], expected["q"])
+    heuristic = read_shards(shard_paths(labels["heuristic"]["folder"]))
+    assert not np.array_equal(heuristic["q"][:len(got["q"])], got["q"][:len(heuristic["q"])])  # another opponent
+
+
+def test_cli_reads_opponents(tmp_path, capsys):
+    """--opponents takes SPEC=DEALS words (a spec may hold "="); a bad word or a spec that loads no agent is named
+    before any work."""
+    from rook_env.training.config import parse_opponents
+
+    assert parse_opponents(["search[samples=96]:ppo=10", "ppo:a.pt=4"]) == {"search[samples=96]:ppo": 10,
+                                                                          "ppo:a.pt": 4}
+    args = ["--network", NETWORK, "--out", str(tmp_path / "r"), "--opponents"]
+    assert label_rounds.main(args + ["ppo:a.pt"]) == 2
+    assert "opponents: give SPEC=DEALS (e.g. ppo:past.pt=10240), got 'ppo:a.pt'" in capsys.readouterr().out
+    assert label_rounds.main(args + [f"ppo:{tmp_path / 'missing.pt'}=8"]) == 2
+    assert "opponent 'ppo:" in capsys.readouterr().out
+    assert not (tmp_path / "r" / "round_1").exists()
+
+
 @pytest.mark.parametrize("change, message", [
     (dict(rounds=0), "rounds must be >= 1"),
     (dict(replay=0), "replay must be >= 1"),
@@ -212,6 +262,10 @@ def test_phase_label_prob_reaches_the_labels(tmp_path):
     (dict(average=1), r"average must be 0 \(none\) or at least 2 rounds"),
     (dict(average=3), "average is a candidate of the selection: give select_deals > 0 too"),
     (dict(workers=-2), "workers must be >= 0"),
+    (dict(opponents={"heuristic": 4}), r"opponents: 'heuristic' has its own field \(heuristic_hands\)"),
+    (dict(opponents={"random": -4}), "opponents: the deals against 'random' must be an integer >= 0, got -4"),
+    (dict(opponents={"ppo:nowhere.pt": 4}), "opponent 'ppo:nowhere.pt'"),
+    (dict(self_hands=0, heuristic_hands=0, opponents={"random": 1}), "at least 2"),
     (dict(shard_hands=1, self_hands=2_000_000), "would overlap the next set's seeds"),
     (dict(network="nowhere.pt"), r"network must be a checkpoint file that exists or 'random' \(from scratch\), "
                                  "got 'nowhere.pt'"),

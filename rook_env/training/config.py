@@ -97,6 +97,21 @@ def parse_shares(items: Sequence[str]) -> dict[str, float]:
     return shares
 
 
+def parse_opponents(items: Sequence[str]) -> dict[str, int]:
+    """``["ppo:past.pt=10240"]`` (a command line's SPEC=DEALS words; a spec may hold "=") as
+    ``{"ppo:past.pt": 10240}``."""
+    field_ = {}
+    for item in items:
+        spec, _, deals = item.rpartition("=")
+        try:
+            field_[spec] = int(deals)
+        except ValueError:
+            raise ValueError(f"opponents: give SPEC=DEALS (e.g. ppo:past.pt=10240), got {item!r}") from None
+        if not spec:
+            raise ValueError(f"opponents: give SPEC=DEALS (e.g. ppo:past.pt=10240), got {item!r}")
+    return field_
+
+
 SEED_STRIDE = 1_000_000  # seeds between label sets of rook_env.training.label_rounds: a set's shards must fit in it
 ALGORITHMS = ("ppo", "label_rounds")
 RANDOM_NETWORK = "random"  # RoundsConfig.network: round 1's base is a freshly initialised network (from scratch)
@@ -114,6 +129,10 @@ class RoundsConfig:
     rounds: int = 1
     self_hands: int = 111_616  # deals labelled in self-play per round
     heuristic_hands: int = 136_704  # deals labelled against the heuristic per round
+    # More label sets per round, the other team played by an agent of the field: {agent spec: deals}, e.g.
+    # {"ppo:rook_env/agents/checkpoints/ppo_v2.pt": 10240} (a past network, a best response). Labels against a field
+    # hold the network where a best response found gains (docs/results.md, the league round); {}: none
+    opponents: dict[str, int] = field(default_factory=dict)
     seed: int = 95_000_000  # round 1's first self-play shard (label_rounds' docstring)
     shard_hands: int = 256
     label_prob: float = 0.25
@@ -156,9 +175,15 @@ class RoundsConfig:
             fail("average", "must be 0 (none) or at least 2 rounds")
         if self.average and not self.select_deals:
             fail("average", "is a candidate of the selection: give select_deals > 0 too")
-        if self.self_hands + self.heuristic_hands < 2:
-            fail("self_hands", "+ heuristic_hands must be at least 2 (the fit validates on held-out deals)")
-        shards = -(-max(self.self_hands, self.heuristic_hands) // self.shard_hands)
+        for spec, hands in self.opponents.items():
+            if spec in ("self", "heuristic"):
+                raise ValueError(f"{prefix}opponents: {spec!r} has its own field ({spec}_hands), got it in opponents")
+            if isinstance(hands, bool) or not isinstance(hands, int) or hands < 0:
+                raise ValueError(f"{prefix}opponents: the deals against {spec!r} must be an integer >= 0, got {hands!r}")
+        if self.self_hands + self.heuristic_hands + sum(self.opponents.values()) < 2:
+            fail("self_hands", "+ heuristic_hands + the opponents' deals must be at least 2 (the fit validates on "
+                 "held-out deals)")
+        shards = -(-max(self.self_hands, self.heuristic_hands, *self.opponents.values()) // self.shard_hands)
         if shards > SEED_STRIDE:
             fail("shard_hands", f"is too small: {shards} shards per label set would overlap the next set's seeds "
                  f"(at most {SEED_STRIDE})")

@@ -8,13 +8,16 @@ rollout policy improvement, Bertsekas and Tsitsiklis 1996); :func:`rook_env.trai
 fine-tunes the base network's actor on both label sets together (``margin`` points trained in: it leaves its own
 action only where another is predicted to gain more); with ``replay`` > 1 the fit reads the labels of the
 ``replay - 1`` rounds before too (their values are under an older network's play-out: more deals per fit, so that
-one noisy round does not undo the rounds before it). Round ``k`` (from 1) deals its self-play shards from seed
-``seed + 2_000_000 (k - 1)`` and its shards against the heuristic from 1,000,000 seeds further, so no two rounds
-label the same deals. The shipped partnership network of 0.7.0 is round 1 from ``ppo_v2.pt`` with the defaults;
+one noisy round does not undo the rounds before it). ``opponents`` adds label sets against a field (past networks, a
+best response: ``{spec: deals}``), the network playing one team and the agent the other, fitted together with the
+rest. Round ``k`` (from 1) deals its self-play shards from seed ``seed + n * 1_000_000 (k - 1)`` with ``n = 2 +
+len(opponents)`` seed blocks a round, its shards against the heuristic from 1,000,000 seeds further, and those
+against the ``i``-th opponent (from 0) from ``(2 + i) * 1_000_000`` further, so no two sets label the same deals. The shipped partnership network of 0.7.0 is round 1 from ``ppo_v2.pt`` with the defaults;
 round 2 continues from it (docs/results.md, the shipped PPO agent). ``network: random`` is the loop from scratch:
 round 1's base is a fresh network of train.py's default shape, initialised from ``seed`` (:func:`random_network`).
 
-A round's files lie in ``<out>/round_<k>/``: ``labels_self/`` and ``labels_heuristic/`` (the shards),
+A round's files lie in ``<out>/round_<k>/``: ``labels_self/``, ``labels_heuristic/`` and one ``labels_<i>_<spec>/``
+per opponent (the shards),
 ``network.pt`` (the fitted network, the next round's base) and ``fit.json`` (the fit's summary); ``<out>/rounds.json``
 lists every finished round (base, labels, the earlier rounds' labels replayed, validation error, minutes of labels and
 of fit). A rerun with the same arguments (or more ``rounds``) resumes: written shards are skipped, a round listed
@@ -33,11 +36,12 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Sequence
 
-from .config import RANDOM_NETWORK, SEED_STRIDE, Config, RoundsConfig, parse_shares
+from .config import RANDOM_NETWORK, SEED_STRIDE, Config, RoundsConfig, parse_opponents, parse_shares
 
 __all__ = ["RoundsConfig", "main", "random_network", "run_rounds", "train_rounds"]
 
@@ -45,10 +49,20 @@ __all__ = ["RoundsConfig", "main", "random_network", "run_rounds", "train_rounds
 FREE = ("rounds", "processes", "threads", "workers", "ray_address", "select_deals", "select_seed", "average")
 
 
-def labels_folder(out: str, k: int, opponent: str) -> str:
-    """Round ``k``'s label shards against ``opponent`` ("self" or "heuristic"): its own fit's, and later rounds'
-    with ``replay``."""
-    return os.path.join(out, f"round_{k}", f"labels_{opponent}")
+def labels_folder(out: str, k: int, name: str) -> str:
+    """Round ``k``'s label shards of the set ``name`` (:func:`label_sets`): its own fit's, and later rounds' with
+    ``replay``."""
+    return os.path.join(out, f"round_{k}", f"labels_{name}")
+
+
+def label_sets(cfg: RoundsConfig, k: int) -> list[tuple[str, str, int, int]]:
+    """Round ``k``'s label sets with deals: ``(opponent spec, folder name, deals, first seed)``; self-play, the
+    heuristic, then ``opponents`` in their order, each set in its own block of seeds (the module's docstring)."""
+    first = cfg.seed + (2 + len(cfg.opponents)) * SEED_STRIDE * (k - 1)
+    sets = [("self", "self", cfg.self_hands, first), ("heuristic", "heuristic", cfg.heuristic_hands, first + SEED_STRIDE)]
+    for i, (spec, hands) in enumerate(cfg.opponents.items()):
+        sets.append((spec, f"{i}_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", spec)[-48:], hands, first + (2 + i) * SEED_STRIDE))
+    return [s for s in sets if s[2] > 0]
 
 
 def check_base(path: str) -> dict:
@@ -145,7 +159,7 @@ def choose(cfg: RoundsConfig, rounds: list[dict], log=print) -> dict:
 
 def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
     """Run (or resume) the rounds; the summary of each, as written to ``<out>/rounds.json``."""
-    from .network_labels import write_labels
+    from .network_labels import opponent_agent, write_labels
     from .residual_fit import FitConfig, fit
 
     cfg.check()
@@ -167,6 +181,8 @@ def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
         done = recorded["rounds"]
     network = random_network(cfg) if cfg.network == RANDOM_NETWORK else cfg.network
     flags = check_base(network)
+    for spec in cfg.opponents:  # a bad spec or checkpoint fails here, not after the first sets' labels
+        opponent_agent(spec, flags)
     base = network
     summaries = []
     for k in range(1, cfg.rounds + 1):
@@ -178,25 +194,24 @@ def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
             summaries.append(previous)
             base = network
             continue
-        first = cfg.seed + 2 * SEED_STRIDE * (k - 1)
-        sets = [("self", labels_folder(cfg.out, k, "self"), cfg.self_hands, first),
-                ("heuristic", labels_folder(cfg.out, k, "heuristic"), cfg.heuristic_hands, first + SEED_STRIDE)]
-        sets = [s for s in sets if s[2] > 0]
+        sets = label_sets(cfg, k)
         t0 = time.perf_counter()
-        for opponent, folder, hands, seed in sets:
+        for opponent, name, hands, seed in sets:
             log(f"round {k}: labelling {hands} deals ({opponent}) from seed {seed} with {base}")
-            write_labels(base, folder, hands, seed, cfg.shard_hands, cfg.label_prob, cfg.tables, opponent,
-                         cfg.processes, flags, cfg.workers, cfg.ray_address, log=log,
+            write_labels(base, labels_folder(cfg.out, k, name), hands, seed, cfg.shard_hands, cfg.label_prob,
+                         cfg.tables, opponent, cfg.processes, flags, cfg.workers, cfg.ray_address, log=log,
                          phase_label_prob=cfg.phase_label_prob)
         t1 = time.perf_counter()
         # the fit's labels: this round's sets and those of the replay - 1 rounds before it
-        replayed = [labels_folder(cfg.out, j, s[0]) for j in range(max(1, k - cfg.replay + 1), k) for s in sets]
-        result = fit(FitConfig(labels=replayed + [s[1] for s in sets], out=network, init=base, margin=cfg.margin,
+        replayed = [labels_folder(cfg.out, j, s[1]) for j in range(max(1, k - cfg.replay + 1), k) for s in sets]
+        here_sets = [labels_folder(cfg.out, k, s[1]) for s in sets]
+        result = fit(FitConfig(labels=replayed + here_sets, out=network, init=base, margin=cfg.margin,
                                lr=cfg.lr, epochs=cfg.epochs, label_prob=cfg.label_prob, threads=cfg.threads), log=log)
         with open(os.path.join(here, "fit.json"), "w") as fh:
             json.dump(result, fh, indent=1)
         summaries.append({"round": k, "base": base, "network": network,
-                          "labels": {s[0]: {"folder": s[1], "hands": s[2], "first_seed": s[3]} for s in sets},
+                          "labels": {s[0]: {"folder": f, "hands": s[2], "first_seed": s[3]}
+                                     for s, f in zip(sets, here_sets)},
                           "replayed": replayed,
                           "best_epoch": result["best_epoch"], "val_mse": result["val_mse"],
                           "zero_mse": result["zero_mse"], "label_minutes": (t1 - t0) / 60,
@@ -250,14 +265,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     defaults = RoundsConfig(network="", out="")
     for f in dataclasses.fields(RoundsConfig):
         value = getattr(defaults, f.name)
-        if isinstance(value, dict):  # phase_label_prob: PHASE=SHARE words
-            p.add_argument("--" + f.name.replace("_", "-"), nargs="*", default=[], metavar="PHASE=SHARE")
+        if isinstance(value, dict):  # phase_label_prob: PHASE=SHARE words; opponents: SPEC=DEALS
+            p.add_argument("--" + f.name.replace("_", "-"), nargs="*", default=[],
+                           metavar="SPEC=DEALS" if f.name == "opponents" else "PHASE=SHARE")
             continue
         p.add_argument("--" + f.name.replace("_", "-"), type=type(value), default=value,
                        required=f.name in ("network", "out"))
     try:
         args = vars(p.parse_args(argv))
         args["phase_label_prob"] = parse_shares(args["phase_label_prob"])
+        args["opponents"] = parse_opponents(args["opponents"])
         run_rounds(RoundsConfig(**args))
     except ValueError as exc:  # a CheckpointError too
         print(f"error: {exc}")
