@@ -179,7 +179,8 @@ class RoundsConfig:
             if spec in ("self", "heuristic"):
                 raise ValueError(f"{prefix}opponents: {spec!r} has its own field ({spec}_hands), got it in opponents")
             if isinstance(hands, bool) or not isinstance(hands, int) or hands < 0:
-                raise ValueError(f"{prefix}opponents: the deals against {spec!r} must be an integer >= 0, got {hands!r}")
+                raise ValueError(f"{prefix}opponents: the deals against {spec!r} must be an integer >= 0, "
+                                 f"got {hands!r}")
         if self.self_hands + self.heuristic_hands + sum(self.opponents.values()) < 2:
             fail("self_hands", "+ heuristic_hands + the opponents' deals must be at least 2 (the fit validates on "
                  "held-out deals)")

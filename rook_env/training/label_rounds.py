@@ -12,9 +12,10 @@ one noisy round does not undo the rounds before it). ``opponents`` adds label se
 best response: ``{spec: deals}``), the network playing one team and the agent the other, fitted together with the
 rest. Round ``k`` (from 1) deals its self-play shards from seed ``seed + n * 1_000_000 (k - 1)`` with ``n = 2 +
 len(opponents)`` seed blocks a round, its shards against the heuristic from 1,000,000 seeds further, and those
-against the ``i``-th opponent (from 0) from ``(2 + i) * 1_000_000`` further, so no two sets label the same deals. The shipped partnership network of 0.7.0 is round 1 from ``ppo_v2.pt`` with the defaults;
-round 2 continues from it (docs/results.md, the shipped PPO agent). ``network: random`` is the loop from scratch:
-round 1's base is a fresh network of train.py's default shape, initialised from ``seed`` (:func:`random_network`).
+against the ``i``-th opponent (from 0) from ``(2 + i) * 1_000_000`` further, so no two sets label the same deals.
+The shipped partnership network of 0.7.0 is round 1 from ``ppo_v2.pt`` with the defaults; round 2 continues from
+it (docs/results.md, the shipped PPO agent). ``network: random`` is the loop from scratch: round 1's base is a fresh
+network of train.py's default shape, initialised from ``seed`` (:func:`random_network`).
 
 A round's files lie in ``<out>/round_<k>/``: ``labels_self/``, ``labels_heuristic/`` and one ``labels_<i>_<spec>/``
 per opponent (the shards),
@@ -59,9 +60,11 @@ def label_sets(cfg: RoundsConfig, k: int) -> list[tuple[str, str, int, int]]:
     """Round ``k``'s label sets with deals: ``(opponent spec, folder name, deals, first seed)``; self-play, the
     heuristic, then ``opponents`` in their order, each set in its own block of seeds (the module's docstring)."""
     first = cfg.seed + (2 + len(cfg.opponents)) * SEED_STRIDE * (k - 1)
-    sets = [("self", "self", cfg.self_hands, first), ("heuristic", "heuristic", cfg.heuristic_hands, first + SEED_STRIDE)]
+    sets = [("self", "self", cfg.self_hands, first),
+            ("heuristic", "heuristic", cfg.heuristic_hands, first + SEED_STRIDE)]
     for i, (spec, hands) in enumerate(cfg.opponents.items()):
-        sets.append((spec, f"{i}_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", spec)[-48:], hands, first + (2 + i) * SEED_STRIDE))
+        name = f"{i}_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", spec)[-48:]  # a folder name; the index keeps it unique
+        sets.append((spec, name, hands, first + (2 + i) * SEED_STRIDE))
     return [s for s in sets if s[2] > 0]
 
 
