@@ -3,7 +3,7 @@ there; see docs/training.md). The default run is a round of counterfactual label
 (``algorithm: label_rounds``); the other configs are PPO self-play.
 
     python train.py --config configs/smoke.yaml                    # about a minute on 2 CPU cores
-    python train.py --config configs/default.yaml                  # the default run: a round of labels (48 min)
+    python train.py --config configs/default.yaml                  # the default run: a league round of labels (18 min)
     python train.py --config configs/ppo.yaml                      # PPO self-play (55 min + the playoff)
     python train.py --config configs/from_scratch_rounds.yaml      # the default loop from a random network
     python train.py --config configs/from_scratch.yaml             # PPO self-play, no warm start

@@ -234,6 +234,17 @@ def test_opponents_add_label_sets_against_a_field(tmp_path, monkeypatch):
     assert not np.array_equal(heuristic["q"][:len(got["q"])], got["q"][:len(heuristic["q"])])  # another opponent
 
 
+def test_the_default_configs_field_loads():
+    """configs/default.yaml's opponents are checkpoints that ship, each a partnership agent that decides in batches
+    (a clean clone runs the default run without files from elsewhere)."""
+    from rook_env.training.config import make_train_config
+
+    cfg = make_train_config("configs/default.yaml").rounds
+    assert len(cfg.opponents) == 4 and all(hands > 0 for hands in cfg.opponents.values())
+    for spec in cfg.opponents:
+        assert hasattr(network_labels.opponent_agent(spec, {}), "act_batch")
+
+
 def test_cli_reads_opponents(tmp_path, capsys):
     """--opponents takes SPEC=DEALS words (a spec may hold "="); a bad word or a spec that loads no agent is named
     before any work."""
@@ -302,13 +313,15 @@ def test_train_py_runs_the_rounds_of_the_default_config(tmp_path, capsys):
     runs/<name>/, its network copied to agent.pt; a rerun resumes, --overwrite starts afresh, --resume is refused."""
     from rook_env.training import cli
 
-    sets = [f"rounds.{k}={v}" for k, v in SMALL.items()] + [f"run_dir={tmp_path}"]
+    field_ = 'rounds.opponents={"ppo:rook_env/agents/checkpoints/ppo_v5.pt": 4}'  # the config's field, smaller
+    sets = [f"rounds.{k}={v}" for k, v in SMALL.items()] + [f"run_dir={tmp_path}", field_]
     args = ["--config", "configs/default.yaml"] + [a for s in sets for a in ("--set", s)]
     assert cli.main(args) == 0
     run = tmp_path / "default"
     summary = json.loads((run / "rounds.json").read_text())
     assert summary["config"]["out"] == str(run) and summary["config"]["seed"] == 500  # the override reached the round
     assert [r["base"] for r in summary["rounds"]] == [NETWORK]  # the default run starts from the shipped network
+    assert list(summary["rounds"][0]["labels"]) == ["self", "heuristic", "ppo:rook_env/agents/checkpoints/ppo_v5.pt"]
     assert (run / "agent.pt").read_bytes() == (run / "round_1" / "network.pt").read_bytes()
     stamp = os.path.getmtime(run / "round_1" / "network.pt")
     assert cli.main(args) == 0 and os.path.getmtime(run / "round_1" / "network.pt") == stamp  # resumed: nothing to do

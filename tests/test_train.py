@@ -907,12 +907,12 @@ def test_exploitability_probe_copies_the_targets_network_shape(tmp_path):
 
 
 def test_earlier_shipped_networks_play_by_spec():
-    """``ppo_v2``/``ppo_v3``/``ppo_v4`` load their own files (with the record beside each), all different from
+    """``ppo_v2`` to ``ppo_v5`` load their own files (with the record beside each), all different from
     ``ppo`` and from each other, and play the partnership game only."""
     from rook_env.agents import make_agent
     from rook_env.agents.registry import CHECKPOINT_DIR, EARLIER_NETWORKS
 
-    assert set(EARLIER_NETWORKS) == {"ppo_v2", "ppo_v3", "ppo_v4"}
+    assert set(EARLIER_NETWORKS) == {"ppo_v2", "ppo_v3", "ppo_v4", "ppo_v5"}
     states = {"ppo": make_agent("ppo").model.state_dict()}
     for spec, file in EARLIER_NETWORKS.items():
         path = os.path.join(CHECKPOINT_DIR, file)

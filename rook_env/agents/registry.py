@@ -1,8 +1,8 @@
 """Building agents from specs: ``make_agent`` and the team specs of matches.
 
 An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped network), ``"ppo_v2"``,
-``"ppo_v3"`` and ``"ppo_v4"`` (the partnership networks shipped until 0.6.0, in 0.7.0 and in 0.8.0,
-:data:`EARLIER_NETWORKS`), a path to a checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards
+``"ppo_v3"``, ``"ppo_v4"`` and ``"ppo_v5"`` (the partnership networks shipped until 0.6.0, in 0.7.0, in 0.8.0 and
+from 0.9.0 to 0.12.0, :data:`EARLIER_NETWORKS`), a path to a checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards
 on top of that agent, which bids, discards and names trump: ``"search:ppo"``), ``"search-auction"`` or
 ``"search-auction:<spec>"`` (search plays the cards and also bids, discards and names trump,
 ``SearchAgent(auction="search")``; ``<spec>`` only decides what the search leaves to it), ``"search-bids"`` or
@@ -56,11 +56,12 @@ GAMES = game_names()  # values of the ``game`` key of rule flags: the game regis
 # the partnership game too; "random" and "ppo:<path>" play every game, "ppo" every game with a shipped network).
 # earlier shipped networks that still ship, by spec (files in CHECKPOINT_DIR): "ppo_v2" is the partnership network
 # shipped as "ppo" until 0.6.0, on which "best" searches (search over it measured stronger than over 0.7.0's and
-# 0.8.0's); "ppo_v3" the one shipped as "ppo" in 0.7.0 (the base of 0.8.0's), "ppo_v4" in 0.8.0 (the base of 0.9.0's)
-EARLIER_NETWORKS = {"ppo_v2": "ppo_v2.pt", "ppo_v3": "ppo_v3.pt", "ppo_v4": "ppo_v4.pt"}
+# 0.8.0's); "ppo_v3" the one shipped as "ppo" in 0.7.0 (the base of 0.8.0's), "ppo_v4" in 0.8.0 (the base of 0.9.0's),
+# "ppo_v5" from 0.9.0 to 0.12.0 (the base of 0.13.0's, and in its field of label opponents)
+EARLIER_NETWORKS = {"ppo_v2": "ppo_v2.pt", "ppo_v3": "ppo_v3.pt", "ppo_v4": "ppo_v4.pt", "ppo_v5": "ppo_v5.pt"}
 ONE_GAME_SPECS = {"search": "partnership", "search-auction": "partnership", "search-bids": "partnership",
                   "ppo_v2": "partnership", "ppo_v3": "partnership",
-                  "ppo_v4": "partnership"}
+                  "ppo_v4": "partnership", "ppo_v5": "partnership"}
 # search specs: SearchAgent's auction mode of each (search plays the cards; see make_agent)
 SEARCH_AUCTION = {"search": "base", "search-auction": "search", "search-bids": "bids"}
 # options a search spec may set in brackets ("search[samples=96,worlds=learned]:ppo"): SearchAgent's arguments,
