@@ -85,31 +85,30 @@ def phase_probs(label_prob: float, phase_label_prob: dict[str, float] | None = N
     return probs
 
 
-def parse_shares(items: Sequence[str]) -> dict[str, float]:
-    """``["bid=0.15", "play=0.45"]`` (a command line's PHASE=SHARE words) as ``{"bid": 0.15, "play": 0.45}``."""
-    shares = {}
+def parse_pairs(items: Sequence[str], value: type, field_name: str, form: str) -> dict:
+    """A command line's KEY=VALUE words as a mapping, each value read by ``value``; a word without a key or whose
+    value does not read is named, with ``form`` (e.g. "PHASE=SHARE (e.g. play=0.45)"). The key is what comes before
+    the last "=", so it may hold "=" itself (an agent spec's options)."""
+    pairs = {}
     for item in items:
-        name, _, share = item.partition("=")
+        key, _, text = item.rpartition("=")
         try:
-            shares[name] = float(share)
+            if not key:
+                raise ValueError
+            pairs[key] = value(text)
         except ValueError:
-            raise ValueError(f"phase_label_prob: give PHASE=SHARE (e.g. play=0.45), got {item!r}") from None
-    return shares
+            raise ValueError(f"{field_name}: give {form}, got {item!r}") from None
+    return pairs
+
+
+def parse_shares(items: Sequence[str]) -> dict[str, float]:
+    """``["bid=0.15", "play=0.45"]`` (``--phase-label-prob``) as ``{"bid": 0.15, "play": 0.45}``."""
+    return parse_pairs(items, float, "phase_label_prob", "PHASE=SHARE (e.g. play=0.45)")
 
 
 def parse_opponents(items: Sequence[str]) -> dict[str, int]:
-    """``["ppo:past.pt=10240"]`` (a command line's SPEC=DEALS words; a spec may hold "=") as
-    ``{"ppo:past.pt": 10240}``."""
-    field_ = {}
-    for item in items:
-        spec, _, deals = item.rpartition("=")
-        try:
-            field_[spec] = int(deals)
-        except ValueError:
-            raise ValueError(f"opponents: give SPEC=DEALS (e.g. ppo:past.pt=10240), got {item!r}") from None
-        if not spec:
-            raise ValueError(f"opponents: give SPEC=DEALS (e.g. ppo:past.pt=10240), got {item!r}")
-    return field_
+    """``["ppo:past.pt=10240"]`` (``--opponents``) as ``{"ppo:past.pt": 10240}``."""
+    return parse_pairs(items, int, "opponents", "SPEC=DEALS (e.g. ppo:past.pt=10240)")
 
 
 SEED_STRIDE = 1_000_000  # seeds between label sets of rook_env.training.label_rounds: a set's shards must fit in it
