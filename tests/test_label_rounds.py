@@ -4,6 +4,7 @@ arguments are named."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -52,6 +53,36 @@ def test_two_rounds_chain_and_resume(tmp_path):
     assert os.path.getmtime(second["network"]) == stamp
     with pytest.raises(ValueError, match=r"holds rounds made with other arguments \(margin: 10.0\)"):
         label_rounds.run_rounds(label_rounds.RoundsConfig(network=NETWORK, out=out, rounds=2, margin=5.0, **SMALL))
+
+
+def test_max_minutes_stops_the_rounds_at_the_budget(tmp_path):
+    """With max_minutes a round starts only while the recorded minutes so far plus the last round's fit in the
+    budget: the loop stops before ``rounds``; a resume with a larger budget runs on from the recorded rounds."""
+    out = str(tmp_path / "rounds")
+    lines = []
+    cfg = label_rounds.RoundsConfig(network=NETWORK, out=out, rounds=3, max_minutes=1e-6, **SMALL)
+    (first,) = label_rounds.run_rounds(cfg, log=lines.append)  # round 1 always runs: no last round to go by
+    spent = label_rounds.round_minutes(first)
+    assert spent == first["label_minutes"] + first["fit_minutes"] > 0
+    assert lines[-1] == (f"round 2: not started: {spent:.1f} minutes of rounds so far and the last one took "
+                         f"{spent:.1f}; max_minutes is 1e-06")
+    assert not os.path.exists(os.path.join(out, "round_2"))
+
+    # the budget is read from rounds.json: room for round 2 (its estimate is round 1's minutes)
+    summary = label_rounds.run_rounds(dataclasses.replace(cfg, rounds=2, max_minutes=2 * spent + 1e-9),
+                                      log=lambda *_: None)
+    assert len(summary) == 2 and summary[0] == first
+    assert os.path.exists(summary[1]["network"])
+
+    def rounds(*minutes):
+        return [{"label_minutes": m, "fit_minutes": 0.5, "selection": {"minutes": 0.25}} for m in minutes]
+    budget = dataclasses.replace(cfg, max_minutes=10.0)
+    assert not label_rounds.over_budget(budget, [])
+    assert not label_rounds.over_budget(budget, rounds(2.0, 2.0, 1.5))  # 7.75 so far + 2.25 = 10: room
+    assert label_rounds.over_budget(budget, rounds(2.0, 2.0, 1.51))
+    assert not label_rounds.over_budget(dataclasses.replace(cfg, max_minutes=0.0), rounds(9, 9, 9))  # 0: none
+    with pytest.raises(ValueError, match="max_minutes must be >= 0"):
+        label_rounds.run_rounds(dataclasses.replace(cfg, max_minutes=-1.0))
 
 
 def test_rounds_from_a_random_network(tmp_path):

@@ -196,25 +196,33 @@ class TrickState:
             ) from None
         if len(hand_lists) != n:
             raise ValueError(f"'hands' must hold {n} lists (one per player), got {len(hand_lists)}")
-        seen: dict[int, str] = {}
+        # One pass over the cards with the dealt ones as a bit mask: branch labels reset thousands of deals a second
+        # (rook_env.training.network_labels), so the common case (plain ints, each dealt once) stays cheap.
+        dealt = 0
         masks = []
-        where_cards = [(f"hands[{i}]", h, L.hand_size) for i, h in enumerate(hand_lists)]
-        for where, cards, size in where_cards + [("nest", nest_list, L.nest_size)]:
+        groups = [(f"hands[{i}]", h, L.hand_size) for i, h in enumerate(hand_lists)]
+        groups.append(("nest", nest_list, L.nest_size))
+        for where, cards, size in groups:
             if len(cards) != size:
                 raise ValueError(f"{where} must hold {size} cards with {n} players and the {L.deck} deck, "
                                  f"got {len(cards)}")
             mask = 0
             for raw in cards:
-                try:
-                    c = as_int(raw, "card id")
-                except ValueError:
-                    c = -1
+                if type(raw) is int:
+                    c = raw
+                else:
+                    try:
+                        c = as_int(raw, "card id")
+                    except ValueError:
+                        c = -1
                 if not 0 <= c < L.n_cards:
                     raise ValueError(f"{where} holds unknown card id {raw!r}; card ids are 0..{L.n_cards - 1}")
-                if c in seen:
-                    raise ValueError(f"card {c} ({L.card_name(c)}) is dealt twice: in {seen[c]} and {where}")
-                seen[c] = where
-                mask |= 1 << c
+                bit = 1 << c
+                if dealt & bit:
+                    first = next(groups[i][0] for i, m in enumerate(masks + [mask]) if m & bit)
+                    raise ValueError(f"card {c} ({L.card_name(c)}) is dealt twice: in {first} and {where}")
+                dealt |= bit
+                mask |= bit
             masks.append(mask)
         return masks[:n], masks[n]
 

@@ -126,6 +126,10 @@ class RoundsConfig:
     network: str = "rook_env/agents/checkpoints/ppo_default.pt"
     out: str = ""  # the folder of the rounds; "" in a train.py config: the run's folder, runs/<name>/
     rounds: int = 1
+    # A time budget: a round starts only while the minutes of the rounds so far (labels, fits, selection, as
+    # rounds.json records them) plus the last round's minutes fit in it, so the loop stops near the budget whatever
+    # the machine's speed; ``rounds`` stays the most it runs. 0: no budget (``rounds`` rounds)
+    max_minutes: float = 0.0
     self_hands: int = 111_616  # deals labelled in self-play per round
     heuristic_hands: int = 136_704  # deals labelled against the heuristic per round
     # More label sets per round, the other team played by an agent of the field: {agent spec: deals}, e.g.
@@ -192,6 +196,8 @@ class RoundsConfig:
         phase_probs(self.label_prob, self.phase_label_prob, prefix)
         if not self.lr > 0:
             fail("lr", "must be > 0")
+        if not self.max_minutes >= 0:
+            fail("max_minutes", "must be >= 0 (0: no time budget)")
         if self.margin < 0:
             fail("margin", "must be >= 0")
         if self.network != RANDOM_NETWORK and not os.path.isfile(self.network):

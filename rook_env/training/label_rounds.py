@@ -22,8 +22,12 @@ per opponent (the shards),
 ``network.pt`` (the fitted network, the next round's base) and ``fit.json`` (the fit's summary); ``<out>/rounds.json``
 lists every finished round (base, labels, the earlier rounds' labels replayed, validation error, minutes of labels and
 of fit). A rerun with the same arguments (or more ``rounds``) resumes: written shards are skipped, a round listed
-there is not run again; other arguments than ``rounds``, ``processes``, ``threads``, ``workers``, ``ray_address`` and
-the selection's over an existing folder are refused (its labels were made with the arguments it records).
+there is not run again; other arguments than ``rounds``, ``max_minutes``, ``processes``, ``threads``, ``workers``,
+``ray_address`` and the selection's over an existing folder are refused (its labels were made with the arguments it
+records).
+``max_minutes`` makes the loop a time budget: a round starts only while the recorded minutes of the rounds so far
+plus the last round's fit in it, so ``python train.py`` stops near the budget on any machine (``rounds`` is then the
+most it runs; how many fit depends on the machine's speed, and rounds.json records which ran).
 ``workers`` > 0 labels on a Ray cluster (``ray_address``) instead of ``processes`` on this machine: the same shards
 (docs/cluster.md).
 
@@ -44,10 +48,24 @@ from collections.abc import Sequence
 
 from .config import RANDOM_NETWORK, SEED_STRIDE, Config, RoundsConfig, parse_opponents, parse_shares
 
-__all__ = ["RoundsConfig", "main", "random_network", "run_rounds", "train_rounds"]
+__all__ = ["RoundsConfig", "main", "over_budget", "random_network", "round_minutes", "run_rounds", "train_rounds"]
 
 # arguments a resume may change: they change no label and no fit
-FREE = ("rounds", "processes", "threads", "workers", "ray_address", "select_deals", "select_seed", "average")
+FREE = ("rounds", "max_minutes", "processes", "threads", "workers", "ray_address", "select_deals", "select_seed", "average")
+
+
+def round_minutes(summary: dict) -> float:
+    """A finished round's minutes as rounds.json records them: labels, fit and selection."""
+    return summary["label_minutes"] + summary["fit_minutes"] + summary.get("selection", {}).get("minutes", 0.0)
+
+
+def over_budget(cfg: RoundsConfig, summaries: list[dict]) -> bool:
+    """Whether ``max_minutes`` leaves no room for another round: the rounds' minutes so far plus the last round's
+    (the estimate of the next one's) exceed it. Read from the recorded minutes, so a resume stops where the run
+    did."""
+    if not cfg.max_minutes or not summaries:
+        return False
+    return sum(map(round_minutes, summaries)) + round_minutes(summaries[-1]) > cfg.max_minutes
 
 
 def labels_folder(out: str, k: int, name: str) -> str:
@@ -189,6 +207,10 @@ def run_rounds(cfg: RoundsConfig, log=print) -> list[dict]:
     base = network
     summaries = []
     for k in range(1, cfg.rounds + 1):
+        if over_budget(cfg, summaries):
+            log(f"round {k}: not started: {sum(map(round_minutes, summaries)):.1f} minutes of rounds so far and the "
+                f"last one took {round_minutes(summaries[-1]):.1f}; max_minutes is {cfg.max_minutes:g}")
+            break
         here = os.path.join(cfg.out, f"round_{k}")
         network = os.path.join(here, "network.pt")
         previous = next((r for r in done if r["round"] == k), None)
@@ -253,7 +275,7 @@ def train_rounds(cfg: Config, overwrite: bool = False, log=print) -> dict:
     else:
         chosen = rounds[-1]
     shutil.copyfile(chosen["network"], agent)
-    minutes = sum(r["label_minutes"] + r["fit_minutes"] + r.get("selection", {}).get("minutes", 0.0) for r in rounds)
+    minutes = sum(map(round_minutes, rounds))
     if chosen["round"] == "average":
         minutes += chosen["selection"]["minutes"]
     what = (f"the average of rounds {chosen['rounds'][0]} to {chosen['rounds'][-1]}" if chosen["round"] == "average"
