@@ -24,7 +24,7 @@ from .rules import RookState, team_of
 from .single_agent import SingleAgentRookEnv
 from .vector import RookVectorEnv
 
-__version__ = "0.13.0"
+__version__ = "0.14.0"
 
 __all__ = [
     "AGENTS", "BID0", "ENV_ID", "FLAG_NAMES", "N_ACTIONS", "N_CARDS", "OBS_SIZE", "PASS", "REDEAL", "ROOK",

@@ -102,6 +102,25 @@ def test_labels_are_reproducible_and_refuse_bad_input(model):
         network_labels.label_deals(model, 1, 5, all_pass="redeal")
 
 
+def test_redeal_branches_are_a_function_of_the_seed():
+    """A branch that throws its hand in (the redeal action, legal to a seat without counters) plays a new deal drawn
+    from the branch engine's stream: seeded from the shard's seed, so a rerun gives the same values (it once drew
+    from an unseeded stream). A fresh network takes the redeal at random, so it has such branches."""
+    from rook_env.training.checkpoints import new_model, seed_everything
+    from rook_env.training.config import Config
+    from rook_env.training.games import game_of
+
+    seed_everything(3)
+    fresh = new_model(Config(), game_of(Config())).eval()
+    redeal = RookVectorEnv(1).layout.REDEAL
+    a, b = (network_labels.label_deals(fresh, 48, 11, phase_label_prob={"bid": 1.0}) for _ in range(2))
+    branches = a["mask"][:, redeal] & (a["hint"] != redeal)
+    assert branches.any()
+    assert np.isfinite(a["q"][branches, redeal]).all()
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+
+
 def test_phase_label_prob_labels_each_phase_at_its_share(model):
     """phase_label_prob: the phases it names are labelled at their shares (1: every decision with a choice, 0: none),
     the others at label_prob; each record keeps its share; the default draws as before (the same records)."""

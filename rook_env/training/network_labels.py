@@ -85,10 +85,12 @@ def _deal_options(env: Any) -> list[dict]:
 
 def branch_values(model: Any, flags: dict[str, Any], options: Sequence[dict], prefix: np.ndarray,
                   step: np.ndarray, action: np.ndarray, seat: np.ndarray, tables: int = 2048,
-                  opponent: Any = None) -> np.ndarray:
+                  opponent: Any = None, seed: int | None = None) -> np.ndarray:
     """The value of each branch ``i``: deal ``options[i]``, replay ``prefix[i, :step[i]]``, play ``action[i]``,
     let the network play on (at the acting seat's team only, with an ``opponent`` at the other team's seats);
-    the acting ``seat[i]``'s team's hand score minus the other's."""
+    the acting ``seat[i]``'s team's hand score minus the other's. ``seed``: the engines' random streams, one per
+    block of ``tables`` branches (a branch that throws its hand in, the redeal action, plays a new deal drawn from
+    it), so the values are a function of the seed; None: unseeded."""
     from rook_env.vector import RookVectorEnv
 
     n = len(options)
@@ -96,7 +98,9 @@ def branch_values(model: Any, flags: dict[str, Any], options: Sequence[dict], pr
     for lo in range(0, n, tables):
         hi = min(n, lo + tables)
         env = RookVectorEnv(hi - lo, backend="numba", **flags)
-        env.reset(options=list(options[lo:hi]))
+        # a stream of its own per block, apart from the trunk's deals
+        block_seed = None if seed is None else int(np.random.SeedSequence([seed, lo]).generate_state(1)[0])
+        env.reset(seed=block_seed, options=list(options[lo:hi]))
         if opponent is not None:
             opponent.reset()
         k, alt, pre, team = step[lo:hi], action[lo:hi], prefix[lo:hi], seat[lo:hi] & 1
@@ -199,7 +203,7 @@ def label_deals(model: Any, deals: int, seed: int, label_prob: float = 0.25, tab
         dec, alt = dec[keep], alt[keep]
     tab = cat["table"][dec]
     values = branch_values(model, flags, [options[t] for t in tab], prefix[tab], cat["step"][dec], alt,
-                           cat["seat"][dec], tables, opponent)
+                           cat["seat"][dec], tables, opponent, seed)
     q = np.full(mask.shape, np.nan, np.float32)
     q[dec, alt] = values
     rows = np.arange(len(mask))
