@@ -51,7 +51,8 @@ from .config import RANDOM_NETWORK, SEED_STRIDE, Config, RoundsConfig, parse_opp
 __all__ = ["RoundsConfig", "main", "over_budget", "random_network", "round_minutes", "run_rounds", "train_rounds"]
 
 # arguments a resume may change: they change no label and no fit
-FREE = ("rounds", "max_minutes", "processes", "threads", "workers", "ray_address", "select_deals", "select_seed", "average")
+FREE = ("rounds", "max_minutes", "processes", "threads", "workers", "ray_address", "select_deals", "select_seed",
+        "average")
 
 
 def round_minutes(summary: dict) -> float:
