@@ -75,6 +75,10 @@ def connect(address: str, purpose: str = "the config's ray section (ray.collecto
         kw: dict[str, Any] = {"include_dashboard": False} if not address else {}
         if address.startswith(("127.", "localhost")):  # a driver on the head machine stays on loopback
             kw["_node_ip_address"] = "127.0.0.1"
+        if address:  # join in the head's authentication mode (docs/cluster.md#authentication)
+            from .ray_cluster import match_auth_mode
+
+            match_auth_mode()
         ray.init(address=address or None, namespace=NAMESPACE, log_to_driver=False, **kw)
     return ray
 
