@@ -35,7 +35,12 @@ from integrations.snippets import PAGES, ROOT, all_recipes
 
 RECIPES = all_recipes()
 RECIPE_TIMEOUT_S = 120  # generous for a loaded 2-core machine; a recipe should take seconds
-README_MAX_LINES = 250
+README_MAX_LINES = 200
+# docs that say what is: the current figures and the reference stay short; the experiments live in docs/log/
+PAGE_MAX_LINES = {"docs/results.md": 300, "docs/training.md": 350}
+RESULTS_TABLE_MAX_ROWS = 10
+RESULTS_CELL_MAX_CHARS = 160
+RELEASE = re.compile(r"\b0\.\d+\.\d+\b")
 # The extra that brings each optional library a recipe may import (pyproject.toml), for the skip reason.
 EXTRA_OF = {"sb3_contrib": "sb3", "stable_baselines3": "sb3", "tianshou": "tianshou", "torchrl": "torchrl",
             "ray": "rllib", "agilerl": "agilerl", "torch": "train", "PIL": "render"}
@@ -84,6 +89,81 @@ def test_recipe_runs(name: str, page: Path, source: str):
 def test_readme_is_a_front_door():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines (at most {README_MAX_LINES})"
+
+
+def _table_rows(section: str) -> list[list[str]]:
+    """The body rows of the first Markdown table in ``section``, as lists of stripped cells."""
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines[2:]]
+
+
+def _readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    assert match, f"README.md has no section {title!r}"
+    return match.group(1)
+
+
+@pytest.mark.parametrize("page, limit", sorted(PAGE_MAX_LINES.items()))
+def test_reference_pages_stay_short(page: str, limit: int):
+    lines = (ROOT / page).read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= limit, f"{page} has {len(lines)} lines (at most {limit}; experiments go to docs/log/)"
+
+
+def test_readme_results_table_is_short_and_current():
+    rows = _table_rows(_readme_section("Results"))
+    assert 0 < len(rows) <= RESULTS_TABLE_MAX_ROWS, f"{len(rows)} rows (at most {RESULTS_TABLE_MAX_ROWS})"
+    for row in rows:
+        for cell in row:
+            assert len(cell) <= RESULTS_CELL_MAX_CHARS, f"a cell of {len(cell)} characters: {cell!r}"
+            assert not RELEASE.search(cell), f"a release number in the results table: {cell!r}"
+            assert "not shipped" not in cell, f"an experiment in the results table (it belongs in docs/log/): {cell!r}"
+
+
+def test_readme_sets_up_once_then_tests_then_runs_the_main_job():
+    """The set-up block: one install, then the test command, then the main job, each with its time."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- --8<-- \[start:setup\] -->\n```bash\n(.*?)```", text, re.S).group(1)
+    commands, comments, comment = [], [], ""
+    for line in block.splitlines():
+        if line.startswith("#"):
+            comment += line + " "
+        elif line.strip():
+            commands.append(line)
+            comments.append(comment)  # the comment lines just above the command
+            comment = ""
+    assert [c.split()[0:3] for c in commands] == [["pip", "install", "torch==2.13.0"], ["python", "-m", "pytest"],
+                                                 ["python", "train.py", "--config"]], commands
+    for command, comment in zip(commands, comments):
+        assert re.search(r"\d+(\.\d+)? (seconds|minutes)", comment), f"{command!r} is not given its time"
+
+
+def test_the_changelog_is_not_named_by_a_version():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if "(docs/changelog.md)" in line)
+    assert not RELEASE.search(row), row
+
+
+def test_log_entries_are_dated_and_name_their_commit():
+    """Each entry of docs/log/ is dated and names the commit that recorded it (one that exists, in a clone)."""
+    pages = sorted((ROOT / "docs" / "log").glob("*.md"))
+    assert len(pages) >= 2
+    have_git = (ROOT / ".git").exists() and shutil.which("git")
+    for page in pages:
+        entries = re.split(r"^## ", page.read_text(encoding="utf-8"), flags=re.M)[1:]
+        if page.name == "index.md":
+            continue
+        assert entries, f"{page.name} has no entries"
+        for entry in entries:
+            assert re.match(r"\d{4}-\d{2}-\d{2}", entry), f"{page.name}: an entry without a date: {entry[:60]!r}"
+            commit = re.search(r"Recorded at commit `([0-9a-f]{7,40})`", entry)
+            assert commit, f"{page.name}: the entry {entry[:60]!r} names no commit"
+            if have_git:
+                proc = subprocess.run(["git", "cat-file", "-e", commit.group(1) + "^{commit}"], cwd=ROOT,
+                                      capture_output=True)
+                if proc.returncode != 0 and (ROOT / ".git" / "shallow").exists():
+                    continue  # a shallow clone lacks the history
+                assert proc.returncode == 0, f"{page.name}: commit {commit.group(1)} is not in this repository"
 
 
 def test_readme_links_to_docs_pages_exist():
