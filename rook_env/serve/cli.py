@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .settings import Settings
 
@@ -51,17 +51,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .app import create_app
     except ImportError as exc:
         p.error(f'rook-serve needs the [serve] extra (pip install -e ".[serve]"): {exc}')
-    if args.host not in LOOPBACK:
-        print(f"warning: binding {args.host}: anyone who can reach this address can play and delete games",
+    host = args.host.strip("[]")  # "::1" and "[::1]" alike
+    if host not in LOOPBACK:
+        print(f"warning: binding {host}: anyone who can reach this address can play and delete games",
               file=sys.stderr)
     app = create_app(Settings(data=args.data, checkpoints=args.checkpoints, results=args.results,
                               max_games=args.max_games, expire_hours=args.expire_hours,
                               max_body=args.max_request_bytes,
-                              allowed_hosts=Settings.allowed_hosts if args.host in LOOPBACK else ("*",)))
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"rook-serve: http://{host}:{args.port}/  (Ctrl-C stops it)", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+                              allowed_hosts=Settings.allowed_hosts if host in LOOPBACK else ("*",)))
+    print(f"rook-serve: {url_of(host, args.port)}  (Ctrl-C stops it)", flush=True)
+    uvicorn.run(app, host=host, port=args.port, log_level="warning")
     return 0
+
+
+def url_of(host: str, port: int) -> str:
+    """The address to open: an IPv6 address in brackets, any address (0.0.0.0, ::) as this machine's loopback."""
+    shown = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    return f"http://[{shown}]:{port}/" if ":" in shown else f"http://{shown}:{port}/"
 
 
 if __name__ == "__main__":

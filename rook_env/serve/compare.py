@@ -7,7 +7,7 @@ call-your-partner rotation match (``game: call_partner``). Each two-team match g
 the server plays the match again from its own record (deals, seed, flags, block size: the hands are
 those the statistics counted, :func:`rook_env.evaluation.play_match`), picks its largest score swings
 with :func:`rook_env.evaluation.replays.match_replays` and writes them with the existing replay viewer
-(:func:`rook_env.replay.write_html`) into the server's data folder, once; later visits open the file.
+(:func:`rook_env.evaluation.replay.write_html`) into the server's data folder, once; later visits open the file.
 Playing a match again takes a while for slow agents: it runs in a background thread and the page
 says so until the file is there.
 
@@ -22,9 +22,11 @@ import hashlib
 import json
 import os
 import threading
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from rook_env.agents.registry import GAME_SPECS, parse_search
+from rook_env.agents.registry import GAME_SPECS
+from rook_env.agents.search.spec import parse_search
 
 __all__ = ["ReplayJobs", "leaderboard", "list_results", "match_of", "replay_agent"]
 
@@ -161,20 +163,22 @@ class ReplayJobs:
 
     def _run(self, match: dict[str, Any], a: str, b: str, name: str) -> None:
         from rook_env.evaluation import play_match
+        from rook_env.evaluation.replay import write_html
         from rook_env.evaluation.replays import match_replays
-        from rook_env.replay import write_html
 
         try:
             res = play_match(a, b, deals=int(match["deals"]), seed=int(match["seed"]), flags=match.get("flags") or {},
                              duplicate=bool(match.get("duplicate", True)), names=(match["team_a"], match["team_b"]),
                              block_size=int(match.get("block_size", 50)),
                              common_seeds=bool(match.get("common_seeds", True)), n_boot=10)
-            records, notes = match_replays(res, a, b, REPLAY_HANDS, by="swing")
+            records, _notes = match_replays(res, a, b, REPLAY_HANDS, by="swing")
             os.makedirs(self.folder, exist_ok=True)
             tmp = os.path.join(self.folder, name + ".tmp")
             title = (f"Rook replays: A = {match['team_a']} vs B = {match['team_b']}, the {len(records)} largest "
                      f"swings of {match['deals']} deals, seed {match['seed']}")
-            write_html(records, tmp, title=title)
+            # seeds as strings: the viewer's JavaScript numbers would round a 64-bit seed
+            pages = [{**r.to_dict(), "seed": None if r.seed is None else str(r.seed)} for r in records]
+            write_html(pages, tmp, title=title)
             os.replace(tmp, os.path.join(self.folder, name))
         except Exception as exc:  # shown on the page; the server goes on
             with self._lock:

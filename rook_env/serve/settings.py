@@ -23,4 +23,4 @@ class Settings:
     max_body: int = 16 * 1024  # bytes of a request body
     db: str | None = None  # the SQLite file; default <data>/showdown.sqlite (":memory:" for tests)
     # Host headers answered (a DNS-rebinding page cannot reach a loopback server); ("*",) for any
-    allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1", "testserver")
+    allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["GameRecord", "GameStore", "StoreFullError"]
+__all__ = ["GameGoneError", "GameRecord", "GameStore", "MoveConflictError", "StoreFullError"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -44,6 +44,14 @@ CREATE TABLE IF NOT EXISTS moves (
 
 class StoreFullError(RuntimeError):
     """Too many open games: the limit ``max_open`` is reached."""
+
+
+class GameGoneError(LookupError):
+    """The game is not in the store (deleted or expired while a move was being decided)."""
+
+
+class MoveConflictError(RuntimeError):
+    """A decision of that number is stored already: another writer moved the game first."""
 
 
 @dataclass
@@ -113,13 +121,19 @@ class GameStore:
                           [None if x is None else json.loads(x) for _, x in moves], row[1], row[2], bool(row[3]))
 
     def add_move(self, game_id: str, n: int, action: int, explain: dict[str, Any] | None = None) -> None:
-        """Append decision number ``n`` (the count of stored moves: a second writer of the same ``n``
-        fails on the primary key instead of forking the history)."""
+        """Append decision number ``n`` (the count of stored moves). Raises :class:`GameGoneError` when
+        the game is no longer stored and :class:`MoveConflictError` when decision ``n`` is stored
+        already (a second writer fails on the primary key instead of forking the history)."""
         with self._lock:
             self._db.execute("BEGIN")
             try:
-                self._db.execute("INSERT INTO moves (game_id, n, action, explain) VALUES (?, ?, ?, ?)",
-                                 (game_id, n, int(action), None if explain is None else json.dumps(explain)))
+                if self._db.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)).fetchone() is None:
+                    raise GameGoneError(game_id)
+                try:
+                    self._db.execute("INSERT INTO moves (game_id, n, action, explain) VALUES (?, ?, ?, ?)",
+                                     (game_id, n, int(action), None if explain is None else json.dumps(explain)))
+                except sqlite3.IntegrityError as exc:
+                    raise MoveConflictError(f"decision {n} of game {game_id!r} is stored already") from exc
                 self._db.execute("UPDATE games SET touched = ? WHERE id = ?", (time.time(), game_id))
                 self._db.execute("COMMIT")
             except BaseException:

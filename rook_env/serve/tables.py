@@ -7,7 +7,7 @@ its actions are replayed; the agents are built afresh from their specs with
 server restart; its moves so far are in the history, so the table is exactly as it was).
 
 Hidden information is decided in one place, :meth:`Table.view`: a seat's view is built from that
-seat's observation alone (the game's ``seat_view`` of :mod:`rook_env.render`, the same data the
+seat's observation alone (the game's ``seat_view`` of :mod:`rook_env.core.render`, the same data the
 ``rgb_array`` seat view draws), and the log of
 the hand shows a discard into the nest or a circus pass only to the seat that made it; action
 probabilities and search values of a decision are shown only to the spectator or to the seat that
@@ -16,26 +16,49 @@ decided (they would reveal a hand). Play mode's viewer is always the person's se
 
 from __future__ import annotations
 
+import hashlib
 import io
+import reprlib
+import secrets
 import threading
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 import rook_env
 from rook_env.agents import make_agent
 from rook_env.agents.registry import GAME_SPECS, game_config
-from rook_env.call_partner.rules import PHASE_NAMES as CP_PHASE_NAMES
-from rook_env.render import table_parts
-from rook_env.replay import explain
-from rook_env.rules import PHASE_NAMES, RookState
+from rook_env.core.deck import COLOUR_NAMES
+from rook_env.core.render import table_parts
+from rook_env.evaluation.replay import explain
+from rook_env.games import get_game
 
-__all__ = ["AgentError", "MoveError", "Table", "agent_choices", "check_spec", "resolve_agent"]
+__all__ = ["AgentError", "MoveError", "Table", "agent_choices", "check_spec", "new_seed", "resolve_agent", "shown"]
 
 MODES = ("play", "watch")
 HIDDEN_PHASES = ("discard", "circus")  # a card laid into the nest / passed in circus: seen by its owner only
 CHECKPOINT = "checkpoint:"  # agent spec prefix naming a file of the configured checkpoint folder
-SEARCH = "search:"  # search plays the cards on top of the agent named after it (partnership)
+SEARCH = "search:"  # search plays the cards on top of the agent named after it (games that have "search")
+SEED_BITS = 64  # a deal's seed: drawn from the OS (secrets), too many to try every one against a hand
+_shown = reprlib.Repr()
+_shown.maxlevel, _shown.maxstring, _shown.maxother, _shown.maxlist, _shown.maxdict = 3, 40, 40, 6, 6
+
+
+def shown(value: Any) -> str:
+    """A client's value as an error message quotes it: short, however long or deeply nested it is."""
+    return _shown.repr(value)
+
+
+def new_seed() -> int:
+    """A fresh deal seed of :data:`SEED_BITS` bits from the operating system's random source."""
+    return secrets.randbits(SEED_BITS)
+
+
+def agent_seed(seed: int, seat: int) -> int:
+    """The seed of the agent at ``seat`` (32 bits, what every agent takes), a hash of the game's seed:
+    an agent's choices tell nothing of the deal's seed."""
+    return int.from_bytes(hashlib.sha256(f"{seed}/{seat}".encode()).digest()[:4], "big")
 
 
 class MoveError(ValueError):
@@ -57,7 +80,7 @@ def agent_choices(game: str, checkpoints: list[str]) -> list[str]:
     (partnership), and ``checkpoint:<file>`` for each file of the configured folder."""
     base = list(GAME_SPECS[game])
     out = list(base)
-    if game == "partnership":
+    if "search" in base:
         out += [SEARCH + s for s in base if s not in ("search", "random")]
     out += [CHECKPOINT + name for name in checkpoints]
     return out
@@ -66,61 +89,58 @@ def agent_choices(game: str, checkpoints: list[str]) -> list[str]:
 def resolve_agent(spec: Any, game: str, checkpoints: Mapping[str, str]) -> str:
     """The :func:`make_agent` spec of a client's agent spec; raises ValueError saying what is wrong.
 
-    Accepted: a spec of the agents' registry for ``game``, ``search:<one of them>`` (partnership) and
-    ``checkpoint:<name>`` with ``name`` a file of the configured folder (``checkpoints``: name -> path).
-    Never a path: a checkpoint outside the configured folder cannot be named."""
+    Accepted: a spec of the agents' registry for ``game``, ``search:<one of them>`` (where the game has
+    a search agent) and ``checkpoint:<name>`` with ``name`` a file of the configured folder
+    (``checkpoints``: name -> path). Never a path: a checkpoint outside the configured folder cannot
+    be named."""
     if not isinstance(spec, str) or not spec:
-        raise ValueError(f"an agent spec must be a non-empty string, got {spec!r}")
+        raise ValueError(f"an agent spec must be a non-empty string, got {shown(spec)}")
     rest, prefix = spec, ""
-    if game == "partnership" and rest.startswith(SEARCH):
+    if "search" in GAME_SPECS[game] and rest.startswith(SEARCH):
         rest, prefix = rest[len(SEARCH):], SEARCH
     if rest.startswith(CHECKPOINT):
         name = rest[len(CHECKPOINT):]
         if name not in checkpoints:
             known = ", ".join(sorted(checkpoints)) or "none: start the server with --checkpoints FOLDER"
-            raise ValueError(f"unknown checkpoint {name!r}; the configured folder holds: {known}")
-        path = checkpoints[name]
-        return prefix + (path if game == "partnership" else f"ppo:{path}")
+            raise ValueError(f"unknown checkpoint {shown(name)}; the configured folder holds: {known}")
+        return prefix + f"ppo:{checkpoints[name]}"
     if rest not in GAME_SPECS[game] or (prefix and rest == "search"):
         allowed = ", ".join(agent_choices(game, sorted(checkpoints)))
-        raise ValueError(f"unknown agent {spec!r} for game {game!r}; allowed: {allowed}")
+        raise ValueError(f"unknown agent {shown(spec)} for game {game!r}; allowed: {allowed}")
     return prefix + rest
 
 
 def check_spec(spec: Mapping[str, Any], checkpoints: Mapping[str, str]) -> dict[str, Any]:
     """A new game's start, validated and completed: ``mode`` (play / watch), ``game``, ``flags`` (rule
-    flags, ``players`` and ``preset`` included), ``seed``, ``agents`` (one spec per seat; the person's
-    seat ``None`` in play mode), ``seat`` (play: the person's). Raises ValueError saying what is wrong."""
+    flags, ``players`` and ``preset`` included), ``seed`` (an integer or a string of digits below
+    2**64; none: a fresh one, :func:`new_seed`), ``agents`` (one spec per seat; the person's seat
+    ``None`` in play mode), ``seat`` (play: the person's). Raises ValueError saying what is wrong."""
     known = {"mode", "game", "flags", "seed", "agents", "seat"}
     unknown = sorted(set(spec) - known)
     if unknown:
-        raise ValueError(f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(known))}")
+        raise ValueError(f"unknown field(s) {shown(', '.join(unknown))}; allowed: {', '.join(sorted(known))}")
     mode = spec.get("mode", "play")
     if not isinstance(mode, str) or mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {shown(mode)}")
     game = spec.get("game", "partnership")
     if not isinstance(game, str) or game not in GAME_SPECS:
-        raise ValueError(f"game must be one of {', '.join(GAME_SPECS)}, got {game!r}")
+        raise ValueError(f"game must be one of {', '.join(GAME_SPECS)}, got {shown(game)}")
     flags = spec.get("flags", {})
     if not isinstance(flags, dict):
-        raise ValueError(f"flags must be an object of rule flags, got {flags!r}")
+        raise ValueError(f"flags must be an object of rule flags, got {shown(flags)}")
     if "episode" in flags or "game" in flags:
         raise ValueError("flags may not set 'episode' or 'game': the server plays whole games; give 'game' on its own")
-    config = game_config({"game": game, **flags})  # ValueError naming a bad flag
-    n = config.players if game == "call_partner" else 4
-    seed = spec.get("seed")
-    if seed is None:
-        seed = int(np.random.SeedSequence().entropy % 2**32)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
-        raise ValueError(f"seed must be an integer 0..{2**32 - 1} or null, got {seed!r}")
+    game_config({"game": game, **flags})  # ValueError naming a bad flag
+    n = len(rook_env.env(game=game, **flags).possible_agents)  # the table's seats
+    seed = check_seed(spec.get("seed"))
     agents = spec.get("agents")
     if not isinstance(agents, list) or len(agents) != n:
         raise ValueError(f"agents must be a list of {n} agent specs, one per seat (null for your seat in play mode), "
-                         f"got {agents!r}")
+                         f"got {shown(agents)}")
     seat = spec.get("seat")
     if mode == "play":
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
-            raise ValueError(f"seat must be your seat, an integer 0..{n - 1}, got {seat!r}")
+            raise ValueError(f"seat must be your seat, an integer 0..{n - 1}, got {shown(seat)}")
         if agents[seat] is not None:
             raise ValueError(f"agents[{seat}] must be null: seat {seat} is yours")
     elif seat is not None:
@@ -129,6 +149,18 @@ def check_spec(spec: Mapping[str, Any], checkpoints: Mapping[str, str]) -> dict[
         if s != seat:
             resolve_agent(a, game, checkpoints)
     return {"mode": mode, "game": game, "flags": dict(flags), "seed": seed, "agents": list(agents), "seat": seat}
+
+
+def check_seed(seed: Any) -> int:
+    """A client's seed: None (a fresh one), an integer or a string of ASCII digits, below 2**64."""
+    if seed is None:
+        return new_seed()
+    if isinstance(seed, str) and seed.isascii() and seed.isdigit() and len(seed) <= 20:
+        seed = int(seed)  # a seed as a string: JavaScript numbers cannot hold 64 bits
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**SEED_BITS:
+        raise ValueError(f"seed must be an integer 0..{2**SEED_BITS - 1} (or a string of its digits) or null, "
+                         f"got {shown(seed)}")
+    return seed
 
 
 # ------------------------------------------------------------------------------------- cards
@@ -145,7 +177,7 @@ def _cards(L: Any, cards: Any) -> Any:
 
 
 def scene_json(scene: Any) -> dict[str, Any]:
-    """A :class:`rook_env.render_image.Scene` as JSON (cards as card objects, per absolute seat)."""
+    """A :class:`rook_env.core.drawing.Scene` as JSON (cards as card objects, per absolute seat)."""
     L = scene.layout
     d = {f: getattr(scene, f) for f in scene.__dataclass_fields__ if f != "layout"}
     d["hands"] = [_cards(L, h) for h in scene.hands]
@@ -175,6 +207,9 @@ class Table:
         self.spec = dict(spec)
         self.lock = threading.Lock()  # one request at a time moves this table
         self.game_name = spec["game"]
+        game = get_game(self.game_name)
+        self.title = game.title.split(",")[0]  # "call-your-partner Rook"
+        self.teams = game.groups == 2  # two fixed teams (seats 0+2 and 1+3)
         self.flags = {**spec["flags"], "episode": "game"}
         self.env = rook_env.env(game=self.game_name, **self.flags)
         self.env.reset(seed=spec["seed"])
@@ -191,7 +226,7 @@ class Table:
                 continue
             real = resolve_agent(a, self.game_name, checkpoints)
             try:
-                self.agents[s] = make_agent(real, seed=spec["seed"] * 16 + s, game=self.game_name, **self.flags)
+                self.agents[s] = make_agent(real, seed=agent_seed(spec["seed"], s), game=self.game_name, **self.flags)
             except ImportError as exc:
                 raise ValueError(f"agent {a!r} cannot be built here: {exc}") from exc
         self.events: list[dict[str, Any]] = []
@@ -212,8 +247,7 @@ class Table:
         return len(self.events)
 
     def phase_name(self) -> str:
-        names = PHASE_NAMES if isinstance(self.state, RookState) else CP_PHASE_NAMES
-        return names[self.state.phase]
+        return self.state.PHASE_NAMES[self.state.phase]
 
     def to_act(self) -> int | None:
         return None if self.over else int(self.state.current)
@@ -226,22 +260,62 @@ class Table:
 
     # ---------------------------------------------------------------- moves
     def check_person_move(self, action: Any) -> int:
-        """The person's ``action`` checked (play mode); raises :class:`MoveError` saying why not."""
+        """The person's ``action`` checked (play mode); raises :class:`MoveError` saying why not, in the
+        words of the table ("you must follow suit: play a green card")."""
         if self.seat is None:
-            raise MoveError("this is a watched game: agents play every seat (POST .../advance)", 409)
+            raise MoveError("this is a watched game: the agents play every seat", 409)
         if self.over:
             raise MoveError("the game is over", 409)
         if self.state.current != self.seat:
-            raise MoveError(f"it is not your turn: P{self.state.current} ({self.labels[self.state.current]}) "
-                            f"is to act (POST .../advance lets the agents move)", 409)
+            s = self.state.current
+            raise MoveError(f"it is the agents' turn: P{s} ({self.labels[s]}) is to {self.phase_verb()}", 409)
         if isinstance(action, bool) or not isinstance(action, int):
-            raise MoveError(f"action must be an integer action id, got {action!r}")
+            raise MoveError(f"action must be an integer action id, got {shown(action)}")
         legal = self.legal()
         if action not in legal:
-            what = self.L.action_name(action) if 0 <= action < self.L.n_actions else "out of range"
-            names = ", ".join(f"{a} ({self.L.action_name(a)})" for a in legal)
-            raise MoveError(f"action {action} ({what}) is not legal now ({self.phase_name()}); legal: {names}")
+            raise MoveError(self.refusal(action, legal))
         return action
+
+    def phase_verb(self) -> str:
+        """What the seat to act does now, as a verb: "bid", "lay a card down", "play a card", ..."""
+        return {"bid": "bid", "discard": "lay a card down into the nest", "trump": "name trump",
+                "play": "play a card", "circus": "pass a card", "rook": "choose the Rook's rank",
+                "call": "call a partner's card"}.get(self.phase_name(), "move")
+
+    def choices_text(self, legal: list[int]) -> str:
+        """The legal moves in words, the bids as one range: "pass, bid 75 to 120 or redeal"."""
+        L = self.L
+        bids = [a for a in legal if L.action_kind(a) == "bid"]
+        words = [L.action_name(a) for a in legal if L.action_kind(a) != "bid"]
+        if bids:
+            first, last = L.action_name(min(bids)), L.action_name(max(bids)).split()[-1]
+            words.insert(min(1, len(words)), first if len(bids) == 1 else f"{first} to {last}")
+        return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+    def refusal(self, action: int, legal: list[int]) -> str:
+        """Why the person may not make ``action`` now, in player words."""
+        L, st = self.L, self.state
+        phase = self.phase_name()
+        if not 0 <= action < L.n_actions:
+            return f"action {action} is not a legal move now in this game: {self.choices_text(legal)}"
+        name = L.action_name(action)
+        kind = L.action_kind(action)
+        held = kind == "card" and bool(int(st.hands[self.seat]) >> action & 1)
+        cards = [a for a in legal if L.action_kind(a) == "card"]
+        if phase in ("play", "discard", "circus") and kind == "card" and not held:
+            return f"{name} is not in your hand: {self.phase_verb()} of your own"
+        if phase == "play" and held and cards:
+            colours = {int(L.card_colour[c]) for c in cards if c != L.rook}
+            if len(colours) == 1:
+                (c,) = colours
+                names = getattr(L, "colour_names", COLOUR_NAMES)
+                trump = " (trump)" if c == getattr(st, "trump", -2) else ""
+                rook = " or the Rook" if L.rook in cards else ""
+                return f"you must follow suit: play a {names[c]} card{trump}{rook}"
+            return f"you must follow suit: play {', '.join(L.card_name(c) for c in cards)}"
+        if phase == "discard" and held:
+            return f"you may not lay {name} down now: lay down {', '.join(L.card_name(c) for c in cards)}"
+        return f"{name} is not a legal move now ({phase}): you may {self.choices_text(legal)}"
 
     def agent_move(self, explained: bool) -> tuple[int, dict[str, Any] | None]:
         """The acting agent's decision (not applied): (action, its explanation when ``explained``)."""
@@ -249,7 +323,7 @@ class Table:
             raise MoveError("the game is over", 409)
         seat = self.state.current
         if seat == self.seat:
-            raise MoveError("it is your turn (POST .../action)", 409)
+            raise MoveError("it is your turn: the agents wait for your move", 409)
         name = self.agent_names[seat]
         agent = self.agents[seat]
         obs = self.env.observe(name)
@@ -306,7 +380,7 @@ class Table:
         """One decision as ``viewer`` may see it (None: the spectator)."""
         L = self.L
         seat, a = ev["seat"], ev["action"]
-        who = "You" if viewer is not None and seat == viewer else f"P{seat}"
+        who = "You" if self.seat is not None and seat == self.seat else f"P{seat}"  # play mode's person only
         out: dict[str, Any] = {"n": ev["n"], "hand": ev["hand"], "seat": seat, "phase": ev["phase"]}
         kind = L.action_kind(a)
         if ev["phase"] in HIDDEN_PHASES and not self.may_see(viewer, seat):
@@ -333,8 +407,6 @@ class Table:
 
     def result_json(self, res: Mapping[str, Any]) -> dict[str, Any]:
         """A finished hand's public result (scores, contract; no card but the called ones)."""
-        from rook_env.cards import COLOUR_NAMES
-
         out = {k: res[k] for k in ("bidder", "bid", "made", "hand_scores", "scores", "tricks_won", "game_winner")}
         out["trump"] = res.get("call") or (COLOUR_NAMES[res["trump"]] if res["trump"] >= 0 else "no trump")
         if "counters" in res:
@@ -365,7 +437,7 @@ class Table:
         """The table as drawn by ``render_mode="rgb_array"`` (PNG), for ``viewer`` (None: spectator)."""
         from PIL import Image
 
-        from rook_env.render_image import draw_scene
+        from rook_env.core.drawing import draw_scene
 
         buf = io.BytesIO()
         Image.fromarray(draw_scene(self.scene(viewer))).save(buf, format="PNG", optimize=False, compress_level=1)
@@ -393,9 +465,12 @@ class Table:
             "id": self.id,
             "mode": self.spec["mode"],
             "game": self.game_name,
+            "title": self.title,
+            "teams": self.teams,
             "players": self.n,
             "flags": self.spec["flags"],
-            "seed": self.spec["seed"] if self.seat is None else None,  # play: the seed would tell every hand
+            # play: the seed would tell every hand; a string, as JavaScript numbers cannot hold 64 bits
+            "seed": str(self.spec["seed"]) if self.seat is None else None,
             "agents": self.labels,
             "seat": self.seat,
             "viewer": viewer,
