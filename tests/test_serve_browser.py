@@ -1,7 +1,8 @@
 """The showdown pages end to end in a real browser: the system Chromium driven by Playwright's Python API
 (``executable_path``: nothing downloaded). The server runs in a thread on a loopback port.
 
-Play one whole hand by clicking (the new-game form, a reload in the middle, an illegal click refused),
+Play one whole hand by clicking (the new-game form, a reload in the middle, an illegal click refused in the
+table's words, the pause at the hand's end), two tabs on one game, a phone and a five-player table,
 watch two agents with their probabilities, open the leaderboard and a match's replays.
 Set ``ROOK_SHOWDOWN_SCREENSHOTS=docs`` to write the screenshots of docs/showdown.md there."""
 
@@ -9,12 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import threading
 import time
 import urllib.request
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -22,7 +25,7 @@ pytest.importorskip("starlette")
 uvicorn = pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from rook_env.serve import Settings, create_app  # noqa: E402
+from rook_env.serve import Settings, create_app
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs the chromium browser (apt-get install chromium)")
@@ -127,9 +130,14 @@ def test_play_a_whole_hand_by_clicking(server, page, tmp_path):
             break
         moves = data(pg, "moves")
         phase = data(pg, "phase")
+        if phase == "bid":  # "call a redeal" only where a redeal is a choice
+            redeal = pg.locator(".choices button", has_text="redeal").count()
+            assert ("redeal" in pg.inner_text("#status")) == bool(redeal)
         if phase == "play" and not refused and pg.locator(".hand .card:not(.legal)").count():
             pg.locator(".hand .card:not(.legal)").first.click()  # an illegal card: refused, nothing moves
-            pg.wait_for_function("() => document.querySelector('#message').textContent.includes('not legal')")
+            pg.wait_for_function("() => document.querySelector('#message').textContent.includes('must follow suit')")
+            assert re.fullmatch(r"you must follow suit: play a (red|yellow|green|black) card( \(trump\))?( or the Rook)?",
+                                pg.inner_text("#message")), pg.inner_text("#message")
             assert data(pg, "moves") == moves
             shot(pg, "showdown_refused.png", tmp_path)
             refused = True
@@ -149,6 +157,18 @@ def test_play_a_whole_hand_by_clicking(server, page, tmp_path):
     assert reloaded and refused and clicks >= 9
     sheet = pg.inner_text("#sheet")
     assert "made" in sheet or "set" in sheet  # the finished hand is on the score sheet
+    # the hand's end: the result stays on screen, nothing moves, until "Next hand"
+    pg.wait_for_selector("#continue")
+    assert data(pg, "paused") == "true" and "Hand 1 is over" in pg.inner_text("#status")
+    assert pg.locator(".hand .card.legal, .choices button.legal").count() == 0
+    shot(pg, "showdown_hand_over.png", tmp_path)
+    moves = data(pg, "moves")
+    pg.wait_for_timeout(1500)  # at ?delay=30 the agents would have made dozens of moves
+    assert data(pg, "moves") == moves and data(pg, "paused") == "true"
+    pg.click("#continue")
+    pg.wait_for_function(f"() => document.body.dataset.paused === 'false' && (document.body.dataset.moves !== "
+                         f"'{moves}' || document.body.dataset.yourTurn === 'true')")
+    assert data(pg, "hand") == "2"
     pg.wait_for_function("() => { const t = document.querySelector('#table'); "
                          "return t.complete && t.naturalWidth > 0; }")  # the drawn table loaded
 
@@ -190,3 +210,58 @@ def test_compare_leaderboard_and_replays(server, page, tmp_path):
     pg.click("#matches a.replays")
     pg.wait_for_url("**/replays/match-*.html", timeout=60_000)  # played again, then the replay viewer
     assert "Rook replays" in pg.title()
+
+
+def test_two_tabs_on_one_game_the_stale_one_recovers(server, browser):
+    """A move made in one tab leaves the other a view behind: its click is refused (409) and it shows the game
+    as it is now, without a reload, and plays on from there."""
+    game = post(server + "/api/games", {"mode": "play", "agents": [None, "heuristic", "heuristic", "heuristic"],
+                                        "seat": 0, "seed": 11})
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        a, b = ctx.new_page(), ctx.new_page()
+        for pg in (a, b):
+            pg.set_default_timeout(TIMEOUT_MS)
+        b.goto(server + game["url"] + "?delay=30")
+        b.wait_for_function("() => document.body.dataset.yourTurn === 'true'")  # the agents before you have moved
+        a.goto(server + game["url"] + "?delay=100000")  # this tab never asks the agents to move
+        a.wait_for_function("() => document.body.dataset.yourTurn === 'true'")
+        seen = data(a, "moves")
+        b.locator(".choices button.legal").first.click()  # B moves; A still shows the old view
+        b.wait_for_function(f"() => document.body.dataset.moves !== '{seen}'")
+        assert data(a, "moves") == seen
+        a.locator(".choices button.legal").first.click()  # A's click on the old view: refused, then A catches up
+        a.wait_for_function(f"() => document.body.dataset.moves !== '{seen}'")
+        assert "moved on" in a.inner_text("#message")
+        now = json.loads(urllib.request.urlopen(server + "/api/games/" + game["id"], timeout=30).read())
+        assert int(data(a, "moves")) <= now["moves"]  # A shows the game as the server has it (B's agents go on)
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("width, height", [(390, 844), (1400, 1000)])
+def test_a_five_player_table_reads_on_a_phone_and_a_laptop(server, browser, width, height, tmp_path):
+    agents = [None] + ["call_partner_heuristic"] * 4
+    game = post(server + "/api/games", {"mode": "play", "game": "call_partner", "flags": {"players": 5},
+                                        "agents": agents, "seat": 0, "seed": 5})
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        pg = ctx.new_page()
+        pg.set_default_timeout(TIMEOUT_MS)
+        pg.goto(server + game["url"] + "?delay=100000")
+        pg.wait_for_function("() => document.body.dataset.moves !== undefined && "
+                             "document.querySelector('#table').complete && document.querySelector('#table').naturalWidth")
+        sizes = pg.evaluate("""() => {
+            const px = (sel) => parseFloat(getComputedStyle(document.querySelector(sel)).fontSize);
+            const img = document.querySelector('#table');
+            return {status: px('#status'), log: px('#log'), card: px('.hand .card'), body: px('body'),
+                    scale: img.getBoundingClientRect().width / img.naturalWidth,
+                    page: document.documentElement.scrollWidth};
+        }""")
+        assert sizes["status"] >= 15 and sizes["log"] >= 15 and sizes["card"] >= 20 and sizes["body"] >= 15, sizes
+        # the drawn table's 13 px labels show at 10 px or more (a phone scrolls the picture sideways, not the page)
+        assert sizes["scale"] >= (0.75 if width < 700 else 0.95), sizes
+        assert sizes["page"] <= width + 1, sizes
+        shot(pg, f"showdown_five_players_{width}.png", tmp_path)
+    finally:
+        ctx.close()

@@ -11,10 +11,16 @@ const el = (tag, attrs = {}, ...kids) => {
   for (const kid of kids) e.append(kid);
   return e;
 };
+const cap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
 
 async function api(method, url, body) {
+  // Every request that takes a body sends JSON ({} when it has nothing to say): the server moves
+  // nothing for a body of another type (another site's form could send one).
   const opts = {method, headers: {}};
-  if (body !== undefined) { opts.headers["Content-Type"] = "application/json"; opts.body = JSON.stringify(body); }
+  if (method !== "GET" && method !== "DELETE") {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body === undefined ? {} : body);
+  }
   const r = await fetch(url, opts);
   let data = null;
   try { data = await r.json(); } catch (e) { data = {error: `${r.status} ${r.statusText}`}; }
@@ -35,19 +41,29 @@ async function indexPage() {
   const opts = await api("GET", "/api/options");
   $("#expire").textContent = opts.limits.expire_hours;
   const form = $("#new-game");
-  const game = () => $("#f-game").value;
+  const gameSel = $("#f-game");
+  gameSel.replaceChildren(...Object.entries(opts.games).map(([name, g]) => el("option", {value: name},
+    `${cap(g.title.split(",")[0])} (${g.players.length > 1 ? g.players[0] + " to " + g.players[g.players.length - 1] : g.players[0]} players)`)));
+  const game = () => gameSel.value;
+  let shownGame = null;
   const refresh = () => {
     const g = opts.games[game()];
     const players = $("#f-players");
-    const keep = players.value;
+    const keep = shownGame === game() ? players.value : null;  // another game: its own default table size
+    shownGame = game();
     players.replaceChildren(...g.players.map((n) => el("option", {value: n}, String(n))));
-    if (g.players.includes(Number(keep))) players.value = keep; else players.value = g.players.includes(5) ? 5 : g.players[0];
+    players.value = g.players.includes(Number(keep)) ? keep : g.default_players;
     $("#l-players").hidden = g.players.length < 2;
     $("#l-preset").hidden = !g.presets.length;
-    $("#f-preset").replaceChildren(el("option", {value: ""}, "none"), ...g.presets.map((p) => el("option", {value: p}, p)));
-    $("#f-flags").replaceChildren(...Object.entries(g.choices).map(([name, values]) => el("label", {},
-      name, el("select", {"data-flag": name}, el("option", {value: ""}, `default (${values[0]})`),
-        ...values.map((v) => el("option", {value: v}, v))))));
+    $("#f-preset").replaceChildren(el("option", {value: ""}, "none"),
+      ...g.presets.map((p) => el("option", {value: p}, g.preset_labels[p] || p)));
+    $("#f-flags").replaceChildren(...Object.entries(g.choices).map(([name, values]) => {
+      const lab = g.labels[name] || {label: name, help: "", values: {}};
+      const word = (v) => lab.values[String(v)] || String(v);
+      return el("label", {title: `${lab.help ? lab.help + " " : ""}(flag ${name})`}, lab.label,
+        el("select", {"data-flag": name}, el("option", {value: ""}, `default: ${word(values[0])}`),
+          ...values.map((v) => el("option", {value: v}, word(v)))));
+    }));
     seats();
   };
   const seats = () => {
@@ -58,35 +74,34 @@ async function indexPage() {
     const old = [...box.querySelectorAll("select.agent")].map((s) => s.value);
     const me = box.querySelector("input[name=seat]:checked");
     const mySeat = me ? Number(me.value) : 0;
-    const def = game() === "partnership" ? "heuristic" : "call_partner_heuristic";
     box.replaceChildren();
     for (let s = 0; s < n; s++) {
       const sel = el("select", {class: "agent", "data-seat": String(s)}, ...g.agents.map((a) => el("option", {value: a}, a)));
-      sel.value = g.agents.includes(old[s]) ? old[s] : def;
-      const lab = el("label", {}, `Seat P${s}` + (game() === "partnership" ? (s % 2 ? " (team P1+P3)" : " (team P0+P2)") : ""));
+      sel.value = g.agents.includes(old[s]) ? old[s] : g.default_agent;
+      const lab = el("label", {}, `Seat P${s}` + (g.teams ? (s % 2 ? " (team P1+P3)" : " (team P0+P2)") : ""));
       if (play) {
         const radio = el("input", {type: "radio", name: "seat", value: String(s)});
         if (s === Math.min(mySeat, n - 1)) radio.checked = true;
-        radio.addEventListener("change", () => sel.disabled = false);
         lab.append(el("span", {}, radio, " I sit here"));
       }
       lab.append(sel);
       box.append(lab);
     }
-    const disable = () => box.querySelectorAll("label").forEach((lab, s) => {
+    const disable = () => box.querySelectorAll("label").forEach((lab) => {
       const r = lab.querySelector("input"); lab.querySelector("select").disabled = !!(r && r.checked); });
     box.querySelectorAll("input[name=seat]").forEach((r) => r.addEventListener("change", disable));
     disable();
   };
-  $("#f-game").addEventListener("change", refresh);
+  gameSel.addEventListener("change", refresh);
   $("#f-players").addEventListener("change", seats);
   $("#f-mode").addEventListener("change", seats);
   refresh();
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const mode = $("#f-mode").value;
+    const g = opts.games[game()];
     const flags = {};
-    if (game() === "call_partner") flags.players = Number($("#f-players").value);
+    if (g.players.length > 1) flags.players = Number($("#f-players").value);
     if ($("#f-preset").value) flags.preset = $("#f-preset").value;
     if ($("#f-target").value) flags.target_score = Number($("#f-target").value);
     document.querySelectorAll("#f-flags select").forEach((s) => { if (s.value) flags[s.dataset.flag] = s.value; });
@@ -100,7 +115,8 @@ async function indexPage() {
     const agents = [...document.querySelectorAll("#f-seats select.agent")].map((s, i) => i === seat ? null : s.value);
     const body = {mode, game: game(), flags, agents};
     if (mode === "play") body.seat = seat;
-    if ($("#f-seed").value !== "") body.seed = Number($("#f-seed").value);
+    const seed = $("#f-seed").value.trim();
+    if (seed !== "") body.seed = seed;  // a string: a 64-bit seed is more than a JavaScript number holds
     $("#form-error").textContent = "";
     try { const r = await api("POST", "/api/games", body); location.href = r.url; }
     catch (e) { $("#form-error").textContent = e.message; }
@@ -109,7 +125,9 @@ async function indexPage() {
   const tbody = $("#games tbody");
   for (const g of list.games) {
     const s = g.spec;
-    const what = s.game === "call_partner" ? `call your partner, ${s.flags.players || 5} players` : "partnership";
+    const info = opts.games[s.game];
+    const title = info ? info.title.split(",")[0] : s.game;
+    const what = info && info.players.length > 1 ? `${title}, ${s.flags.players || info.default_players} players` : title;
     const seatsText = s.agents.map((a, i) => i === s.seat ? "you" : a).join(", ");
     const url = `/${s.mode}/${g.id}`;
     const del = el("button", {type: "button", onclick: async () => { await api("DELETE", `/api/games/${g.id}`); location.reload(); }}, "delete");
@@ -124,45 +142,74 @@ async function gamePage() {
   const params = new URLSearchParams(location.search);
   const agentDelay = params.has("delay") ? Number(params.get("delay")) : 700;
   let view = null, running = false, busy = false, viewer = params.get("view") || "spectator";
+  let readResult = -1;  // play mode: the decision count at which you went on from a finished hand
   const watch = location.pathname.startsWith("/watch/");
   const q = () => (watch ? `?view=${viewer}` : "");
 
   const seatName = (s) => (view.seat === s ? "You" : `P${s} (${view.agents[s]})`);
+  const lastEvent = (v) => (v.log.length ? v.log[v.log.length - 1] : null);
+  // Play mode stops at the end of every hand but the last, until you have read its result.
+  const pausedAtHandEnd = (v) => !watch && !v.over && !!(lastEvent(v) && lastEvent(v).result) && readResult !== v.moves;
 
   function render(v) {
     view = v;
     const body = document.body.dataset;
+    const paused = pausedAtHandEnd(v);
     body.moves = v.moves; body.over = v.over; body.yourTurn = v.your_turn; body.hand = v.hand; body.phase = v.phase;
-    $("#title").textContent = `${v.game === "call_partner" ? "Call your partner, " + v.players + " players" : "Partnership"}` +
-      ` · ${v.mode} · hand ${v.hand} · game to ${v.target_score}`;
+    body.paused = paused; body.players = v.players;
+    document.body.classList.toggle("wide", !v.teams);  // a side panel: the drawn table is wider
+    $("#title").textContent = `${cap(v.title)}${v.teams ? "" : ", " + v.players + " players"} · ${v.mode} · hand ${v.hand}` +
+      ` · game to ${v.target_score}`;
     drawTable(`/api/games/${id}/table.png${q()}${q() ? "&" : "?"}m=${v.moves}`);
-    // status line
-    let status;
-    if (v.over) status = `Game over. ${winnerText(v)}`;
-    else if (v.your_turn) status = `Your turn: ${phaseHint(v)}`;
-    else status = `${seatName(v.to_act)} to act (${v.phase})`;
-    $("#status").replaceChildren(v.over ? el("span", {class: "banner"}, status) : status);
+    renderStatus(v, paused);
     // choices: every legal action that is not a card (bids, pass, trump, rook, redeal, circus)
     const ch = $("#choices");
     // a card to call (call-your-partner) is a button in that card's colour: its name, never where it lies
     const tint = (a) => (a.kind !== "call" ? "" : a.name === "Rook" ? " call rook" : ` call c${"RYGB".indexOf(a.name[0])}`);
-    ch.replaceChildren(...v.legal.filter((a) => a.kind !== "card").map((a) =>
-      el("button", {type: "button", class: "legal" + tint(a), "data-action": String(a.action), onclick: () => move(a.action)}, a.name)));
+    ch.replaceChildren(...(paused ? [] : v.legal.filter((a) => a.kind !== "card").map((a) =>
+      el("button", {type: "button", class: "legal" + tint(a), "data-action": String(a.action), onclick: () => move(a.action)}, a.name))));
+    renderHand(v, paused);
+    renderLog(v);
+    renderSheet(v);
+    renderExplain(v);
+  }
+
+  function renderStatus(v, paused) {
+    const last = lastEvent(v);
+    let status;
+    if (v.over) status = el("span", {class: "banner"}, `Game over. ${winnerText(v)}`);
+    else if (paused) {
+      status = el("span", {class: "banner"}, `Hand ${v.hand - 1} is over: ${resultText(last.result)}. `,
+        el("button", {type: "button", id: "continue", onclick: () => { readResult = v.moves; render(view); schedule(); }},
+          "Next hand"));
+    } else if (watch && last && last.result) status = `Hand over: ${resultText(last.result)}. ${seatName(v.to_act)} to act.`;
+    else if (v.your_turn) status = `Your turn: ${phaseHint(v)}`;
+    else status = `${seatName(v.to_act)} to act (${v.phase})` + (v.seat !== null ? ": the agents' turn" : "");
+    $("#status").replaceChildren(status);
+    // the trick on the table, in words and cards (readable however small the drawn table is)
+    const trick = v.scene.trick || [];
+    $("#trick").replaceChildren(...(trick.length ? [el("span", {class: "dim"}, "Trick: "),
+      ...trick.map(([s, c]) => el("span", {class: "played"}, `${seatName(s)} `, cardEl(c, "mini")))] : []));
+  }
+
+  function renderHand(v, paused) {
     // the hand: every card shown; the legal ones raised and clickable (a click on another is refused by the server)
     const hand = $("#hand");
     const mine = v.viewer === null ? null : v.scene.hands[v.viewer];
-    const legalCards = new Set(v.legal.filter((a) => a.kind === "card").map((a) => a.action));
-    hand.classList.toggle("waiting", !v.your_turn);
+    const legalCards = new Set(paused ? [] : v.legal.filter((a) => a.kind === "card").map((a) => a.action));
+    hand.classList.toggle("waiting", !v.your_turn || paused);
     hand.replaceChildren();
     if (Array.isArray(mine)) {
       for (const c of mine) {
         const e = cardEl(c, legalCards.has(c.card) ? "legal" : "");
-        if (v.seat !== null) e.addEventListener("click", () => move(c.card));
+        if (v.seat !== null) e.addEventListener("click", () => { if (!pausedAtHandEnd(view)) move(c.card); });
         hand.append(e);
       }
     }
     hand.hidden = !Array.isArray(mine);  // the spectator sees every hand on the drawn table
-    // log of this hand (and the end of the last)
+  }
+
+  function renderLog(v) {
     const log = $("#log");
     log.replaceChildren();
     for (const e of v.log) {
@@ -171,11 +218,9 @@ async function gamePage() {
       log.append(li);
       if (e.trick) log.append(el("li", {class: "trick"}, `Trick won by ${seatName(e.trick.winner)}: `,
         ...e.trick.cards.map(([s, c]) => cardEl(c, "mini"))));
-      if (e.result) log.append(el("li", {class: "result"}, resultText(e.result)));
+      if (e.result) log.append(el("li", {class: "result"}, `Hand over: ${resultText(e.result)}`));
     }
     log.scrollTop = log.scrollHeight;
-    renderSheet(v);
-    renderExplain(v);
   }
 
   // The drawn table is swapped in once loaded (no blank flash); a picture older than the one shown is dropped.
@@ -189,23 +234,24 @@ async function gamePage() {
   function phaseHint(v) {
     const size = Array.isArray(v.scene.nest) ? v.scene.nest.length : 0;  // the bidder sees the nest as dealt
     const done = v.log.filter((e) => e.hand === v.hand && e.phase === "discard" && e.seat === v.viewer).length;
-    return {bid: "bid, pass or call a redeal", discard: `lay a card of your hand down into the nest (${done + 1} of ${size})`,
-            trump: "name trump",
+    const redeal = v.legal.some((a) => a.kind === "redeal");
+    return {bid: redeal ? "bid, pass or call a redeal" : "bid or pass",
+            discard: `lay a card of your hand down into the nest (${done + 1} of ${size})`, trump: "name trump",
             rook: "choose Rook high or low", call: "call a card: its holder becomes your partner",
             play: v.scene.trick.length ? "play a card" : "lead a card", circus: "pass a card to your left"}[v.phase] || v.phase;
   }
   function winnerText(v) {
     if (v.winner === null || v.winner < 0) return "";
-    if (v.game === "call_partner") return `${seatName(v.winner)} won.`;
+    if (!v.teams) return `${seatName(v.winner)} won.`;
     const team = v.winner === 0 ? "P0+P2" : "P1+P3";
     return `Team ${team} won` + (v.seat !== null ? (v.seat % 2 === v.winner ? ": you win!" : ": you lose.") : ".");
   }
   function resultText(r) {
     const scores = r.hand_scores.map((x) => (x >= 0 ? "+" : "") + x).join(" / ");
-    return `Hand over: P${r.bidder} bid ${r.bid} in ${r.trump}, ${r.made ? "made" : "set"}; hand ${scores}; totals ${r.scores.join(" / ")}`;
+    return `P${r.bidder} bid ${r.bid} in ${r.trump}, ${r.made ? "made" : "set"}; hand ${scores}; totals ${r.scores.join(" / ")}`;
   }
   function renderSheet(v) {
-    const cols = v.game === "call_partner" ? [...Array(v.players).keys()].map((s) => `P${s}`) : ["P0+P2", "P1+P3"];
+    const cols = v.teams ? ["P0+P2", "P1+P3"] : [...Array(v.players).keys()].map((s) => `P${s}`);
     const t = el("table", {class: "list"}, el("thead", {}, el("tr", {}, ...["hand", "bid", "trump", ""].concat(cols).map((h) => el("th", {}, h)))));
     const tb = el("tbody");
     for (const r of v.sheet) {
@@ -239,33 +285,48 @@ async function gamePage() {
     $("#explain").replaceChildren(...kids);
   }
 
+  // A request refused because the game moved on (another tab or window): show the game as it is now.
+  async function recover(e) {
+    $("#message").textContent = e.status === 404 ? "This game no longer exists (deleted or expired)." : e.message;
+    if (e.status === 409) {
+      try { render(await api("GET", `/api/games/${id}${q()}`)); } catch (e2) { /* the message above stays */ }
+    }
+  }
   async function move(action) {
     if (busy) return;
     busy = true;
     $("#message").textContent = "";
     try { render(await api("POST", `/api/games/${id}/action`, {action, moves: view.moves})); }
-    catch (e) { $("#message").textContent = e.message; }
+    catch (e) { await recover(e); }
     busy = false;
     schedule();
   }
   async function advance() {
     if (busy || view.over || view.your_turn) return;
     busy = true;
-    try { render(await api("POST", `/api/games/${id}/advance${q()}`, {moves: view.moves})); }
-    catch (e) {
-      $("#message").textContent = e.message;
-      if (e.status === 409) { try { render(await api("GET", `/api/games/${id}${q()}`)); } catch (e2) { /* shown above */ } }
-      running = false;
-    }
+    try { render(await api("POST", `/api/games/${id}/advance${q()}`, {moves: view.moves})); $("#message").textContent = ""; }
+    catch (e) { await recover(e); running = false; }
     busy = false;
   }
+  // Back to a tab: another tab may have moved the game meanwhile.
+  async function refresh() {
+    if (busy || !view) return;
+    try {
+      const v = await api("GET", `/api/games/${id}${q()}`);
+      if (v.moves !== view.moves && !busy) { render(v); schedule(); }
+    } catch (e) { /* shown on the next move */ }
+  }
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) refresh(); });
+  window.addEventListener("focus", refresh);
+
   let timer = null;
   function schedule() {
     clearTimeout(timer);
     if (!view || view.over) { running = false; $("#run").textContent = "Play"; return; }
-    // a finished trick (or hand) stays on screen a little longer before the agents go on
-    const last = view.log.length ? view.log[view.log.length - 1] : null;
-    const pause = last && (last.trick || last.result) ? agentDelay * 2.5 : agentDelay;
+    if (pausedAtHandEnd(view)) return;  // until "Next hand"
+    // a finished trick stays on screen a little longer before the agents go on
+    const last = lastEvent(view);
+    const pause = last && last.trick ? agentDelay * 2.5 : agentDelay;
     if (!watch && !view.your_turn) timer = setTimeout(async () => { await advance(); schedule(); }, pause);
     if (watch && running) timer = setTimeout(async () => { await advance(); schedule(); }, Number($("#speed").value));
   }
@@ -329,7 +390,8 @@ async function comparePage() {
 }
 
 const page = document.body.dataset.page;
-({index: indexPage, game: gamePage, compare: comparePage})[page]().catch((e) => {
+const pages = {index: indexPage, game: gamePage, compare: comparePage};
+if (pages[page]) pages[page]().catch((e) => {
   const m = document.querySelector("#message") || document.querySelector("#form-error");
   if (m) m.textContent = e.message;
 });
