@@ -16,7 +16,7 @@ import time
 
 import rook_env
 from rook_env.agents.search import SearchAgent
-from rook_env.rules import PHASE_NAMES
+from rook_env.games.partnership.rules import PHASE_NAMES
 
 
 def main() -> None:

@@ -11,7 +11,7 @@ so the ratios are meaningful on a noisy shared machine:
   acting seats' observations ``(N, obs_dim)`` and masks ``(N, A)``, and the random legal
   actions are drawn vectorised (``rook_env.vector.sample_legal``); agent steps = N per step.
   Both backends where numba is installed: ``numba`` (the compiled kernels of
-  ``rook_env.kernels``, what ``backend="auto"`` takes) and ``numpy`` (numpy alone, its
+  ``rook_env.games.partnership.kernels``, what ``backend="auto"`` takes) and ``numpy`` (numpy alone, its
   actions drawn by the numpy ``pick_legal``)
 - ``RookVectorEnv(64, game="call_partner", players=5)``: the other game's engine (one rules
   state per table, numpy, no kernels)
@@ -43,8 +43,8 @@ from typing import Any, Callable
 import numpy as np
 
 import rook_env
-from rook_env import kernels
-from rook_env.rules import OVER, RookState
+from rook_env.games.partnership import kernels
+from rook_env.games.partnership.rules import OVER, RookState
 from rook_env.vector import RookVectorEnv, pick_legal, sample_legal
 
 VECTOR_SIZES = (1, 64, 1024)

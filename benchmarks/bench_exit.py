@@ -1,14 +1,14 @@
 """What bounds expert iteration (docs/training.md, "Expert iteration"): search labels per second against the PPO
 loop's decisions per second, and what the distillation loss adds to the update.
 
-    python benchmarks/bench_exit.py                          # configs/exit.yaml's network, 3 repeats
+    python benchmarks/bench_exit.py                          # configs/ppo.yaml's network, 3 repeats
     python benchmarks/bench_exit.py --hands 4 --repeats 5
 
 * labels, hand by hand (``act``): search on top of the shipped network plays ``--hands`` hands
-  (rook_env.training.search_labels, one process, ``exit.samples`` worlds); searched decisions per second of wall
+  (rook_env.training.labels.search, one process, ``exit.samples`` worlds); searched decisions per second of wall
   time;
 * labels, batched (``act_batch``, the online source's): the shipped network plays ``exit.tables`` tables and
-  search rates its card plays (rook_env.training.online_labels.TableLabeller, one process), ``--steps`` steps
+  search rates its card plays (rook_env.training.labels.online.TableLabeller, one process), ``--steps`` steps
   (after one warm-up step: numba's compilation); searched decisions per second;
 * update: one PPO update of a rollout of ``rollout_decisions`` (observations and masks of real searched hands,
   actions drawn among the legal ones, advantages and returns drawn at random: the work does not depend on them),
@@ -33,9 +33,9 @@ sys.path.insert(0, ROOT)
 from rook_env.agents.learned.model import ActorCritic, load_checkpoint, model_from_checkpoint
 from rook_env.training import config as config_mod
 from rook_env.training.expert import ExpertIteration, LabelBuffer, labelled
-from rook_env.training.online_labels import TableLabeller
+from rook_env.training.labels.online import TableLabeller
 from rook_env.training.ppo import PPOSettings, make_optimizer, ppo_update
-from rook_env.training.search_labels import label_hands
+from rook_env.training.labels.search import label_hands
 
 SHIPPED = os.path.join(ROOT, "rook_env", "agents", "checkpoints", "ppo_default.pt")
 
@@ -46,7 +46,7 @@ def spread(xs: list[float]) -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", default=os.path.join(ROOT, "configs", "exit.yaml"))
+    p.add_argument("--config", default=os.path.join(ROOT, "configs", "ppo.yaml"))  # with the exit section's defaults
     p.add_argument("--hands", type=int, default=2, help="hands searched per repeat")
     p.add_argument("--steps", type=int, default=200, help="batched labeller steps per repeat")
     p.add_argument("--repeats", type=int, default=3)

@@ -26,7 +26,7 @@ import numpy as np
 
 import rook_env
 from rook_env.agents.heuristic import HeuristicAgent
-from rook_env.rules import OVER
+from rook_env.games.partnership.rules import OVER
 
 REPO = Path(__file__).resolve().parents[1]
 OLD_REF = "477dc6c"  # the last commit with the single-module heuristic

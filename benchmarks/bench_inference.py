@@ -19,10 +19,10 @@ import time
 import numpy as np
 
 from rook_env.agents.search import SearchAgent
-from rook_env.config import make_config
+from rook_env.games.partnership.config import make_config
 from rook_env.evaluation import play_match
-from rook_env.observation import encode
-from rook_env.rules import PLAY, RookState
+from rook_env.games.partnership.observation import encode
+from rook_env.games.partnership.rules import PLAY, RookState
 
 
 def _search(seed: int | None, samples: int, worlds: str) -> SearchAgent:

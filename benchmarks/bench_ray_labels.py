@@ -1,4 +1,4 @@
-"""Search labels on Ray with one and with two label workers (rook_env.training.ray_labels; docs/cluster.md).
+"""Search labels on Ray with one and with two label workers (rook_env.training.labels.ray_workers; docs/cluster.md).
 
     PYTHONPATH=$PWD python benchmarks/bench_ray_labels.py                       # ppo base, 24 worlds, 3 repeats
     PYTHONPATH=$PWD python benchmarks/bench_ray_labels.py --base heuristic --hands-per-worker 200 --shard-hands 25
@@ -19,8 +19,8 @@ import tempfile
 
 from rook_env.training.ray_cluster import LocalCluster
 from rook_env.training.ray_collection import NAMESPACE
-from rook_env.training.ray_labels import label_on_ray
-from rook_env.training.search_labels import label_hands
+from rook_env.training.labels.ray_workers import label_on_ray
+from rook_env.training.labels.search import label_hands
 
 
 def spread(xs: list[float]) -> str:

@@ -41,7 +41,7 @@ import numpy as np
 import rook_env
 from rook_env.agents.heuristic import HeuristicAgent
 from rook_env.agents.search import SearchAgent
-from rook_env.rules import PLAY
+from rook_env.games.partnership.rules import PLAY
 
 
 def positions(hands: int, seed: int) -> list[dict]:

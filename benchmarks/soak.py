@@ -82,10 +82,10 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 import rook_env
-from rook_env.cards import N_SEATS, bits, layout_for
-from rook_env.config import CHOICES, PRESETS, RookConfig, make_config
-from rook_env.observation import obs_layout
-from rook_env.rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP
+from rook_env.games.partnership.cards import N_SEATS, bits, layout_for
+from rook_env.games.partnership.config import CHOICES, PRESETS, RookConfig, make_config
+from rook_env.games.partnership.observation import obs_layout
+from rook_env.games.partnership.rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP
 from rook_env.vector import RookVectorEnv
 
 # The Kentucky Discard flags (RULES.md F1-F12): every combination (864).

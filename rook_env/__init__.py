@@ -8,19 +8,19 @@ checked partnership environment (``"rook_env/RookCallPartner-v0"`` the call-your
 PettingZoo 1.27 and newer, which have a registry; with 1.24 to 1.26 call ``rook_env.env()``).
 
 The games are registered in :mod:`rook_env.games` and built from one trick-taking core,
-:mod:`rook_env.core`. The partnership game's pure rules live in :mod:`rook_env.rules`, its action
-layout in :mod:`rook_env.cards`, its observations and their decoder in :mod:`rook_env.observation`;
+:mod:`rook_env.core`. The partnership game's pure rules live in :mod:`rook_env.games.partnership.rules`, its action
+layout in :mod:`rook_env.games.partnership.cards`, its observations and their decoder in :mod:`rook_env.games.partnership.observation`;
 call-your-partner's in :mod:`rook_env.call_partner`.
 """
 
 from __future__ import annotations
 
-from .cards import BID0, N_ACTIONS, N_CARDS, PASS, REDEAL, ROOK, TRUMP0, Layout, layout_for
-from .config import FLAG_NAMES, RookConfig, make_config
-from .env import AGENTS, ENV_ID, CheckedRookEnv, IllegalActionWarning, NotResetError, env, raw_env
+from rook_env.games.partnership.cards import BID0, N_ACTIONS, N_CARDS, PASS, REDEAL, ROOK, TRUMP0, Layout, layout_for
+from rook_env.games.partnership.config import FLAG_NAMES, RookConfig, make_config
+from rook_env.games.partnership.env import AGENTS, ENV_ID, CheckedRookEnv, IllegalActionWarning, NotResetError, env, raw_env
 from .games import GameSpec, game_names, get_game
-from .observation import OBS_SIZE, SCORE_CLIP, ObsLayout, PlayerView, decode, encode, obs_layout
-from .rules import RookState, team_of
+from rook_env.games.partnership.observation import OBS_SIZE, SCORE_CLIP, ObsLayout, PlayerView, decode, encode, obs_layout
+from rook_env.games.partnership.rules import RookState, team_of
 from .single_agent import SingleAgentRookEnv
 from .vector import RookVectorEnv
 

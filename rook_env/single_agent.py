@@ -41,9 +41,9 @@ import gymnasium
 import numpy as np
 
 from .core.aec import RENDER_MODES, IllegalActionWarning
-from .env import raw_env
+from .core.loop import play_turns
 from .games import get_game
-from .loop import play_turns
+from .games.partnership.env import raw_env
 
 SINGLE_AGENT_ID = "rook_env/RookSingleAgent-v0"
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
@@ -69,11 +69,11 @@ class SingleAgentRookEnv(gymnasium.Env):
         # flags: rule flags only (players among them); checked here, before the agents are built
         self.aec = raw_env(render_mode=render_mode, max_hands=max_hands, game=spec.name, **flags)
         n = len(self.aec.possible_agents)
-        teams = spec.name == "partnership"  # fixed partnerships: the learner may play a whole team
-        seats = tuple((0, 2) if teams else (0,)) if learner_seats is None else tuple(learner_seats)
+        teams = spec.groups  # fixed partnerships (seats s % teams alike): the learner may play a whole team
+        seats = tuple(range(0, n, teams) if teams else (0,)) if learner_seats is None else tuple(learner_seats)
         if not seats or len(set(seats)) != len(seats) or not all(s in range(n) for s in seats):
             raise ValueError(f"learner_seats must be distinct seats 0..{n - 1}, got {learner_seats!r}")
-        if teams and any(s & 1 != seats[0] & 1 for s in seats):
+        if teams and any(s % teams != seats[0] % teams for s in seats):
             raise ValueError(f"learner_seats {seats} must belong to one team (seats 0 and 2, or 1 and 3)")
         if not teams and len(seats) != 1:
             raise ValueError(f"learner_seats {seats}: game={spec.name!r} has no fixed partnerships, "
@@ -179,7 +179,7 @@ class SingleAgentRookEnv(gymnasium.Env):
         return self._ended_illegal or self.aec.game.is_over or self._truncated()
 
     def _play_others(self) -> float:
-        """The other seats play (the one play loop, :func:`rook_env.loop.play_turns`) until the
+        """The other seats play (the one play loop, :func:`rook_env.core.loop.play_turns`) until the
         learner is to act or the episode ends; returns the learner's reward meanwhile."""
         rewards: list[float] = []
         play_turns(self.aec, self.others, stop=lambda seat: seat in self.learner_seats,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Iterable
 
-from rook_env.call_partner.config import CallPartnerConfig
-from rook_env.call_partner.layout import layout_for
-from rook_env.call_partner.rules import BID, CALL, DISCARD, PLAY, ROOK, TRUMP, CallPartnerState
+from rook_env.games.call_partner.config import CallPartnerConfig
+from rook_env.games.call_partner.layout import layout_for
+from rook_env.games.call_partner.rules import BID, CALL, DISCARD, PLAY, ROOK, TRUMP, CallPartnerState
 
 
 def cp_ids(text: str, layout) -> list[int]:

@@ -3,8 +3,8 @@
 ``python tests/golden.py`` records ``tests/data/golden.json`` from the code as it stands (done once,
 on main before the trick-taking core was shared between the games); ``tests/test_golden.py`` replays
 every case against today's code. A case is one table (game, player count, rule flags) played for
-several seeded episodes, by seeded random legal actions or by a trained network (``ppo_v2.pt``, the shipped
-``make_agent("ppo")`` when the traces were recorded).
+several seeded episodes, by seeded random legal actions or by a trained network (``best_auction.pt``, the network ``"best"`` bids
+with, which was the shipped ``make_agent("ppo")`` when the traces were recorded).
 Per episode one SHA-1 chains, step by step: every seat's observation vector and action mask, the
 global ``state()``, rewards, cumulative rewards, terminations, truncations, the JSON form of the
 infos and the action taken; the ppo cases also keep the list of the actions the agent chose.
@@ -53,7 +53,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
 ]
 PPO_CASES = ("p_default", "p_game")  # the network plays the default table
 # the network the ppo traces were recorded with: shipped as make_agent("ppo") until 0.6.0, named so since
-RECORDED_NETWORK = str(Path(__file__).resolve().parent.parent / "rook_env" / "agents" / "checkpoints" / "ppo_v2.pt")
+RECORDED_NETWORK = str(Path(__file__).resolve().parent.parent / "rook_env" / "agents" / "checkpoints" / "best_auction.pt")
 
 
 def make(game: str, flags: dict[str, Any]):
@@ -61,7 +61,7 @@ def make(game: str, flags: dict[str, Any]):
     import rook_env
 
     if game == "call_partner":
-        from rook_env.call_partner import raw_env
+        from rook_env.games.call_partner import raw_env
 
         return raw_env(**flags)
     return rook_env.raw_env(**flags)

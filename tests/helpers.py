@@ -14,10 +14,10 @@ from typing import Iterable, Sequence
 import numpy as np
 
 import rook_env
-from rook_env.cards import DEFAULT_LAYOUT
-from rook_env.config import RookConfig
-from rook_env.cards import bits
-from rook_env.rules import BID, DISCARD, PLAY, TRUMP, RookState
+from rook_env.games.partnership.cards import DEFAULT_LAYOUT
+from rook_env.games.partnership.config import RookConfig
+from rook_env.games.partnership.cards import bits
+from rook_env.games.partnership.rules import BID, DISCARD, PLAY, TRUMP, RookState
 
 L = DEFAULT_LAYOUT
 
@@ -239,7 +239,7 @@ def legal_mask_array(st: RookState) -> np.ndarray:
 
 def seat_observation(st: RookState, me: int) -> dict:
     """Seat ``me``'s observation dict of ``st`` (as the environment gives it): its vector and action mask."""
-    from rook_env.observation import encode
+    from rook_env.games.partnership.observation import encode
 
     return {"observation": encode(st, me), "action_mask": legal_mask_array(st)}
 

@@ -8,9 +8,9 @@ import random
 import pytest
 from call_partner_helpers import bits_of, cp_deal, cp_ids, play_random, scripted_setup
 
-from rook_env.call_partner.config import CallPartnerConfig, make_config
-from rook_env.call_partner.layout import layout_for
-from rook_env.call_partner.rules import (
+from rook_env.games.call_partner.config import CallPartnerConfig, make_config
+from rook_env.games.call_partner.layout import layout_for
+from rook_env.games.call_partner.rules import (
     BID, CALL, DISCARD, OVER, PLAY, ROOK, TRUMP, CallPartnerState, trick_winner_index,
 )
 
@@ -424,7 +424,7 @@ def test_clone_is_independent_and_to_dict_is_complete():
 
 def test_rules_modules_import_only_the_standard_library():
     """The call-your-partner rules (config, layout, rules) need no numpy or gymnasium; they reuse
-    the pure card helpers of rook_env.cards and the shared trick-taking core (rook_env.core)."""
+    the pure card helpers of rook_env.games.partnership.cards and the shared trick-taking core (rook_env.core)."""
     import ast
     import pathlib
 

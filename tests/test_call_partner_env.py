@@ -9,9 +9,9 @@ import pytest
 from call_partner_helpers import cp_deal
 from pettingzoo.test import api_test, render_test, seed_test
 
-from rook_env import call_partner
-from rook_env.call_partner.config import CallPartnerConfig
-from rook_env.call_partner.rules import OVER
+from rook_env.games import call_partner
+from rook_env.games.call_partner.config import CallPartnerConfig
+from rook_env.games.call_partner.rules import OVER
 
 VARIANTS = [
     {"players": 4},
@@ -160,7 +160,7 @@ def test_render_ansi_and_private_view():
         e.step(rng.choice(e.game.legal_actions()))
     text = e.render()
     assert "call-your-partner Rook, 5 players" in text and "called:" in text and "P4 hand" in text
-    from rook_env.call_partner.render import render_text
+    from rook_env.games.call_partner.render import render_text
 
     b = e.game.bidder
     private = render_text(e.game, seat=b)

@@ -1,4 +1,4 @@
-"""Call-your-partner Rook in the agent registry and the rotation evaluation (rook_env.evaluation.call_partner):
+"""Call-your-partner Rook in the agent registry and the rotation evaluation (rook_env.games.call_partner.match):
 flags validated against the right game, the rotation scheme (every agent in every seat on the same deal),
 exact symmetry for identical agents, determinism for a seed and over workers, a strong agent beating random,
 and the command line (``evaluate.py --game call_partner``)."""
@@ -14,12 +14,12 @@ from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic
 from rook_env.agents.random_agent import RandomAgent
 from rook_env.agents.registry import game_config, split_game
 
-from rook_env.call_partner import CallPartnerConfig, CallPartnerState, make_config, obs_layout
+from rook_env.games.call_partner import CallPartnerConfig, CallPartnerState, make_config, obs_layout
 from rook_env.cli import evaluate
-from rook_env.config import RookConfig
+from rook_env.games.partnership.config import RookConfig
 from rook_env.evaluation import make_deal, play_match, play_rotation_match
-from rook_env.evaluation.call_partner import RF, field_specs
-from rook_env.loop import IllegalActionError
+from rook_env.games.call_partner.match import RF, field_specs
+from rook_env.core.loop import IllegalActionError
 
 
 # ------------------------------------------------------------------------------ registry

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from call_partner_helpers import cp_deal, scripted_setup
 
-from rook_env import call_partner
+from rook_env.games import call_partner
 from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic, measure
-from rook_env.call_partner.config import CallPartnerConfig
-from rook_env.call_partner.observation import encode
-from rook_env.call_partner.rules import CALL, OVER, CallPartnerState
+from rook_env.games.call_partner.config import CallPartnerConfig
+from rook_env.games.call_partner.observation import encode
+from rook_env.games.call_partner.rules import CALL, OVER, CallPartnerState
 
 
 def obs_of(state, seat):

@@ -13,10 +13,10 @@ from call_partner_helpers import bits_of, cp_deal, scripted_setup
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rook_env import call_partner
-from rook_env.call_partner.config import CallPartnerConfig
-from rook_env.call_partner.observation import decode, encode, obs_layout
-from rook_env.call_partner.rules import BID, PLAY, CallPartnerState
+from rook_env.games import call_partner
+from rook_env.games.call_partner.config import CallPartnerConfig
+from rook_env.games.call_partner.observation import decode, encode, obs_layout
+from rook_env.games.call_partner.rules import BID, PLAY, CallPartnerState
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
-from rook_env.call_partner import layout_for, make_config
+from rook_env.games.call_partner import layout_for, make_config
 from rook_env.cli import play
-from rook_env.cli.play_call_partner import CallPartnerSession
+from rook_env.games.call_partner.play import CallPartnerSession
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CP = ["--game", "call_partner"]

@@ -6,8 +6,8 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rook_env.call_partner.config import CallPartnerConfig
-from rook_env.call_partner.rules import BID, CALL, DISCARD, OVER, PLAY, ROOK, TRUMP, CallPartnerState
+from rook_env.games.call_partner.config import CallPartnerConfig
+from rook_env.games.call_partner.rules import BID, CALL, DISCARD, OVER, PLAY, ROOK, TRUMP, CallPartnerState
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -13,12 +13,12 @@ pytest.importorskip("PIL")
 
 from call_partner_helpers import cp_deal  # noqa: E402
 from pettingzoo.test import render_test  # noqa: E402
-from rook_env import call_partner  # noqa: E402
+from rook_env.games import call_partner  # noqa: E402
 from rook_env.agents import make_agent  # noqa: E402
-from rook_env.call_partner.render import CALL_PARTNER  # noqa: E402
-from rook_env.call_partner.rules import CALL, OVER, PLAY  # noqa: E402
-from rook_env.render import draw_seat_view, draw_table  # noqa: E402
-from rook_env.render_image import (  # noqa: E402
+from rook_env.games.call_partner.render import CALL_PARTNER  # noqa: E402
+from rook_env.games.call_partner.rules import CALL, OVER, PLAY  # noqa: E402
+from rook_env.core.render import draw_seat_view, draw_table  # noqa: E402
+from rook_env.core.drawing import (  # noqa: E402
     HEIGHT, PANEL_HEIGHT, PANEL_WIDTH, WIDTH, RenderDependencyError, draw_scene,
 )
 

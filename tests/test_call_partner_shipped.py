@@ -12,11 +12,12 @@ import pytest
 
 pytest.importorskip("torch")
 
-from rook_env import call_partner  # noqa: E402
+from rook_env.games import call_partner  # noqa: E402
 from rook_env.agents import make_agent  # noqa: E402
 from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic  # noqa: E402
 from rook_env.agents.learned import PPOAgent  # noqa: E402
-from rook_env.agents.registry import BEST, CHECKPOINT_DIR, GAME_SPECS, shipped_network  # noqa: E402
+from rook_env.agents.checkpoints import CHECKPOINT_DIR  # noqa: E402
+from rook_env.agents.registry import BEST, GAME_SPECS, shipped_network  # noqa: E402
 from rook_env.evaluation import play_rotation_match  # noqa: E402
 from rook_env.games import game_names, get_game  # noqa: E402
 

@@ -9,9 +9,9 @@ import pytest
 from call_partner_helpers import cp_deal, cp_ids, play_random, scripted_setup
 
 import rook_env
-from rook_env.call_partner.config import CallPartnerConfig, make_config
-from rook_env.call_partner.layout import layout_for
-from rook_env.call_partner.rules import CallPartnerState, trick_winner_index
+from rook_env.games.call_partner.config import CallPartnerConfig, make_config
+from rook_env.games.call_partner.layout import layout_for
+from rook_env.games.call_partner.rules import CallPartnerState, trick_winner_index
 
 RED, YELLOW, GREEN, BLACK = range(4)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rook_env.call_partner import env as checked_env
-from rook_env.call_partner import raw_env
+from rook_env.games.call_partner import env as checked_env
+from rook_env.games.call_partner import raw_env
 from rook_env.vector import RookVectorEnv, sample_legal
 
 from call_partner_helpers import cp_deal
@@ -190,8 +190,8 @@ def test_bad_construction_and_use_before_reset():
 
 
 def test_the_front_door_returns_the_games_engine():
-    from rook_env.call_partner.vector import CallPartnerVectorEnv as OldPath
-    from rook_env.vector.call_partner import CallPartnerVectorEnv as Engine
+    from rook_env.games.call_partner.vector import CallPartnerVectorEnv as OldPath
+    from rook_env.games.call_partner.vector import CallPartnerVectorEnv as Engine
 
     env = RookVectorEnv(2, game="call_partner", players=6)
     assert type(env) is Engine and OldPath is Engine and isinstance(env, RookVectorEnv)

@@ -10,7 +10,7 @@ import pytest
 from helpers import DEAL_90_30, L, complete_deal, play_designed_hand, step_text
 
 import rook_env
-from rook_env.cards import bits
+from rook_env.games.partnership.cards import bits
 
 MAKERS = [rook_env.raw_env, rook_env.env]
 

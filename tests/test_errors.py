@@ -17,7 +17,7 @@ import pytest
 from helpers import complete_deal
 
 import rook_env
-from rook_env.observation import SCORE_CLIP, obs_layout
+from rook_env.games.partnership.observation import SCORE_CLIP, obs_layout
 
 MAKERS = [rook_env.raw_env, rook_env.env]
 
@@ -282,7 +282,7 @@ def test_observation_layout_is_shared_by_configurations_with_the_same_deck_and_b
 
 
 def test_observation_layout_cache_is_bounded():
-    from rook_env.observation import _obs_layout
+    from rook_env.games.partnership.observation import _obs_layout
 
     for max_bid in range(120, 120 + 5 * 200, 5):
         obs_layout(rook_env.RookConfig(max_bid=max_bid))
@@ -329,8 +329,8 @@ def test_every_observation_and_state_bound_is_finite(flags):
 
 def test_scores_beyond_the_bound_saturate_in_the_observation():
     """A game can run past four targets' worth of sets: the entry saturates at -SCORE_CLIP, stays in the Box."""
-    from rook_env.observation import encode
-    from rook_env.rules import RookState
+    from rook_env.games.partnership.observation import encode
+    from rook_env.games.partnership.rules import RookState
 
     game = RookState(rook_env.RookConfig(target_score=100))
     game.new_game(scores=[-950, 130], dealer=0)

@@ -18,14 +18,14 @@ import pytest
 from rook_env import evaluation
 from rook_env.agents.random_agent import RandomAgent
 from rook_env.agents.registry import parse_team
-from rook_env.cards import DEFAULT_LAYOUT as L
-from rook_env.cards import rank_power
+from rook_env.games.partnership.cards import DEFAULT_LAYOUT as L
+from rook_env.games.partnership.cards import rank_power
 from rook_env.cli import evaluate
 from rook_env.evaluation.replays import match_replays, select_rows
 from rook_env.evaluation.report import match_tables, print_tables, round_robin_tables
 from rook_env.evaluation.results import FIELD
-from rook_env.observation import DEFAULT_OBS_LAYOUT as OL
-from rook_env.observation import decode
+from rook_env.games.partnership.observation import DEFAULT_OBS_LAYOUT as OL
+from rook_env.games.partnership.observation import decode
 
 
 # ------------------------------------------------------------------------------ stand-in agents

@@ -19,9 +19,9 @@ from helpers import (
 )
 
 import rook_env
-from rook_env.cards import bits, layout_for
-from rook_env.config import CHOICES, FLAG_NAMES, RookConfig, make_config
-from rook_env.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
+from rook_env.games.partnership.cards import bits, layout_for
+from rook_env.games.partnership.config import CHOICES, FLAG_NAMES, RookConfig, make_config
+from rook_env.games.partnership.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
 
 NO_COUNTER_HAND = "R6 R7 R8 R9 R11 R12 R13 Y6 Y7"
 

@@ -6,7 +6,7 @@ import pettingzoo
 import pytest
 
 import rook_env
-from rook_env.call_partner import CheckedCallPartnerEnv
+from rook_env.games.call_partner import CheckedCallPartnerEnv
 
 
 @pytest.mark.parametrize("players", [4, 5, 6])
@@ -32,7 +32,7 @@ def test_unknown_game_is_an_error_naming_it():
 
 @pytest.mark.parametrize("players", [4, 5, 6])
 def test_raw_env_takes_game_and_players(players):
-    from rook_env.call_partner import raw_env as cp_raw_env
+    from rook_env.games.call_partner import raw_env as cp_raw_env
 
     e = rook_env.raw_env(game="call_partner", players=players, deck="no_twos_to_fours")
     assert type(e) is cp_raw_env and e.config.players == players and e.config.deck == "no_twos_to_fours"

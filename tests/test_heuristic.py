@@ -16,10 +16,10 @@ import rook_env
 from rook_env.agents import make_agent
 from rook_env.agents.heuristic import HeuristicAgent
 from rook_env.agents.random_agent import RandomAgent
-from rook_env.cards import bits, layout_for
-from rook_env.config import make_config
-from rook_env.observation import encode
-from rook_env.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
+from rook_env.games.partnership.cards import bits, layout_for
+from rook_env.games.partnership.config import make_config
+from rook_env.games.partnership.observation import encode
+from rook_env.games.partnership.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
 
 FLAG_VALUES = {
     "deck": ("tournament", "full"),

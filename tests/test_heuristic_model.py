@@ -20,9 +20,9 @@ from rook_env.agents.heuristic.bidding import (
     hand_features,
 )
 from rook_env.agents.heuristic.tables import card_tables
-from rook_env.config import make_config
-from rook_env.observation import encode
-from rook_env.rules import DISCARD, TRUMP, RookState
+from rook_env.games.partnership.config import make_config
+from rook_env.games.partnership.observation import encode
+from rook_env.games.partnership.rules import DISCARD, TRUMP, RookState
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import fit_hand_model

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rook_env
-from rook_env.cards import bits
-from rook_env.observation import encode
-from rook_env.rules import BID
+from rook_env.games.partnership.cards import bits
+from rook_env.games.partnership.observation import encode
+from rook_env.games.partnership.rules import BID
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -27,8 +27,8 @@ from rook_env.agents.search import inference
 from rook_env.agents.search.inference import (DEFAULT_MODEL, N_COLS, HolderModel, WeightedWorldSampler,
                                               holder_column, load_model)
 from rook_env.agents.search.worlds import NEST, WorldSampler, holders_for
-from rook_env.config import make_config
-from rook_env.rules import PLAY, RookState
+from rook_env.games.partnership.config import make_config
+from rook_env.games.partnership.rules import PLAY, RookState
 from test_search import _brute_force, _check_deal, _obs, _random_constraints
 from helpers import shuffle_hidden as _shuffle_hidden
 

@@ -1,118 +1,85 @@
-"""The package's modules import only downward: no import circles inside ``rook_env``.
-
-The import graph is read from the source with :mod:`ast` (module-level imports and the lazy ones inside functions
-alike: a lazy import that closes a circle still ties the two modules together). A package's ``__init__`` importing
-its own submodules (re-exports) is not a circle; any other cycle fails with the modules that form it.
-"""
+"""The package's layers: the core and the registry name nothing above them, and only a game's own package
+(and the registry) branches on that game's name."""
 
 from __future__ import annotations
 
 import ast
-from collections import defaultdict
-from pathlib import Path
+import pathlib
+import re
 
-PACKAGE = Path(__file__).resolve().parents[1] / "rook_env"
+import rook_env
+from rook_env.games import game_names
 
-
-def _modules() -> dict[str, Path]:
-    mods = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        mods[".".join(parts)] = path
-    return mods
+PACKAGE = pathlib.Path(rook_env.__file__).parent
 
 
-def _targets(mods: dict[str, Path], module: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> set[str]:
-    """The modules of ``rook_env`` that one import statement binds (the longest known prefix of each name)."""
-    if isinstance(node, ast.ImportFrom):
-        if node.level:
-            base = module.split(".") if is_package else module.split(".")[:-1]
-            base = base[: len(base) - node.level + 1]
-            name = ".".join(base + ([node.module] if node.module else []))
-        else:
-            name = node.module or ""
-        names = [name] + [f"{name}.{alias.name}" for alias in node.names]
-    else:
-        names = [alias.name for alias in node.names]
-    found = set()
-    for name in names:
-        while name and name not in mods:
-            name = name.rpartition(".")[0]
-        if name:
-            found.add(name)
-    return found
+def _modules(folder: pathlib.Path) -> list[tuple[str, ast.Module]]:
+    return [(str(p.relative_to(PACKAGE.parent)), ast.parse(p.read_text())) for p in sorted(folder.rglob("*.py"))]
 
 
-def import_graph() -> dict[str, set[str]]:
-    mods = _modules()
-    graph: dict[str, set[str]] = defaultdict(set)
-    for module, path in mods.items():
-        is_package = path.name == "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for target in _targets(mods, module, is_package, node):
-                    if target != module and not target.startswith(module + "."):  # re-exports of a package
-                        graph[module].add(target)
-    return graph
+def _docstrings(tree: ast.Module) -> set[int]:
+    """ids of the docstring nodes of a module, its classes and functions."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-    nodes = set(graph) | {t for ts in graph.values() for t in ts}
-    for start in sorted(nodes):
-        if start in index:
+def test_the_core_imports_and_names_nothing_above_it():
+    # rook_env.core (the rules core, the AEC base, the batched-engine base, the drawing, the registry) may be
+    # imported by anything: it imports only itself and libraries, and no string in it names a module above it.
+    above = re.compile(r"\brook_env\.(?!core\b)\w+")
+    found = []
+    for name, tree in _modules(PACKAGE / "core"):
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                if node.level > 1 or (node.level == 0 and (node.module or "").startswith("rook_env")
+                                      and not node.module.startswith("rook_env.core")):
+                    found.append(f"{name}:{node.lineno}: from {'.' * node.level}{node.module} import ...")
+            elif isinstance(node, ast.Import):
+                found += [f"{name}:{node.lineno}: import {a.name}" for a in node.names
+                          if a.name.startswith("rook_env") and not a.name.startswith("rook_env.core")]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                if above.search(node.value):
+                    found.append(f"{name}:{node.lineno}: string {node.value[:60]!r}")
+    assert not found, "\n".join(found)
+
+
+def test_the_core_names_no_game():
+    names = set(game_names())
+    found = [f"{name}:{node.lineno}: {node.value!r}" for name, tree in _modules(PACKAGE / "core")
+             for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in names]
+    assert not found, "\n".join(found)
+
+
+def test_only_a_games_own_package_branches_on_its_name():
+    # A comparison with a game's name outside rook_env/games/<game>/ is a second registry in disguise: the facts a
+    # branch would pick belong in the game's GameSpec (rook_env.core.registry), where every caller finds them.
+    names = set(game_names())
+    found = []
+    for name, tree in _modules(PACKAGE):
+        if name.startswith("rook_env/games/"):
             continue
-        work = [(start, iter(sorted(graph.get(start, ()))))]
-        index[start] = low[start] = len(index)
-        stack.append(start)
-        on_stack.add(start)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph.get(child, ())))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Compare):
                 continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
+            operands = [node.left, *node.comparators]
+            operands += [e for c in node.comparators if isinstance(c, (ast.Tuple, ast.List, ast.Set)) for e in c.elts]
+            if any(isinstance(o, ast.Constant) and o.value in names for o in operands):
+                found.append(f"{name}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, "branches on a game's name:\n" + "\n".join(found)
 
 
-def test_cycle_finder_finds_a_planted_circle():
-    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
-    assert cycles(graph) == [["a", "b", "c"]]
-    assert cycles({"a": {"b"}, "b": set()}) == []
-
-
-def test_graph_reads_relative_and_lazy_imports():
-    graph = import_graph()
-    assert "rook_env.agents.heuristic.agent" in graph["rook_env.agents.search.agent"]  # relative, two levels up
-    assert "rook_env.agents.learned" in graph["rook_env.agents.registry"]  # lazy: imported inside a function
-    assert "rook_env.agents" not in graph  # a package's re-exports of its own submodules are no edges
-
-
-def test_no_import_circles_in_rook_env():
-    assert cycles(import_graph()) == []
+def test_every_game_lives_in_its_own_package():
+    for name in game_names():
+        spec = rook_env.games.get_game(name)
+        home = f"rook_env.games.{name}"
+        for part in ("config", "state", "raw_env", "checked_env", "layout", "obs_layout", "vector"):
+            assert spec.load(part).__module__.startswith(home), (name, part)
+        assert type(spec.load("render_scene")).__module__.startswith(home)
+        for part in ("play", "match", "train_match"):
+            assert spec.extra[part].startswith(home + "."), (name, part)

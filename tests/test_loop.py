@@ -1,4 +1,4 @@
-"""rook_env.loop: the one play loop (reset, observe, act, step) with its hooks and its error on an
+"""rook_env.core.loop: the one play loop (reset, observe, act, step) with its hooks and its error on an
 illegal action; the agents registry (make_agent's errors) and the protocol module's imports."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 import rook_env
 from rook_env.agents import RandomAgent, make_agent
-from rook_env.loop import IllegalActionError, play_episode, play_turns, reset_agents, seat_table
+from rook_env.core.loop import IllegalActionError, play_episode, play_turns, reset_agents, seat_table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

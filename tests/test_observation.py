@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rook_env
-from rook_env.cards import bits
-from rook_env.config import CHOICES
-from rook_env.observation import OBS_SIZE, REL, SCORE_CLIP, decode, encode, obs_layout
-from rook_env.rules import BID, PHASE_NAMES
+from rook_env.games.partnership.cards import bits
+from rook_env.games.partnership.config import CHOICES
+from rook_env.games.partnership.observation import OBS_SIZE, REL, SCORE_CLIP, decode, encode, obs_layout
+from rook_env.games.partnership.rules import BID, PHASE_NAMES
 
 RULE_FLAGS = ["all_pass", "no_counter_redeal", "nest_discard", "first_lead", "rook_rank", "deck"]
 ALL_COMBOS = [dict(zip(RULE_FLAGS, values)) for values in itertools.product(*(CHOICES[f] for f in RULE_FLAGS))]

@@ -12,9 +12,9 @@ import sys
 
 import pytest
 
-from rook_env.cards import DEFAULT_LAYOUT as L
+from rook_env.games.partnership.cards import DEFAULT_LAYOUT as L
 from rook_env.cli import play
-from rook_env.cli.play_partnership import PartnershipSession
+from rook_env.games.partnership.play import PartnershipSession
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHOICE = re.compile(r"(\d+)\) (bid \d+|trump \w+|\S+)")
@@ -250,7 +250,7 @@ def test_agent_illegal_action_stops_play_with_a_clear_error(monkeypatch):
 
             return int(np.flatnonzero(observation["action_mask"] == 0)[0])
 
-    from rook_env.cli import play_partnership
+    from rook_env.games.partnership import play as play_partnership
 
     monkeypatch.setattr(play_partnership, "build_agent", lambda spec, seed, flags: Cheater())
     out = io.StringIO()

@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rook_env
-from rook_env.cards import N_SEATS, bits
-from rook_env.config import RookConfig
-from rook_env.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
+from rook_env.games.partnership.cards import N_SEATS, bits
+from rook_env.games.partnership.config import RookConfig
+from rook_env.games.partnership.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -305,7 +305,7 @@ def test_random_hands_under_variant_flags(seed, flags):
     observation against the reference encoder, cards and points conserved."""
     from test_variants import oracle_follow, oracle_winner
 
-    from rook_env.observation import encode
+    from rook_env.games.partnership.observation import encode
 
     e = rook_env.raw_env(**flags)
     e.reset(seed=seed % (1 << 31))

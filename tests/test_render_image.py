@@ -16,8 +16,8 @@ import rook_env  # noqa: E402
 from helpers import L, complete_deal, ids, step_text  # noqa: E402
 from pettingzoo.test import render_test  # noqa: E402
 from rook_env.agents import make_agent  # noqa: E402
-from rook_env.render import draw_seat_view  # noqa: E402
-from rook_env.render_image import HEIGHT, WIDTH, RenderDependencyError, Scene, draw_scene, seat_centres  # noqa: E402
+from rook_env.core.render import draw_seat_view  # noqa: E402
+from rook_env.core.drawing import HEIGHT, WIDTH, RenderDependencyError, Scene, draw_scene, seat_centres  # noqa: E402
 
 
 def _play(e, n: int, seed: int = 0) -> None:
@@ -188,7 +188,7 @@ def test_environment_imports_without_pillow():
         """
         import sys
         sys.modules["PIL"] = None
-        import rook_env, rook_env.render_image, rook_env.replay
+        import rook_env, rook_env.core.drawing, rook_env.evaluation.replay
         e = rook_env.env()
         e.reset(seed=0)
         e.step(int(e.observe(e.agent_selection)["action_mask"].argmax()))
@@ -237,7 +237,7 @@ def test_a_no_trump_call_is_drawn():
     """With extended trump calls, a no-trump contract has no colour swatch: the call is written out."""
     import numpy as np
 
-    from rook_env.render import PARTNERSHIP
+    from rook_env.games.partnership.render import PARTNERSHIP
 
     env = rook_env.raw_env(render_mode="rgb_array", trump_calls="extended")
     env.reset(seed=0)
@@ -255,7 +255,7 @@ def test_a_no_trump_call_is_drawn():
 def test_every_registered_game_has_table_views():
     """Each game of the registry names its table views (render_scene): text, spectator and seat scenes."""
     from rook_env.games import game_names, get_game
-    from rook_env.render import TableParts, draw_table, table_parts
+    from rook_env.core.render import TableParts, draw_table, table_parts
 
     for game in game_names():
         parts = get_game(game).load("render_scene")
@@ -292,7 +292,7 @@ def test_png_command_line(tmp_path, capsys):
 
 def test_a_table_without_a_nest_draws_no_nest_backs():
     """nest='off': a seat's view shows as many nest backs as there are nest cards, none (it drew five)."""
-    from rook_env.render import PARTNERSHIP
+    from rook_env.games.partnership.render import PARTNERSHIP
 
     e = rook_env.raw_env(render_mode="rgb_array", nest="off", rook_bird="off")
     e.reset(seed=2)

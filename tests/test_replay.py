@@ -14,8 +14,8 @@ import pytest
 import rook_env
 from rook_env.agents import make_agent
 from rook_env.cli.replay import main
-from rook_env.replay import HandRecord, record_hand, select_hands, write_html
-from rook_env.rules import OVER
+from rook_env.evaluation.replay import HandRecord, record_hand, select_hands, write_html
+from rook_env.games.partnership.rules import OVER
 
 
 def _agents(seed: int = 0):

@@ -13,14 +13,14 @@ import subprocess
 import numpy as np
 import pytest
 
-from rook_env import call_partner
+from rook_env.games import call_partner
 from rook_env.agents import make_agent
 from rook_env.cli import evaluate
 from rook_env.evaluation import make_deal, play_rotation_match
-from rook_env.evaluation.call_partner import RF
+from rook_env.games.call_partner.match import RF
 from rook_env.evaluation.replays import rotation_replays, select_rotation_hands
 from rook_env.cli.replay import main as replay_main
-from rook_env.replay import record_hand, write_html
+from rook_env.evaluation.replay import record_hand, write_html
 
 FIELD = ["call_partner_heuristic", "random"]
 

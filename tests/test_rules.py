@@ -22,8 +22,8 @@ from helpers import (
 )
 
 import rook_env
-from rook_env.cards import bits
-from rook_env.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
+from rook_env.games.partnership.cards import bits
+from rook_env.games.partnership.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
 
 COUNTERS = "R5 R10 R14 Y5 Y10 Y14 G5 G10 G14 B5 B10 B14 Rook"
 NO_COUNTER_HAND = "R6 R7 R8 R9 R11 R12 R13 Y6 Y7"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from rook_env.agents import make_agent
-from rook_env.env import AGENTS
-from rook_env.rules import OVER
+from rook_env.games.partnership.env import AGENTS
+from rook_env.games.partnership.rules import OVER
 from rook_env.single_agent import SingleAgentRookEnv
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import rook_env
-from rook_env.rules import PLAY
+from rook_env.games.partnership.rules import PLAY
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -69,7 +69,7 @@ def test_every_combination_is_valid_and_its_layout_matches_rules_md(soak):
     tally = soak.Tally()
     for flags in combos:
         flags = {f: v for f, v in flags.items() if f != "max_hands"}
-        soak.check_config(soak.Reference(rook_env.config.make_config(**flags), flags), tally, str(flags))
+        soak.check_config(soak.Reference(rook_env.games.partnership.config.make_config(**flags), flags), tally, str(flags))
     assert tally.n_violations == 0, tally.violations
 
 

@@ -12,11 +12,11 @@ from helpers import ids
 from pettingzoo.test import api_test
 
 import rook_env
-from rook_env.cards import bits, layout_for
-from rook_env.config import PRESETS, make_config
-from rook_env.observation import encode
-from rook_env.render import render_text
-from rook_env.rules import CIRCUS, DISCARD, PLAY, TRUMP, RookState
+from rook_env.games.partnership.cards import bits, layout_for
+from rook_env.games.partnership.config import PRESETS, make_config
+from rook_env.games.partnership.observation import encode
+from rook_env.games.partnership.render import render_text
+from rook_env.games.partnership.rules import CIRCUS, DISCARD, PLAY, TRUMP, RookState
 
 VARIANTS = [
     {"preset": "kentucky_discard_original"},

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 import rook_env
-from rook_env.cards import bits
-from rook_env.env import AGENT_SEAT, AGENTS
-from rook_env.rules import BID, CIRCUS, DISCARD, PLAY
-from rook_env import kernels
+from rook_env.games.partnership.cards import bits
+from rook_env.games.partnership.env import AGENT_SEAT, AGENTS
+from rook_env.games.partnership.rules import BID, CIRCUS, DISCARD, PLAY
+from rook_env.games.partnership import kernels
 from rook_env.vector import RookVectorEnv, pick_legal, sample_legal
 
 HAND_KEYS = ("bidder", "bid", "trump", "made", "counters", "bonus", "hand_scores", "scores", "tricks_won",
@@ -190,7 +190,7 @@ CIRCUS_CONFIGS = [
 ]
 
 
-# Both backends of the engine: numpy (the reference) and the compiled kernels (rook_env.kernels).
+# Both backends of the engine: numpy (the reference) and the compiled kernels (rook_env.games.partnership.kernels).
 BACKENDS = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(not kernels.AVAILABLE, reason="numba is not installed"))]
 
 
@@ -424,7 +424,7 @@ def test_bad_arguments(kwargs, match):
 
 
 def test_the_front_door_returns_the_games_engine():
-    from rook_env.vector.partnership import PartnershipVectorEnv
+    from rook_env.games.partnership.vector import PartnershipVectorEnv
 
     env = RookVectorEnv(2, game="partnership", players=4, deck="full")
     assert type(env) is PartnershipVectorEnv and isinstance(env, RookVectorEnv)

@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from rook_env import kernels
+from rook_env.games.partnership import kernels
 from rook_env.vector import pick_legal
 
 from vector_trace import GOLDEN, NUM_ENVS, RUNS, STEPS, backends, trace

@@ -2,8 +2,8 @@
 
 - ``rook-eval`` / ``python evaluate.py``: :func:`rook_env.cli.evaluate.main`;
 - ``rook-play`` / ``python play.py``: :func:`rook_env.cli.play.main` (the terminal session of
-  :mod:`rook_env.cli.session`, with each game's part: :mod:`rook_env.cli.play_partnership`,
-  :mod:`rook_env.cli.play_call_partner`);
+  :mod:`rook_env.cli.session`, with each game's part: :mod:`rook_env.games.partnership.play`,
+  :mod:`rook_env.games.call_partner.play`);
 - ``python -m rook_env.cli.replay``: hands recorded as one HTML replay (:mod:`rook_env.cli.replay`);
 - ``python -m rook_env.cli.render_image``: a PNG of a table (:mod:`rook_env.cli.render_image`).
 

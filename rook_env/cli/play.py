@@ -16,8 +16,8 @@ bidding and card play each list is numbered afresh, as the others have moved in 
 Input is read line by line from stdin, so the program can be driven by a script.
 ``--game call_partner`` seats you at a call-your-partner table. Every game of the registry
 (:mod:`rook_env.games`) plays here: the session (:mod:`rook_env.cli.session`) is common, and a
-game's ``play`` part names its small subclass (:mod:`rook_env.cli.play_partnership`,
-:mod:`rook_env.cli.play_call_partner`). The seats play through :func:`rook_env.loop.play_turns`, the
+game's ``play`` part names its small subclass (:mod:`rook_env.games.partnership.play`,
+:mod:`rook_env.games.call_partner.play`). The seats play through :func:`rook_env.core.loop.play_turns`, the
 loop evaluation uses; the person is one more agent whose ``act`` asks at the terminal.
 """
 
@@ -28,7 +28,7 @@ import os
 import sys
 from typing import Sequence, TextIO
 
-from rook_env.loop import IllegalActionError
+from rook_env.core.loop import IllegalActionError
 
 from .common import add_game_options, game_flags, game_part
 from .session import TerminalSession

@@ -1,14 +1,14 @@
 """A person's seat at a table in the terminal, for every game: :class:`TerminalSession`.
 
-The session is one more agent of the common loop (:func:`rook_env.loop.play_turns`): the person's
+The session is one more agent of the common loop (:func:`rook_env.core.loop.play_turns`): the person's
 seat acts through :class:`Person`, whose ``act`` asks at the terminal. What the session does is
 the same at every table: the screen (the game's text view for the person's seat only, from the
-game's ``render_scene`` parts, :class:`rook_env.render.TableParts`), the legal choices numbered
+game's ``render_scene`` parts, :class:`rook_env.core.render.TableParts`), the legal choices numbered
 (fixed while discarding), the
 answers read (a number, a name, ``help``, ``show``, ``quit``), the narration of every step and a
 game or a number of hands played. A game adds only what it says differently, in a subclass
-named by the game registry's ``play`` part (:mod:`rook_env.cli.play_partnership`,
-:mod:`rook_env.cli.play_call_partner`): how a seat is named, its phase hints, parsing of names,
+named by the game registry's ``play`` part (:mod:`rook_env.games.partnership.play`,
+:mod:`rook_env.games.call_partner.play`): how a seat is named, its phase hints, parsing of names,
 why an action is illegal, the narration of its contract phases, the end of a hand and a game.
 """
 
@@ -18,8 +18,8 @@ import argparse
 from typing import Any, Mapping, Sequence, TextIO
 
 from rook_env.games import GameSpec
-from rook_env.loop import IllegalActionError, Step, play_turns, reset_agents
-from rook_env.render import hand_text, sorted_cards
+from rook_env.core.loop import IllegalActionError, Step, play_turns, reset_agents
+from rook_env.core.render import hand_text, sorted_cards
 
 __all__ = ["HELP_WORDS", "Person", "QUIT_WORDS", "SHOW_WORDS", "Quit", "TerminalSession"]
 

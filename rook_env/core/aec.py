@@ -27,7 +27,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from ..games import get_game, load_ref, resolve_game
+from .registry import get_game, load_ref, resolve_game
 from .deck import bits
 from .flags import as_float, as_int
 from .observation import unpack_mask
@@ -66,7 +66,7 @@ class TrickTakingEnv(AECEnv, EzPickle):
     GAME = ""  # the registered game (rook_env.games) this class plays
     CHECKED = False  # True for the classic-checks form (checked_env of the registry)
     RENDER_TEXT = ""  # "module:attribute" of render_text(state) -> str
-    RENDER_IMAGE = "rook_env.render:draw_table"  # the spectator's table, drawn with Pillow
+    RENDER_IMAGE = "rook_env.core.render:draw_table"  # the spectator's table, drawn with Pillow
     _NOT_COPIED: tuple[str, ...] = ("_game", "layout", "obs_layout")  # rebuilt or shared when copying
 
     def __new__(cls, *args: Any, game: Any = None, **kwargs: Any):
@@ -82,7 +82,7 @@ class TrickTakingEnv(AECEnv, EzPickle):
         EzPickle.__init__(self, render_mode=render_mode, max_hands=max_hands, **flags)
         super().__init__()
         if render_mode == "rgb_array":
-            load_ref("rook_env.render_image:require_pillow")()  # fail here, naming the extra, not at render()
+            load_ref("rook_env.core.drawing:require_pillow")()  # fail here, naming the extra, not at render()
         if render_mode is not None and render_mode not in ("human", "ansi", "rgb_array"):
             raise ValueError(
                 f"render_mode={render_mode!r} is not allowed; allowed values: None, human, ansi, rgb_array"

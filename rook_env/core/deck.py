@@ -6,7 +6,7 @@ is worth 15, each 14 and 10 is worth 10, each 5 is worth 5, the Rook Bird 20 (R2
 
 Every game's action ids start the same way: the cards (play / discard / call a card), then
 ``PASS``, then the bids ``BID0 ..``, then ``TRUMP0 ..``; what follows is the game's own
-(:class:`rook_env.cards.Layout`, :class:`rook_env.call_partner.layout.CallPartnerLayout`).
+(:class:`rook_env.games.partnership.cards.Layout`, :class:`rook_env.games.call_partner.layout.CallPartnerLayout`).
 :class:`DeckLayout` holds the part they share. Card sets are ``int`` bitmasks over card ids.
 """
 

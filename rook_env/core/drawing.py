@@ -9,10 +9,10 @@ counters, tricks and scores top right, the nest bottom left, the last trick bott
 with their colour (red, yellow, green, black) with the rank large; the Rook Bird is white with a
 blue bird mark.
 
-The scenes of a game's states and observations are built in :mod:`rook_env.render`
-(:func:`~rook_env.render.spectator_scene`, :func:`~rook_env.render.seat_scene`), which also
-draws them: :func:`~rook_env.render.draw_table` (the spectator view, what ``env.render()`` returns
-with ``rgb_array``) and :func:`~rook_env.render.draw_seat_view` (what one seat may know). The
+The scenes of a game's states and observations are built in :mod:`rook_env.core.render`
+(:func:`~rook_env.core.render.spectator_scene`, :func:`~rook_env.core.render.seat_scene`), which also
+draws them: :func:`~rook_env.core.render.draw_table` (the spectator view, what ``env.render()`` returns
+with ``rgb_array``) and :func:`~rook_env.core.render.draw_seat_view` (what one seat may know). The
 command line that writes a PNG is :mod:`rook_env.cli.render_image`.
 
 Pillow is an optional extra: ``pip install "rook_env[render]"``. Importing this module works
@@ -29,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 from gymnasium.error import DependencyNotInstalled
 
-from .cards import COLOUR_NAMES, Layout
+from .deck import COLOUR_NAMES, DeckLayout as Layout
 
 INSTALL_HINT = 'pip install "rook_env[render]"'
 

@@ -5,7 +5,7 @@ Works with any PettingZoo AEC environment whose agents act through ``act(observa
 
     from rook_env import raw_env
     from rook_env.agents import make_agent
-    from rook_env.loop import play_episode
+    from rook_env.core.loop import play_episode
 
     env = raw_env()
     agents = [make_agent("heuristic"), make_agent("random"), make_agent("heuristic"), make_agent("random")]

@@ -9,12 +9,16 @@ evaluation, human play, replays and the trainer all find a game here by name::
     spec, config = resolve_game(game="call_partner", players=5, deck="full")
     spec.load("raw_env")(players=5)                # the game's PettingZoo AEC class
 
-A spec names the game's parts as dotted ``"module:attribute"`` strings, imported only when asked
-for (:meth:`GameSpec.load`): this module imports nothing of the package, so any module may import
-it without an import circle, and a game's heavy parts (the batched engine, the image renderer,
-the heuristic agent) cost nothing until used. Parts a game does not have are ``None``.
+Each game registers its own spec from its own package (``rook_env/games/<name>/__init__.py``), with its
+parts as objects, or as ``"module:attribute"`` strings of its own modules for the parts that pull in layers
+above the rules (its terminal session, its match scheme), imported only when asked for
+(:meth:`GameSpec.load`). This module imports nothing of the package and names no game, so any module
+may import it without an import circle. Parts a game does not have are ``None``.
 
-Adding a game is one module plus one :func:`register_game` call (see ``docs/adding_a_game.md``).
+:class:`Game` is a spec bound to one table's rule flags: what a training run or an evaluation plays
+(``get_game("call_partner").bind(players=5)``).
+
+Adding a game is one package plus one :func:`register_game` call (see ``docs/adding_a_game.md``).
 """
 
 from __future__ import annotations
@@ -23,9 +27,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DEFAULT_GAME", "GameSpec", "game_names", "get_game", "register_game", "resolve_game", "load_ref"]
+__all__ = ["Game", "GameSpec", "game_names", "get_game", "register_game", "resolve_game", "load_ref"]
 
-DEFAULT_GAME = "partnership"
 
 
 def load_ref(ref: str) -> Any:
@@ -41,11 +44,12 @@ def load_ref(ref: str) -> Any:
 
 @dataclass(frozen=True)
 class GameSpec:
-    """One trick-taking game: its name, ids, table sizes and where its parts live.
+    """One trick-taking game: its name, ids, table sizes, how it is trained and where its parts live.
 
     ``players``: the allowed player counts (the first is the default). ``takes_players``: whether
     ``players`` is one of the game's rule flags (a game with one table size leaves it out of its
-    config). The part references are ``"module:attribute"`` strings (see :func:`load_ref`):
+    config). A part is the object itself, or a ``"module:attribute"`` string (see :func:`load_ref`)
+    for a part that must load lazily:
 
     - ``config``: ``make_config(**flags) -> config`` (raises ``ValueError`` naming a bad flag);
       its module holds ``FLAG_NAMES``, the flags it takes;
@@ -55,13 +59,20 @@ class GameSpec:
       ``obs_layout(config)`` (the observation's sections);
     - ``vector``: the batched engine class; ``heuristic``: the heuristic agent's spec string
       for :func:`rook_env.agents.make_agent`; ``render_scene``: the game's table views, a
-      :class:`rook_env.render.TableParts` (text, drawn scenes, replay snapshots);
+      :class:`rook_env.core.render.TableParts` (text, drawn scenes, replay snapshots);
     - ``networks``: the shipped trained network per player count, a checkpoint file name in
       ``rook_env/agents/checkpoints/`` (what ``make_agent("ppo")`` loads for a table of that size;
       a count not listed has none);
     - ``extra["play"]``: the game's terminal session class (:mod:`rook_env.cli.session`);
       ``extra["match"]``: its evaluation scheme (``play_match``: two fixed teams in duplicate;
-      ``play_rotation_match``: a field rotated through every seat).
+      ``play_rotation_match``: a field rotated through every seat); ``extra["train_match"]``:
+      ``(policy factory, opponent spec, deals, seed, flags, **options) -> (mean, (low, high))``, the
+      match a training run evaluates and selects with.
+
+    Training facts: ``groups``, the learning groups (seats ``s`` with ``s % groups == g`` play for one
+    learner: 2 for two fixed teams; 0 for one group per seat); ``phases``, the decision phases of the
+    observation's leading phase one-hot (per-phase accuracies), ``phase_columns`` that one-hot's width;
+    ``eval_unit``, what the training match measures.
     """
 
     name: str
@@ -69,18 +80,24 @@ class GameSpec:
     env_id: str
     players: tuple[int, ...]
     takes_players: bool
-    config: str
-    state: str
-    raw_env: str
-    checked_env: str
-    layout: str
-    obs_layout: str
-    vector: str | None = None
+    config: Any
+    state: Any
+    raw_env: Any
+    checked_env: Any
+    layout: Any
+    obs_layout: Any
+    vector: Any = None
     heuristic: str | None = None
-    render_scene: str | None = None
+    render_scene: Any = None
     rules_section: str = ""  # where RULES.md describes the game
     networks: dict[int, str] = field(default_factory=dict)  # players -> shipped checkpoint file (make_agent("ppo"))
-    extra: dict[str, str] = field(default_factory=dict)  # further named parts of a game
+    groups: int = 0
+    phases: tuple[str, ...] = ()
+    phase_columns: int = 0
+    eval_unit: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # further named parts of a game
+
+    PARTS = ("config", "state", "raw_env", "checked_env", "layout", "obs_layout", "vector", "render_scene")
 
     @property
     def default_players(self) -> int:
@@ -89,21 +106,86 @@ class GameSpec:
     @property
     def flag_names(self) -> tuple[str, ...]:
         """The rule flags the game takes (``players`` included where it is one)."""
-        module = load_ref(self.config).__module__
-        return tuple(importlib.import_module(module).FLAG_NAMES)
+        return tuple(self.config_module().FLAG_NAMES)
+
+    def config_module(self) -> Any:
+        """The module of the game's ``make_config`` (``FLAG_NAMES``, and ``NOT_HERE`` where it has one)."""
+        return importlib.import_module(self.load("config").__module__)
 
     def load(self, part: str) -> Any:
-        """The object of one of the spec's part references (``"raw_env"``, ``"state"``, ...)."""
-        ref = self.extra.get(part) if part in self.extra else getattr(self, part, None)
-        if not isinstance(ref, str):
-            parts = [f for f in ("config", "state", "raw_env", "checked_env", "layout", "obs_layout", "vector",
-                                 "heuristic", "render_scene") if isinstance(getattr(self, f), str)]
+        """The object of one of the spec's parts (``"raw_env"``, ``"state"``, ...), imported if a reference."""
+        ref = self.extra[part] if part in self.extra else (getattr(self, part) if part in self.PARTS else None)
+        if ref is None:
+            parts = [f for f in self.PARTS if getattr(self, f) is not None]
             raise ValueError(f"game {self.name!r} has no part {part!r}; its parts: {', '.join(parts + list(self.extra))}")
-        return load_ref(ref)
+        return load_ref(ref) if isinstance(ref, str) else ref
 
     def make_config(self, **flags: Any) -> Any:
         """The game's checked rules config of ``flags`` (see :func:`resolve_game` for the errors)."""
         return resolve_game(game=self.name, **flags)[1]
+
+    def bind(self, **flags: Any) -> Game:
+        """This game at a table of ``flags`` (checked; ``players`` resolved to the game's default)."""
+        config = self.make_config(**flags)
+        seats = config.players if self.takes_players else self.default_players
+        flags = {k: v for k, v in flags.items() if k != "players"}
+        if self.takes_players:
+            flags["players"] = seats
+        return Game(self, flags, seats)
+
+
+@dataclass(frozen=True)
+class Game:
+    """A game bound to one table's rule flags (:meth:`GameSpec.bind`): what a training run plays.
+
+    A run's learner plays the seats ``s`` with ``s % groups == g`` for a group ``g``: one team (seats g
+    and g + 2) in the partnership game, one seat in call-your-partner Rook, the other seats filled by
+    its opponents (the same "candidate against the field" as the game's match)."""
+
+    spec: GameSpec
+    flags: dict[str, Any]  # the rule flags the game's env constructors take (no "game" key)
+    seats: int
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def groups(self) -> int:
+        return self.spec.groups or self.seats
+
+    @property
+    def agent_flags(self) -> dict[str, Any]:
+        """The flags with ``game``, as :func:`rook_env.agents.make_agent` takes them."""
+        return {**self.flags, "game": self.name}
+
+    @property
+    def vector_env(self) -> Any:
+        return self.spec.load("vector")
+
+    @property
+    def raw_env(self) -> Any:
+        return self.spec.load("raw_env")
+
+    @property
+    def heuristic(self) -> str:
+        return self.spec.heuristic
+
+    @property
+    def match(self) -> Any:
+        return self.spec.load("train_match")
+
+    @property
+    def eval_unit(self) -> str:
+        return self.spec.eval_unit
+
+    @property
+    def phases(self) -> tuple[str, ...]:
+        return self.spec.phases
+
+    @property
+    def phase_columns(self) -> int:
+        return self.spec.phase_columns
 
 
 _GAMES: dict[str, GameSpec] = {}
@@ -127,9 +209,12 @@ def game_names() -> tuple[str, ...]:
 
 
 def get_game(name: Any = None) -> GameSpec:
-    """The spec of game ``name`` (None: the default game); ValueError listing the games otherwise."""
+    """The spec of game ``name`` (None: the default game, the first registered); ValueError listing the games
+    otherwise."""
     if name is None:
-        name = DEFAULT_GAME
+        if not _GAMES:
+            raise ValueError("no game is registered: a game registers itself when its package is imported")
+        name = next(iter(_GAMES))  # the first registered game is the default
     if isinstance(name, GameSpec):
         return name
     try:
@@ -168,51 +253,9 @@ def resolve_game(game: Any = None, **flags: Any) -> tuple[GameSpec, Any]:
             if has:
                 owners.append(f"{name!r} is a flag of " + " and ".join(f"game={g!r}" for g in has))
         # A game may refuse a known flag of another game with its reason (make_config says it).
-        refusals = getattr(importlib.import_module(load_ref(spec.config).__module__), "NOT_HERE", {})
+        refusals = getattr(spec.config_module(), "NOT_HERE", {})
         if not set(unknown) <= set(refusals):
             hint = f" ({'; '.join(owners)})" if owners else ""
             raise ValueError(f"unknown rule flag(s) {', '.join(unknown)} for {_describe(spec)}{hint}; "
                              f"known flags: {', '.join(sorted(known))}")
-    return spec, load_ref(spec.config)(**flags)
-
-
-register_game(GameSpec(
-    name="partnership",
-    title="four-player partnership Rook",
-    env_id="rook_env/Rook-v1",
-    players=(4,),
-    takes_players=False,
-    config="rook_env.config:make_config",
-    state="rook_env.rules:RookState",
-    raw_env="rook_env.env:raw_env",
-    checked_env="rook_env.env:CheckedRookEnv",
-    layout="rook_env.cards:layout_for",
-    obs_layout="rook_env.observation:obs_layout",
-    vector="rook_env.vector.partnership:PartnershipVectorEnv",
-    heuristic="heuristic",
-    render_scene="rook_env.render:PARTNERSHIP",
-    extra={"play": "rook_env.cli.play_partnership:PartnershipSession",
-           "match": "rook_env.evaluation.match:play_match"},
-    rules_section="RULES.md R1-R10, F1-F21",
-    networks={4: "ppo_default.pt"},
-))
-register_game(GameSpec(
-    name="call_partner",
-    title="call-your-partner Rook, 4 to 6 players",
-    env_id="rook_env/RookCallPartner-v0",
-    players=(5, 4, 6),
-    takes_players=True,
-    config="rook_env.call_partner.config:make_config",
-    state="rook_env.call_partner.rules:CallPartnerState",
-    raw_env="rook_env.call_partner.env:raw_env",
-    checked_env="rook_env.call_partner.env:CheckedCallPartnerEnv",
-    layout="rook_env.call_partner.layout:layout_for",
-    obs_layout="rook_env.call_partner.observation:obs_layout",
-    vector="rook_env.vector.call_partner:CallPartnerVectorEnv",
-    heuristic="call_partner_heuristic",
-    render_scene="rook_env.call_partner.render:CALL_PARTNER",
-    extra={"play": "rook_env.cli.play_call_partner:CallPartnerSession",
-           "match": "rook_env.evaluation.call_partner:play_rotation_match"},
-    rules_section="RULES.md section C",
-    networks={5: "ppo_call_partner.pt"},
-))
+    return spec, spec.load("config")(**flags)

@@ -7,13 +7,13 @@ may know (its own hand, the nest only if it is the bidder), for human play and l
 One text view and one pair of drawn scenes serve every game; a game supplies only what differs
 (a :class:`TableParts` subclass: its header line, how a seat is named, its contract lines, its totals, and
 the extra fields of its scenes). The partnership game's parts are here (:data:`PARTNERSHIP`);
-call-your-partner's are in :mod:`rook_env.call_partner.render`. The game registry
+call-your-partner's are in :mod:`rook_env.games.call_partner.render`. The game registry
 (:mod:`rook_env.games`) names each game's parts, so a caller holding any state or environment
 finds them with :func:`table_parts`.
 
 - :func:`table_text` -- the text view of a state, whole or for one seat;
 - :func:`spectator_scene` -- the drawn spectator view (every card face up) as a
-  :class:`~rook_env.render_image.Scene`;
+  :class:`~rook_env.core.drawing.Scene`;
 - :func:`seat_scene` -- what one seat may know, built from its observation vector alone (through
   the game's ``decode``), so it cannot show a hidden card.
 
@@ -40,16 +40,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .cards import COLOUR_LETTERS, COLOUR_NAMES, N_SEATS, ROOK_NAME, Layout, bits, rank_power
-from .config import RookConfig
-from .games import GameSpec, game_names, get_game
-from .observation import decode
-from .render_image import Scene, draw_scene
-from .rules import CIRCUS, PHASE_NAMES, RookState
+from .deck import COLOUR_LETTERS, COLOUR_NAMES, ROOK_NAME, DeckLayout as Layout, bits, rank_power
+from .registry import GameSpec, game_names, get_game
+from .drawing import Scene, draw_scene
 
 __all__ = [
-    "PARTNERSHIP", "PartnershipParts", "TableParts", "auction_text", "bid_word", "contract_text", "draw_seat_view",
-    "draw_table", "game_of", "hand_text", "render_text", "seat_scene", "sorted_cards", "sorted_hand",
+    "TableParts", "auction_text", "bid_word", "contract_text", "draw_seat_view",
+    "draw_table", "game_of", "hand_text", "seat_scene", "sorted_cards", "sorted_hand",
     "spectator_scene", "table_parts", "table_text",
 ]
 
@@ -154,7 +151,7 @@ class TableParts:
         return f"nest (with P{bidder})"
 
     def snapshot_extra(self, state: Any) -> dict[str, Any]:
-        """The game's own entries of a replay's snapshot of the table (:func:`rook_env.replay.snapshot`)."""
+        """The game's own entries of a replay's snapshot of the table (:func:`rook_env.evaluation.replay.snapshot`)."""
         return {}
 
     def hand_summary(self, result: dict[str, Any]) -> str:
@@ -275,7 +272,7 @@ def seat_scene(observation: Any, seat: int, parts: TableParts, config: Any = Non
     config = config if config is not None else parts.config_class()
     view = parts.decode(vec, config)
     L = view.layout
-    n = getattr(view, "players", N_SEATS)
+    n = getattr(view, "players", 4)  # a view without a seat count is of the four-seat partnership table
 
     def ab(rel: int) -> int:
         return (seat + rel) % n
@@ -344,81 +341,3 @@ def draw_seat_view(env: Any, agent: str) -> Any:
     to_act = None if game.is_over else game.current
     vec = raw.observe(agent)["observation"]
     return draw_scene(table_parts(game).seat_view(vec, seat, raw.config, to_act))
-
-
-# ------------------------------------------------------------------- the partnership game
-class PartnershipParts(TableParts):
-    """The partnership game: four seats in two teams, figures per team."""
-
-    phase_names = PHASE_NAMES
-    fixed_teams = True
-
-    def table_title(self, n: int) -> str:
-        return "Rook"
-
-    def seat_label(self, s: int) -> str:
-        return f"P{s} (team {s & 1})"
-
-    def header(self, state: RookState) -> str:
-        return (f"phase: {PHASE_NAMES[state.phase]}   dealer: P{state.dealer}   to act: "
-                + (f"P{state.current}" if PHASE_NAMES[state.phase] != "over" else "-"))
-
-    def contract_lines(self, state: RookState, seat: int | None) -> list[str]:
-        L = state.L
-        lines = []
-        if state.nest_has_counters:
-            lines.append("announced: the nest holds counters")
-        if state.circus:
-            lines.append(f"circus: P{(state.bidder + 1) % N_SEATS} names trump and leads")
-        if state.call >= 0:
-            lines.append(f"trump: {L.contract_name(state.call)}")
-        if state.circus and state.passing:
-            # a seat sees only the card it passed and, once delivered, the card it received
-            delivered = min(state.passing) >= 0
-            for s in range(N_SEATS):
-                card = state.passing[s]
-                if card < 0:
-                    continue
-                if seat is None:
-                    lines.append(f"circus pass: P{s} -> P{(s + 1) % N_SEATS}: {L.card_name(card)}")
-                elif seat == s:
-                    lines.append(f"circus pass: you -> P{(s + 1) % N_SEATS}: {L.card_name(card)}")
-                elif delivered and seat == (s + 1) % N_SEATS:
-                    lines.append(f"circus pass: P{s} -> you: {L.card_name(card)}")
-        if state.phase == CIRCUS:
-            lines.append(f"circus passing: P{state.current} chooses a card")
-        return lines
-
-    def totals(self, state: RookState) -> list[str]:
-        return [
-            f"counters: team0 {state.points[0]}  team1 {state.points[1]}   "
-            f"tricks: {state.tricks_won[0]}-{state.tricks_won[1]}",
-            f"scores: team0 {state.scores[0]}  team1 {state.scores[1]}",
-        ]
-
-    def spectator_extra(self, state: RookState) -> dict[str, Any]:
-        notes = []
-        if state.hand_result is not None:
-            res = state.hand_result
-            verdict = "made" if res["made"] else "set"
-            notes.append(f"last hand: P{res['bidder']} bid {res['bid']}, {verdict}; "
-                         f"hand scores {res['hand_scores'][0]:+d} / {res['hand_scores'][1]:+d}")
-        return {"notes": notes, "call": state.L.contract_name(state.call) if state.call >= 0 else None}
-
-    def seat_extra(self, view: Any, seat: int, config: Any) -> dict[str, Any]:
-        def per_team(pair: tuple[int, int]) -> list[int]:  # the observation's order is mine, theirs
-            return [pair[0], pair[1]] if seat & 1 == 0 else [pair[1], pair[0]]
-
-        return {"call": view.call, "counters": per_team(view.counters), "tricks_won": per_team(view.tricks_won),
-                "scores": per_team(view.scores)}
-
-    def snapshot_extra(self, state: RookState) -> dict[str, Any]:
-        # a no-trump call has no colour: the call is written out
-        return {"trump": state.L.contract_name(state.call)} if state.trump < 0 and state.call >= 0 else {}
-
-    decode = staticmethod(decode)
-    config_class = RookConfig
-
-
-PARTNERSHIP = PartnershipParts()
-render_text = PARTNERSHIP.text  # the partnership table as text (module docstring)

@@ -3,7 +3,7 @@
 :class:`TrickState` holds what Rook's games have in common (RULES.md R3 to R5 and R7, and C3 to
 C5 and C7 for call-your-partner): the deal with a nest, the auction with passes, bids and the
 no-counter redeal, the bidder's nest exchange, the first lead and trick play. A game subclasses it
-(:class:`rook_env.rules.RookState`, :class:`rook_env.call_partner.rules.CallPartnerState`) and adds
+(:class:`rook_env.games.partnership.rules.RookState`, :class:`rook_env.games.call_partner.rules.CallPartnerState`) and adds
 only what differs: its phases after the auction, how a trick is won, who is credited with it, and
 the scoring of a hand. OpenSpiel's style: a pure state with ``legal_mask()`` / ``apply()`` /
 ``clone()``, apart from the environment that wraps it.

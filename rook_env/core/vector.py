@@ -17,8 +17,8 @@ phases, its observation writes); what is the same for every game lives here once
 :class:`~rook_env.games.GameSpec` names as ``vector`` (an instance of a subclass, so
 ``isinstance(env, RookVectorEnv)`` holds for every game); the game's flags and ``players`` are
 checked by :func:`rook_env.games.resolve_game`, with the errors of ``rook_env.env``. A game's engine
-implements these hooks (see :mod:`rook_env.vector.partnership` and
-:mod:`rook_env.vector.call_partner`)::
+implements these hooks (see :mod:`rook_env.games.partnership.vector` and
+:mod:`rook_env.games.call_partner.vector`)::
 
     GAME = "my_game"                      # its name in the game registry (rook_env.games)
     COMPILED = False                      # True: it has numba kernels (backend "numba")
@@ -45,8 +45,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from gymnasium import spaces
 
-from .. import kernels
-from ..games import DEFAULT_GAME, get_game, resolve_game
+from . import kernels
+from .registry import get_game, resolve_game
 
 ILLEGAL_MODES = ("raise", "terminate")
 BACKENDS = ("auto", "numpy", "numba")  # "auto": numba where installed and the game has kernels
@@ -70,7 +70,7 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     actions: :func:`pick_legal` is the reference)."""
     u = rng.random(mask.shape[0])
     if kernels.AVAILABLE:
-        return kernels.compiled().pick_legal(mask, u, np.full(mask.shape[0], -1, np.int64))
+        return kernels.compiled_pick_legal()(mask, u, np.full(mask.shape[0], -1, np.int64))
     return pick_legal(mask, u)
 
 

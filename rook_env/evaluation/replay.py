@@ -1,6 +1,6 @@
 """Hand replays: record a hand decision by decision, and write a self-contained HTML viewer.
 
-    from rook_env.replay import record_hand, select_hands, write_html
+    from rook_env.evaluation.replay import record_hand, select_hands, write_html
 
     records = [record_hand(env, agents, seed=s, labels=names) for s in range(20)]
     write_html(select_hands(records, 3, by="swing"), "runs/replays/swings.html")
@@ -42,8 +42,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .cards import COLOUR_NAMES
-from .render import game_of, sorted_hand, table_parts
+from rook_env.games.partnership.cards import COLOUR_NAMES
+from rook_env.core.render import game_of, sorted_hand, table_parts
 
 SELECT_BY = ("swing", "set", "order")
 
@@ -86,7 +86,7 @@ class HandRecord:
 # ---------------------------------------------------------------------------------- recording
 def snapshot(state: Any) -> dict[str, Any]:
     """The whole table as plain data with card names (``R14``, ``Rook``): for replays and logs. A
-    state of any registered game, with the game's own entries (:meth:`rook_env.render.TableParts.snapshot_extra`;
+    state of any registered game, with the game's own entries (:meth:`rook_env.core.render.TableParts.snapshot_extra`;
     call-your-partner: the Rook's rank, the called card(s) and the partners as a spectator sees them)."""
     L, n = state.L, len(state.hands)
     parts = table_parts(state)

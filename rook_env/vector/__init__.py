@@ -2,10 +2,10 @@
 
 ``RookVectorEnv`` takes the same game arguments as ``rook_env.env`` / ``raw_env`` (``game=``,
 ``players=``, the rule flags) and returns that game's engine, read from the game registry
-(:mod:`rook_env.games`, the spec's ``vector`` part): :mod:`rook_env.vector.partnership`
-(vectorised numpy, with optional numba kernels) or :mod:`rook_env.vector.call_partner` (one
+(:mod:`rook_env.games`, the spec's ``vector`` part): :mod:`rook_env.games.partnership.vector`
+(vectorised numpy, with optional numba kernels) or :mod:`rook_env.games.call_partner.vector` (one
 rules state per table). What every game shares (arguments and their errors, ``reset``, the step
-loop with auto-reset and illegal actions, the views) is :mod:`rook_env.vector.base`. numpy only
+loop with auto-reset and illegal actions, the views) is :mod:`rook_env.core.vector`. numpy only
 (no torch).
 
 API (in the style of gymnasium's vector environments and Pgx; ``N = num_envs``, ``n`` seats
@@ -25,7 +25,7 @@ API (in the style of gymnasium's vector environments and Pgx; ``N = num_envs``, 
   partnership game is played by 4); flags: the game's rule flags. Errors are those of
   ``rook_env.env``: an unknown flag names the game that has it.
 - ``backend``: ``"numba"`` runs the partnership engine's hot paths as the compiled kernels of
-  :mod:`rook_env.kernels` (numba, imported and compiled on the first such engine), ``"numpy"``
+  :mod:`rook_env.games.partnership.kernels` (numba, imported and compiled on the first such engine), ``"numpy"``
   the reference they mirror, ``"auto"`` numba where installed. Call-your-partner has no kernels:
   ``"auto"`` and ``"numpy"`` run it, ``"numba"`` is an error.
 - ``obs``: ``(N, D)`` float32, the observation of the seat to act at every table, bit for bit
@@ -41,7 +41,7 @@ API (in the style of gymnasium's vector environments and Pgx; ``N = num_envs``, 
 - ``info["hand_over"]``: ``(N,)`` bool, a hand was finished on this step (in game episodes
   also hands that do not end the game); ``info["hand"]``: the finished hands' facts, with
   ``raw_env``'s ``infos[agent]["hand"]`` keys (the partnership engine: a dict of arrays, see
-  :mod:`rook_env.vector.partnership`; call-your-partner: a list of ``N`` dicts or ``None``).
+  :mod:`rook_env.games.partnership.vector`; call-your-partner: a list of ``N`` dicts or ``None``).
 - ``info["illegal"]``: ``(N,)`` bool, the table's action was illegal (``"terminate"`` mode).
 
 Auto-reset: a table whose episode ends on a step (``terminated | truncated``) is reset in
@@ -82,8 +82,8 @@ where numba is installed) and :func:`pick_legal` (its numpy reference), :func:`c
 
 from __future__ import annotations
 
-from .base import (BACKENDS, ILLEGAL_MODES, OPTION_KEYS, RookVectorEnv, check_actions, engine_class,
-                   pick_legal, sample_legal, unpack_bits)
+from rook_env.core.vector import (BACKENDS, ILLEGAL_MODES, OPTION_KEYS, RookVectorEnv, check_actions, engine_class,
+                                  pick_legal, sample_legal, unpack_bits)
 
 __all__ = ["BACKENDS", "ILLEGAL_MODES", "OPTION_KEYS", "RookVectorEnv", "check_actions", "engine_class",
            "pick_legal", "sample_legal", "unpack_bits"]

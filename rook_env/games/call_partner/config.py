@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..core.flags import COMMON_CHOICES, RulesConfig, as_int, check_choices, check_numbers, check_twos
+from rook_env.core.flags import COMMON_CHOICES, RulesConfig, as_int, check_choices, check_numbers, check_twos
 
 # Allowed values of the enumerated flags (the first is the default).
 CHOICES: dict[str, tuple[Any, ...]] = {

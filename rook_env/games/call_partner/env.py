@@ -42,7 +42,7 @@ next hand is already dealt and shown.
 Rendering: ``render_mode="ansi"`` / ``"human"`` (text) or ``"rgb_array"`` (the table drawn with
 Pillow, ``pip install "rook_env[render]"``: every seat's cards, the auction, contract, the called
 card(s) and the partners as far as they are revealed, with the secret partner marked as spectator
-information); :func:`rook_env.render.draw_seat_view` draws what one seat may know.
+information); :func:`rook_env.core.render.draw_seat_view` draws what one seat may know.
 
 Reset options: ``hands`` (n lists of card ids) with ``nest``, ``dealer``, ``scores`` (n ints).
 
@@ -57,7 +57,7 @@ from typing import Any, Sequence
 import numpy as np
 from pettingzoo import AECEnv
 
-from ..core.aec import OPTION_KEYS, CheckedMixin, TrickTakingEnv, env_metadata
+from rook_env.core.aec import OPTION_KEYS, CheckedMixin, TrickTakingEnv, env_metadata
 from .config import CallPartnerConfig
 from .observation import CallPartnerView, decode, encode
 from .rules import OVER, CallPartnerState
@@ -86,10 +86,10 @@ def hand_rewards(config: CallPartnerConfig, hand_scores: Sequence[int], game_win
 
 class raw_env(TrickTakingEnv):
     """The call-your-partner AEC environment. Flags: RULES.md section C and
-    :class:`rook_env.call_partner.config.CallPartnerConfig`."""
+    :class:`rook_env.games.call_partner.config.CallPartnerConfig`."""
 
     GAME = "call_partner"
-    RENDER_TEXT = "rook_env.call_partner.render:render_text"
+    RENDER_TEXT = "rook_env.games.call_partner.render:render_text"
     _NOT_COPIED = TrickTakingEnv._NOT_COPIED + ("_obs",)
 
     metadata = env_metadata("rook_call_partner_v0")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..core.deck import COLOUR_LETTERS, COLOUR_NAMES, N_COLOURS, RANK_POINTS, ROOK_NAME, DeckLayout, bits, rank_power
+from rook_env.core.deck import COLOUR_LETTERS, COLOUR_NAMES, N_COLOURS, RANK_POINTS, ROOK_NAME, DeckLayout, bits, rank_power
 from .config import CallPartnerConfig
 
 # Ranks of each deck, in id order (RULES.md C2.1).

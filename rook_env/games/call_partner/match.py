@@ -35,20 +35,20 @@ identical to ``workers=1``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from rook_env.agents.registry import build_agent, check_team, parse_team, spec_label, split_game
-from rook_env.games import get_game
+from rook_env.core.registry import get_game
 
-from .blocks import cached_env, check_match_args, fallbacks, play_hand, run_match
-from .deals import check_flags, derive_seed, make_deal
-from .results import DEFAULT_BLOCK_SIZE, Speed, mean_or_nan, to_json_safe
-from .stats import bootstrap_mean_ci
+from rook_env.evaluation.blocks import cached_env, check_match_args, fallbacks, play_hand, run_match
+from rook_env.evaluation.deals import check_flags, derive_seed, make_deal
+from rook_env.evaluation.results import DEFAULT_BLOCK_SIZE, Speed, mean_or_nan, to_json_safe
+from rook_env.evaluation.stats import bootstrap_mean_ci
 
 __all__ = ["AgentStats", "RotationContext", "RotationResult", "ROT_FIELDS", "field_specs", "labels",
-           "play_rotation_hand", "play_rotation_match", "rotation_agents"]
+           "play_rotation_hand", "play_rotation_match", "rotation_agents", "train_match"]
 
 # One row per (deal, rotation, seat): plain ints, cheap to pickle between processes.
 ROT_FIELDS = (
@@ -325,3 +325,12 @@ def play_rotation_match(
                                           f"{spec_label(members[0])} vs the field" if progress else None,
                                           len(ROT_FIELDS))
     return _summarise(records, ctx, confidence, n_boot, elapsed, workers)
+
+
+def train_match(factory: Callable, opponent: str, deals: int, seed: int,
+                flags: dict) -> tuple[float, tuple[float, float]]:
+    """A training run's match: the policy in one chair, ``opponent`` in the others, each deal played in every
+    rotation, in this process; the policy's hand score minus the mean of the others' (its mean score_diff) and
+    its 95% interval."""
+    res = play_rotation_match([factory, opponent], deals=deals, seed=seed, flags=flags, workers=1, check=False)
+    return float(res.mean), (float(res.ci[0]), float(res.ci[1]))

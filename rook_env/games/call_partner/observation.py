@@ -48,7 +48,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..core.observation import SectionLayout, encode_common
+from rook_env.core.observation import SectionLayout, encode_common
 from .config import CallPartnerConfig
 from .layout import ROOK_CHOICES, CallPartnerLayout, layout_for
 from .rules import BID, N_PHASES, PHASE_NAMES, CallPartnerState

@@ -22,11 +22,11 @@ import argparse
 from typing import Any, TextIO
 
 from rook_env.agents.registry import build_agent, check_team, parse_team
-from rook_env.call_partner.observation import known_partners
-from rook_env.cards import COLOUR_NAMES
-from rook_env.games import get_game
+from .observation import known_partners
+from rook_env.games.partnership.cards import COLOUR_NAMES
+from rook_env.core.registry import get_game
 
-from .session import TerminalSession
+from rook_env.cli.session import TerminalSession
 
 __all__ = ["CallPartnerSession"]
 

@@ -1,12 +1,12 @@
-"""Call-your-partner's parts of the table views (:class:`rook_env.render.TableParts`).
+"""Call-your-partner's parts of the table views (:class:`rook_env.core.render.TableParts`).
 
 ``render_text(state)`` is the omniscient view (every hand, the nest, the partners) for
 spectators and debugging. ``render_text(state, seat=s)`` shows only what seat ``s`` may know:
 its own hand, the nest only if it is the bidder, and the partners only as far as it knows them
 (RULES.md C11), for human play and logs.
 
-The drawn table (``render_mode="rgb_array"``, :mod:`rook_env.render_image`) uses the common scenes
-of :mod:`rook_env.render` with this game's fields (:data:`CALL_PARTNER`): ``CALL_PARTNER.spectator(state)``
+The drawn table (``render_mode="rgb_array"``, :mod:`rook_env.core.drawing`) uses the common scenes
+of :mod:`rook_env.core.render` with this game's fields (:data:`CALL_PARTNER`): ``CALL_PARTNER.spectator(state)``
 (every card, the secret partner marked as such) and ``CALL_PARTNER.seat_view(observation, seat)`` (one
 seat, from its observation vector alone): n seats, per-seat figures and a side panel instead of teams.
 """
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cards import COLOUR_NAMES
-from ..render import TableParts
+from rook_env.games.partnership.cards import COLOUR_NAMES
+from rook_env.core.render import TableParts
 from .config import CallPartnerConfig
 from .layout import ROOK_CHOICES
 from .observation import decode, known_partners

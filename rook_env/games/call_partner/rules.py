@@ -8,7 +8,7 @@ announcement, Rook high or low, the call and partners, the 2s flags (F17, F18), 
 credit and individual scoring (C8).
 It answers ``legal_mask()`` / ``legal_actions()`` and takes ``apply(action)`` (one legal/apply
 pair per phase), and ``clone()``s cheaply for search. Card sets are ``int`` bitmasks over card
-ids (see :mod:`rook_env.call_partner.layout`), as in :class:`rook_env.rules.RookState`.
+ids (see :mod:`rook_env.games.call_partner.layout`), as in :class:`rook_env.games.partnership.rules.RookState`.
 
 Phases, in order (RULES.md C5-C6): ``BID`` -> ``DISCARD`` (one card per action, as many as
 the nest held; then the public "nest holds counters" announcement) -> ``TRUMP`` -> ``ROOK``
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..core.rules import TrickState
+from rook_env.core.rules import TrickState
 from .config import CallPartnerConfig
 from .layout import LAST_TRICK_POINTS, ROOK_CHOICES, CallPartnerLayout, bits, layout_for
 

@@ -6,7 +6,7 @@ included). The same game as :class:`rook_env.call_partner.raw_env` (every rule f
 ``episode="hand"`` and ``"game"``, ``max_hands``), with observations, masks and rewards bit for
 bit those of ``raw_env``; ``tests/test_call_partner_vector.py`` plays both in lock-step for 4, 5
 and 6 players. Unlike the partnership engine this one is **not vectorised**: it keeps one
-:class:`~rook_env.call_partner.rules.CallPartnerState` per table and steps them in a loop
+:class:`~rook_env.games.call_partner.rules.CallPartnerState` per table and steps them in a loop
 (apply, ``legal_mask``, ``encode``), without the PettingZoo bookkeeping of ``raw_env``. It
 gives trainers the batched interface (one forward pass for every table); the cost per decision
 is that of the rules and the encoder. No compiled kernels (``backend="numba"`` is refused) and
@@ -33,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from ..call_partner.env import hand_rewards
-from ..call_partner.layout import layout_for
-from ..call_partner.observation import encode, obs_layout
-from ..call_partner.rules import OVER, CallPartnerState
-from .base import U64, RookVectorEnv
+from .env import hand_rewards
+from .layout import layout_for
+from .observation import encode, obs_layout
+from .rules import OVER, CallPartnerState
+from rook_env.core.vector import U64, RookVectorEnv
 
 __all__ = ["CallPartnerVectorEnv"]
 
@@ -132,7 +132,7 @@ class CallPartnerVectorEnv(RookVectorEnv):
     # ------------------------------------------------------------------ views
     @property
     def phase(self) -> np.ndarray:
-        """``(N,)`` phase ids (:data:`rook_env.call_partner.rules.PHASE_NAMES`)."""
+        """``(N,)`` phase ids (:data:`rook_env.games.call_partner.rules.PHASE_NAMES`)."""
         return np.array([s.phase for s in self.states], np.int64)
 
     def _observe(self, seats: np.ndarray) -> np.ndarray:

@@ -33,7 +33,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .config import RookConfig
-from .core.deck import (  # the deck every game shares; re-exported: the partnership game's names
+from rook_env.core.deck import (  # the deck every game shares; re-exported: the partnership game's names
     COLOUR_LETTERS,
     COLOUR_NAMES,
     N_COLOURS,

@@ -2,7 +2,7 @@
 every game shares (integers, bids, the common flags) are :mod:`rook_env.core.flags`'.
 
 Every flag is a keyword argument of ``rook_env.env(...)`` / ``rook_env.raw_env(...)``
-(and of :class:`rook_env.rules.RookState`). A bad name or value raises ``ValueError``
+(and of :class:`rook_env.games.partnership.rules.RookState`). A bad name or value raises ``ValueError``
 naming it and the allowed values; nothing is silently accepted or remapped.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .core.flags import COMMON_CHOICES, RulesConfig, check_choices, check_numbers, check_twos
+from rook_env.core.flags import COMMON_CHOICES, RulesConfig, check_choices, check_numbers, check_twos
 
 __all__ = ["CHOICES", "FLAG_NAMES", "ON_OFF", "ONES", "PRESETS", "RookConfig", "default_bids", "make_config"]
 

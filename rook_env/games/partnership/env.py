@@ -6,7 +6,7 @@ This module docstring is the environment's documentation page (see README for ta
 | Other games        | ``env(game="call_partner", players=5, ...)``: :mod:`rook_env.games`      |
 |--------------------|--------------------------------------------------------------------------|
 | Registered id      | ``pettingzoo.make("aec", "rook_env/Rook-v1", **flags)`` (PettingZoo >= 1.27) |
-| Actions            | Discrete(58) (default deck; see :mod:`rook_env.cards`)                    |
+| Actions            | Discrete(58) (default deck; see :mod:`rook_env.games.partnership.cards`)                    |
 | Agents             | ``player_0`` .. ``player_3``; teams {0, 2} and {1, 3}                    |
 | Observation        | Dict(observation=Box(583,), action_mask=Box(0, 1, (58,), int8))          |
 | Observation bounds | [0, 1]; the two scores [-4, 4] (``clip(score / target_score, -4, 4)``)   |
@@ -62,7 +62,7 @@ import numpy as np
 from pettingzoo import AECEnv
 
 from .cards import N_SEATS
-from .core.aec import (
+from rook_env.core.aec import (
     OPTION_KEYS,
     RENDER_MODES,
     CheckedMixin,
@@ -71,7 +71,6 @@ from .core.aec import (
     TrickTakingEnv,
     env_metadata,
 )
-from .games import get_game
 from .observation import SCORE_CLIP, ObservationEncoder
 from .rules import OVER, RookState
 
@@ -79,18 +78,18 @@ __all__ = ["AGENTS", "AGENT_SEAT", "ENV_ID", "OPTION_KEYS", "RENDER_MODES", "Che
            "NotResetError", "env", "raw_env"]
 
 # The registered id (namespace/name-version); metadata["name"] is its name-version part.
-ENV_ID = get_game("partnership").env_id  # "rook_env/Rook-v1"
+ENV_ID = "rook_env/Rook-v1"  # the PettingZoo registry id (the game registers it in its package)
 
 AGENTS = tuple(f"player_{i}" for i in range(N_SEATS))
 AGENT_SEAT = {a: i for i, a in enumerate(AGENTS)}
 
 
 class raw_env(TrickTakingEnv):
-    """The Rook AEC environment. Flags: see RULES.md and :class:`rook_env.config.RookConfig`;
+    """The Rook AEC environment. Flags: see RULES.md and :class:`rook_env.games.partnership.config.RookConfig`;
     ``game="call_partner"`` (with ``players``) builds call-your-partner Rook's instead."""
 
     GAME = "partnership"
-    RENDER_TEXT = "rook_env.render:render_text"
+    RENDER_TEXT = "rook_env.games.partnership.render:render_text"
     _NOT_COPIED = TrickTakingEnv._NOT_COPIED + ("_enc",)
 
     metadata = env_metadata(ENV_ID.split("/")[1])
@@ -165,7 +164,7 @@ class raw_env(TrickTakingEnv):
                 done[a_] = True
 
     def decode(self, agent: str):
-        """This seat's observation as a readable :class:`rook_env.observation.PlayerView`."""
+        """This seat's observation as a readable :class:`rook_env.games.partnership.observation.PlayerView`."""
         from .observation import decode
 
         return decode(self.observe(agent)["observation"], self.config)

@@ -1,6 +1,6 @@
 """Compiled kernels for the batched engine's hot paths (optional: needs ``numba``).
 
-:class:`rook_env.vector.partnership.PartnershipVectorEnv` (the partnership game's batched
+:class:`rook_env.games.partnership.vector.PartnershipVectorEnv` (the partnership game's batched
 engine) runs on numpy alone; with ``backend="numba"`` (or ``"auto"`` where numba is installed:
 ``pip install rook_env[fast]``) three of its per-step passes run as one loop over tables each,
 compiled by numba, instead of a few dozen numpy calls:
@@ -9,7 +9,7 @@ compiled by numba, instead of a few dozen numpy calls:
   enters the trick in every seat's observation; a full trick is resolved, scored and cleared);
 - :func:`refresh`: ``PartnershipVectorEnv._refresh``, the legal actions (as bits and as the int8
   mask) and the float32 observation of the seat to act at every table;
-- :func:`pick_legal`: :func:`rook_env.vector.sample_legal`'s choice of the k-th legal action.
+- ``pick_legal``: :func:`rook_env.core.kernels.pick_legal`, :func:`rook_env.vector.sample_legal`'s choice.
 
 The numpy code in ``rook_env/vector/partnership.py`` is the reference: every kernel mirrors one numpy method
 line for line, and ``tests/test_vector.py`` plays both backends in lock-step with ``raw_env``
@@ -20,27 +20,24 @@ temporaries between them; a fused loop touches each table's few words once.
 
 from __future__ import annotations
 
-import importlib.util
 from types import SimpleNamespace
 
 import numpy as np
 
+from rook_env.core.kernels import AVAILABLE, compiled_pick_legal, jit
+
 from .rules import BID, DISCARD, PLAY, TRUMP
 
-# numba is imported (about 0.3 s) and the kernels compiled only when a numba engine is first made;
-# compiled code is cached on disk (numba's cache=True), so later processes start at once.
-AVAILABLE = importlib.util.find_spec("numba") is not None
+__all__ = ["AVAILABLE", "compiled", "play_cards", "refresh"]
+
 _compiled: SimpleNamespace | None = None
 
 
 def compiled() -> SimpleNamespace:
-    """The compiled kernels (``play_cards``, ``refresh``, ``pick_legal``); needs numba."""
+    """The compiled kernels (``play_cards``, ``refresh``, and the core's ``pick_legal``); needs numba."""
     global _compiled
     if _compiled is None:
-        import numba
-
-        jit = numba.njit(cache=True, nogil=True)
-        _compiled = SimpleNamespace(play_cards=jit(play_cards), refresh=jit(refresh), pick_legal=jit(pick_legal))
+        _compiled = SimpleNamespace(play_cards=jit(play_cards), refresh=jit(refresh), pick_legal=compiled_pick_legal())
     return _compiled
 
 
@@ -190,21 +187,3 @@ def refresh(phase, current, hands_flat, trick_len, trick_flat, call, n_passed, h
         tr = t * 2 + (cur & 1)
         for j in range(W):
             out[t, counters_col + j] = num2d[tr, j]
-
-def pick_legal(mask, u, out):
-    """For each row the k-th legal action, k = floor(u * number of legal actions)
-    (:func:`rook_env.vector.sample_legal`'s choice)."""
-    A = mask.shape[1]
-    for i in range(mask.shape[0]):
-        count = 0
-        for a in range(A):
-            if mask[i, a] != 0:
-                count += 1
-        k = np.int64(u[i] * count)
-        for a in range(A):
-            if mask[i, a] != 0:
-                if k == 0:
-                    out[i] = a
-                    break
-                k -= 1
-    return out

@@ -32,21 +32,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from rook_env.agents.registry import TeamSpec, build_agent, check_team, parse_team, split_game
-from rook_env.games import get_game
-from rook_env.observation import SCORE_CLIP
+from rook_env.core.registry import get_game
+from .observation import SCORE_CLIP
 
-from .blocks import cached_env, check_match_args, fallbacks, play_hand, run_match
-from .deals import check_flags, derive_seed, make_deal
-from .results import DEFAULT_BLOCK_SIZE, FIELD, REC_FIELDS, MatchResult, team_stats
-from .stats import bootstrap_mean_ci, game_winner, games_from_stream, wilson_interval
-from .tables import run_block_tables
+from rook_env.evaluation.blocks import cached_env, check_match_args, fallbacks, play_hand, run_match
+from rook_env.evaluation.deals import check_flags, derive_seed, make_deal
+from rook_env.evaluation.results import DEFAULT_BLOCK_SIZE, FIELD, REC_FIELDS, MatchResult, team_stats
+from rook_env.evaluation.stats import bootstrap_mean_ci, game_winner, games_from_stream, wilson_interval
+from rook_env.evaluation.tables import TABLES_BLOCK_SIZE, run_block_tables
 
-__all__ = ["MatchContext", "block_agents", "play_match", "play_seating", "seat_role"]
+__all__ = ["MatchContext", "block_agents", "play_match", "play_seating", "seat_role", "train_match"]
 
 
 def seat_role(seating: int, seat: int) -> tuple[int, int]:
@@ -246,3 +246,15 @@ def play_match(
                                           f"{teams[0].name} vs {teams[1].name}" if progress else None, len(REC_FIELDS))
     return _summarise(records, ctx, confidence, n_boot, elapsed, workers)
 
+
+def train_match(factory: Callable, opponent: str, deals: int, seed: int, flags: dict,
+                game_scores: bool = False, engine: str = "env") -> tuple[float, tuple[float, float]]:
+    """A training run's match: :func:`play_match` in duplicate, in this process; (points per deal, 95% interval).
+
+    ``game_scores``: every hand is dealt with its game's running score (a game-episode run's agent reads it);
+    ``engine="tables"``: the hands as tables of the batched engine (:mod:`rook_env.evaluation.tables`)."""
+    flags = {k: v for k, v in flags.items() if k != "game"}
+    extra = {"engine": engine, "block_size": TABLES_BLOCK_SIZE} if engine == "tables" else {}
+    res = play_match(factory, opponent, deals=deals, seed=seed, flags=flags, duplicate=True, workers=1,
+                     game_scores=game_scores, **extra)
+    return float(res.mean), (float(res.ci[0]), float(res.ci[1]))

@@ -62,7 +62,7 @@ import numpy as np
 
 from .cards import N_SEATS, Layout, bits, contract_trump, layout_for
 from .config import RookConfig
-from .core.observation import SectionLayout, encode_common, relative_seats, unpack_mask
+from rook_env.core.observation import SectionLayout, encode_common, relative_seats, unpack_mask
 from .rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState
 
 # The score entries hold clip(score / target_score, -SCORE_CLIP, SCORE_CLIP): finite Box bounds that

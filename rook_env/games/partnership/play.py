@@ -12,11 +12,11 @@ import argparse
 from typing import Any, Sequence, TextIO
 
 from rook_env.agents.registry import build_agent, check_team, parse_team
-from rook_env.cards import COLOUR_NAMES
-from rook_env.games import get_game
-from rook_env.rules import contract_tables
+from .cards import COLOUR_NAMES
+from rook_env.core.registry import get_game
+from .rules import contract_tables
 
-from .session import TerminalSession
+from rook_env.cli.session import TerminalSession
 
 __all__ = ["PartnershipSession"]
 

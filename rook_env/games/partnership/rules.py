@@ -3,7 +3,7 @@
 :class:`RookState` holds one table: the deal, the auction, the nest, trump, the tricks,
 and the game score. It answers ``legal_mask()`` / ``legal_actions()`` and takes
 ``apply(action)``, one legal/apply pair per phase, and ``clone()``s cheaply for search.
-Card sets are ``int`` bitmasks over card ids (see :mod:`rook_env.cards`).
+Card sets are ``int`` bitmasks over card ids (see :mod:`rook_env.games.partnership.cards`).
 
 The deal, auction, nest exchange and trick play are the shared trick-taking core's
 (:class:`rook_env.core.rules.TrickState`); this module holds what the partnership game changes:
@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 from .cards import N_COLOURS, N_SEATS, bits, contract_low, contract_trump, layout_for
 from .config import RookConfig
-from .core.rules import TrickState
+from rook_env.core.rules import TrickState
 
 BID, DISCARD, TRUMP, PLAY, OVER, CIRCUS = range(6)
 PHASE_NAMES = ("bid", "discard", "trump", "play", "over", "circus")

@@ -9,7 +9,7 @@ of a few arrays, and legality, trick resolution, scoring and the incremental upd
 seats' observations are masked array operations per phase: no Python loop over tables in a
 step. With ``backend="numba"`` (what ``"auto"`` takes where numba is installed) card play,
 legality with the observation gather and :func:`~rook_env.vector.sample_legal` run as the
-compiled loops of :mod:`rook_env.kernels` instead, on the same state arrays;
+compiled loops of :mod:`rook_env.games.partnership.kernels` instead, on the same state arrays;
 ``backend="numpy"`` is the reference the kernels mirror.
 
 ``info["hand"]`` holds the finished hands' facts as arrays with ``raw_env``'s
@@ -24,7 +24,7 @@ array.)
 
 Circus Rook (``circus_rook="on"``, RULES.md F20): the bidder's ``TRUMP`` decision may be the
 ``circus`` action; then the seat on its left names the contract and the table enters phase
-``rook_env.rules.CIRCUS``, where four steps (namer, bidder, bidder's partner, bidder's right)
+``rook_env.games.partnership.rules.CIRCUS``, where four steps (namer, bidder, bidder's partner, bidder's right)
 each pass one card (a card action), delivered together after the fourth; the namer leads.
 Its state and observation writes run only with the flag on.
 
@@ -40,11 +40,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import kernels
-from ..cards import N_COLOURS, N_SEATS, layout_for
-from ..observation import REL, REL_ONE_HOT, SCORE_CLIP, ObservationEncoder, obs_layout
-from ..rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState, contract_tables
-from .base import U64, RookVectorEnv, unpack_bits
+from . import kernels
+from .cards import N_COLOURS, N_SEATS, layout_for
+from .observation import REL, REL_ONE_HOT, SCORE_CLIP, ObservationEncoder, obs_layout
+from .rules import BID, CIRCUS, DISCARD, OVER, PHASE_NAMES, PLAY, TRUMP, RookState, contract_tables
+from rook_env.core.vector import U64, RookVectorEnv, unpack_bits
 
 SEATS = np.arange(N_SEATS)
 # info["hand"]: name -> column(s) of one (N, FACT_COLUMNS) int64 array ("made" is returned as bool)
@@ -73,7 +73,7 @@ class PartnershipVectorEnv(RookVectorEnv):
     """``num_envs`` partnership Rook tables stepped together; see the module docstring."""
 
     GAME = "partnership"
-    COMPILED = True  # rook_env.kernels
+    COMPILED = True  # rook_env.games.partnership.kernels
 
     def _setup(self) -> None:
         cfg = self.config
@@ -242,7 +242,7 @@ class PartnershipVectorEnv(RookVectorEnv):
 
     @property
     def phase(self) -> np.ndarray:
-        """``(N,)`` phase ids (``rook_env.rules``: BID, DISCARD, TRUMP, PLAY; CIRCUS with ``circus_rook``)."""
+        """``(N,)`` phase ids (``rook_env.games.partnership.rules``: BID, DISCARD, TRUMP, PLAY; CIRCUS with ``circus_rook``)."""
         return self._phase.copy()
 
     @property
@@ -546,7 +546,7 @@ class PartnershipVectorEnv(RookVectorEnv):
         return hand
 
     def play_kernel_args(self) -> tuple:
-        """The arguments of :func:`rook_env.kernels.play_cards` between the tables and cards and ``ended``:
+        """The arguments of :func:`rook_env.games.partnership.kernels.play_cards` between the tables and cards and ``ended``:
         this engine's state arrays (played on in place) and constants. For callers that play cards with
         their own compiled loops (:mod:`rook_env.agents.search.batched`); ``backend="numba"`` only."""
         return (self.current, self._hands_flat, self._trick_flat, self._hand_state, self._points_flat,
