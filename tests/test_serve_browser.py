@@ -262,6 +262,7 @@ def test_a_five_player_table_reads_on_a_phone_and_a_laptop(server, browser, widt
         # the drawn table's 13 px labels show at 10 px or more (a phone scrolls the picture sideways, not the page)
         assert sizes["scale"] >= (0.75 if width < 700 else 0.95), sizes
         assert sizes["page"] <= width + 1, sizes
-        shot(pg, f"showdown_five_players_{width}.png", tmp_path)
+        if width < 700:
+            shot(pg, "showdown_phone.png", tmp_path)
     finally:
         ctx.close()

@@ -12,9 +12,11 @@ http://127.0.0.1:8000/. Pages:
 - **Compare** (``/compare``): a leaderboard of ``rook-eval`` results, each match linking to the
   replays of its largest swings in the existing replay viewer.
 
-Modules: :mod:`.app` (routes and the API), :mod:`.tables` (a live game and what a viewer may see),
+Modules: :mod:`.app` (``create_app``: the routes wired to the settings and the store, the host check,
+the error answers), :mod:`.routes` (one handler per route), :mod:`.context` (what the handlers share:
+store, live tables, replay jobs), :mod:`.tables` (a live game and what a viewer may see),
 :mod:`.store` (the SQLite store and the expiry rule), :mod:`.compare` (leaderboard and replays),
-:mod:`.cli` (``rook-serve``). The pages (HTML, CSS, JavaScript; no build step, nothing fetched from
+:mod:`.labels` (the rule flags in words), :mod:`.cli` (``rook-serve``). The pages (HTML, CSS, JavaScript; no build step, nothing fetched from
 the internet) are package data in ``rook_env/serve/pages``.
 """
 
