@@ -7,10 +7,10 @@ arguments: ``game=`` (``"partnership"``, the default, or ``"call_partner"``; :fu
 checked partnership environment (``"rook_env/RookCallPartner-v0"`` the call-your-partner one;
 PettingZoo 1.27 and newer, which have a registry; with 1.24 to 1.26 call ``rook_env.env()``).
 
-The games are registered in :mod:`rook_env.games` and built from one trick-taking core,
-:mod:`rook_env.core`. The partnership game's pure rules live in :mod:`rook_env.games.partnership.rules`, its action
-layout in :mod:`rook_env.games.partnership.cards`, its observations and their decoder in :mod:`rook_env.games.partnership.observation`;
-call-your-partner's in :mod:`rook_env.call_partner`.
+Each game is a package of :mod:`rook_env.games` that registers itself (:mod:`rook_env.games.partnership`,
+:mod:`rook_env.games.call_partner`, also importable as ``rook_env.call_partner``), built from one trick-taking
+core, :mod:`rook_env.core` (rules, the AEC base, the batched-engine base, the drawing, the registry). The names
+below are the partnership game's, the default.
 """
 
 from __future__ import annotations

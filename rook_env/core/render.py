@@ -1,15 +1,14 @@
-"""What a table shows, as text and as a scene to draw, for every game; the partnership game's parts.
+"""What a table shows, as text and as a scene to draw, for every game.
 
-``render_text(state)`` is the omniscient table view (every hand and the nest), for
-spectators and debugging. ``render_text(state, seat=s)`` shows only what seat ``s``
+A game's ``render_text(state)`` is the omniscient table view (every hand and the nest), for
+spectators and debugging; ``render_text(state, seat=s)`` shows only what seat ``s``
 may know (its own hand, the nest only if it is the bidder), for human play and logs.
 
 One text view and one pair of drawn scenes serve every game; a game supplies only what differs
 (a :class:`TableParts` subclass: its header line, how a seat is named, its contract lines, its totals, and
-the extra fields of its scenes). The partnership game's parts are here (:data:`PARTNERSHIP`);
-call-your-partner's are in :mod:`rook_env.games.call_partner.render`. The game registry
-(:mod:`rook_env.games`) names each game's parts, so a caller holding any state or environment
-finds them with :func:`table_parts`.
+the extra fields of its scenes), in its package (:mod:`rook_env.games.partnership.render`,
+:mod:`rook_env.games.call_partner.render`). The registry names each game's parts, so a caller holding any
+state or environment finds them with :func:`table_parts`.
 
 - :func:`table_text` -- the text view of a state, whole or for one seat;
 - :func:`spectator_scene` -- the drawn spectator view (every card face up) as a
@@ -18,7 +17,7 @@ finds them with :func:`table_parts`.
   the game's ``decode``), so it cannot show a hidden card.
 
 A new game's views are one subclass and one instance, named in its registration
-(``render_scene="my_game.render:MY_GAME"``)::
+(``render_scene=MY_GAME``)::
 
     class MyGameParts(TableParts):
         phase_names = PHASE_NAMES               # the game's phase names by id
