@@ -240,7 +240,7 @@ def test_opponents_add_label_sets_against_a_field(tmp_path, monkeypatch):
     real_fit = residual_fit.fit
     monkeypatch.setattr(residual_fit, "fit", lambda cfg, log=print: (read.append(list(cfg.labels)),
                                                                      real_fit(cfg, log))[1])
-    past = "ppo:rook_env/agents/checkpoints/ppo_v2.pt"
+    past = "ppo:rook_env/agents/checkpoints/best_auction.pt"
     out = tmp_path / "r"
     cfg = label_rounds.RoundsConfig(network=NETWORK, out=str(out), rounds=1, opponents={past: 4, "random": 4},
                                     **SMALL)
@@ -249,15 +249,15 @@ def test_opponents_add_label_sets_against_a_field(tmp_path, monkeypatch):
     assert list(labels) == ["self", "heuristic", past, "random"]
     assert [v["first_seed"] for v in labels.values()] == [500, 1_000_500, 2_000_500, 3_000_500]
     assert read == [[v["folder"] for v in labels.values()]]
-    assert labels[past]["folder"] == str(out / "round_1" / "labels_0_ppo_rook_env_agents_checkpoints_ppo_v2.pt")
+    assert labels[past]["folder"] == str(out / "round_1" / "labels_0_ppo_rook_env_agents_checkpoints_best_auction.pt")
     # round 2 would start past every seed block of round 1: four blocks a round
     assert [s[3] for s in label_rounds.label_sets(cfg, 2)] == [4_000_500, 5_000_500, 6_000_500, 7_000_500]
 
-    # the past network's set is the network against ppo_v2 on those deals
+    # the past network's set is the network against that one on those deals
     torch.set_num_threads(1)
     model = model_from_checkpoint(load_checkpoint(NETWORK), NETWORK).eval()
     expected = network_labels.label_deals(model, 4, 2_000_500, label_prob=0.5, tables=64,
-                                          opponent=make_agent("ppo_v2"))
+                                          opponent=make_agent(past))
     got = read_shards(shard_paths(labels[past]["folder"]))
     assert len(got["hint"]) > 0
     np.testing.assert_array_equal(got["q"], expected["q"])
@@ -344,7 +344,7 @@ def test_train_py_runs_the_rounds_of_the_default_config(tmp_path, capsys):
     runs/<name>/, its network copied to agent.pt; a rerun resumes, --overwrite starts afresh, --resume is refused."""
     from rook_env.training import cli
 
-    field_ = 'rounds.opponents={"ppo:rook_env/agents/checkpoints/ppo_v5.pt": 4}'  # the config's field, smaller
+    field_ = 'rounds.opponents={"ppo:networks/ppo_v5.pt": 4}'  # the config's field, smaller
     sets = [f"rounds.{k}={v}" for k, v in SMALL.items()] + [f"run_dir={tmp_path}", field_]
     args = ["--config", "configs/default.yaml"] + [a for s in sets for a in ("--set", s)]
     assert cli.main(args) == 0
@@ -352,7 +352,7 @@ def test_train_py_runs_the_rounds_of_the_default_config(tmp_path, capsys):
     summary = json.loads((run / "rounds.json").read_text())
     assert summary["config"]["out"] == str(run) and summary["config"]["seed"] == 500  # the override reached the round
     assert [r["base"] for r in summary["rounds"]] == [NETWORK]  # the default run starts from the shipped network
-    assert list(summary["rounds"][0]["labels"]) == ["self", "heuristic", "ppo:rook_env/agents/checkpoints/ppo_v5.pt"]
+    assert list(summary["rounds"][0]["labels"]) == ["self", "heuristic", "ppo:networks/ppo_v5.pt"]
     assert (run / "agent.pt").read_bytes() == (run / "round_1" / "network.pt").read_bytes()
     stamp = os.path.getmtime(run / "round_1" / "network.pt")
     assert cli.main(args) == 0 and os.path.getmtime(run / "round_1" / "network.pt") == stamp  # resumed: nothing to do

@@ -44,7 +44,7 @@ def _finish(env, agents, seat: int) -> float:
     return float(scores[seat % 2] - scores[1 - seat % 2])
 
 
-@pytest.mark.parametrize("opponent", [None, "heuristic", "ppo:rook_env/agents/checkpoints/ppo_v2.pt"])
+@pytest.mark.parametrize("opponent", [None, "heuristic", "ppo:rook_env/agents/checkpoints/best_auction.pt"])
 def test_labels_are_what_the_environment_gives_for_each_action(model, opponent):
     """Against itself, the heuristic, or a past network (what a best response or a league member would be)."""
     deals, seed = 3, 31

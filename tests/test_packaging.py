@@ -1,6 +1,6 @@
 """What ``pip install`` puts on a user's machine: the wheel claims only ``rook_env`` (the repository's
 every package found below ``rook_env``; evaluate.py, play.py and train.py stay in the checkout),
-ships the PPO checkpoint, and declares the ``rook-eval`` / ``rook-play`` console scripts."""
+ships the files the shipped agents load (no other network), and declares the ``rook-eval`` / ``rook-play`` console scripts."""
 
 from __future__ import annotations
 
@@ -70,11 +70,30 @@ def test_wheel_holds_the_agents_the_cli_and_the_checkpoint(wheel_names):
     names = set(wheel_names)
     for needed in ("rook_env/agents/registry.py", "rook_env/agents/heuristic/agent.py", "rook_env/agents/learned/agent.py",
                    "rook_env/agents/search/worlds.py",
-                   "rook_env/agents/checkpoints/ppo_default.pt", "rook_env/evaluation/match.py",
-                   "rook_env/cli/evaluate.py", "rook_env/cli/play.py", "rook_env/loop.py",
+                   "rook_env/agents/checkpoints/ppo_default.pt", "rook_env/games/partnership/match.py",
+                   "rook_env/cli/evaluate.py", "rook_env/cli/play.py", "rook_env/core/loop.py",
                    "rook_env/serve/pages/showdown.js", "rook_env/serve/pages/game.html"):  # the browser app's pages
         assert needed in names, needed
     assert not any(n.startswith("tests/") or n in ("evaluate.py", "play.py", "train.py") for n in names)
+
+
+def test_wheel_ships_only_the_files_the_shipped_agents_load(wheel, wheel_names):
+    """The checkpoints in the wheel are each game's shipped network ("ppo"), the network "best" bids with and the
+    model of the hidden cards it draws worlds from, each network with its record: no earlier or league network."""
+    from rook_env.agents.checkpoints import BEST_AUCTION, HAND_MODEL
+    from rook_env.games import game_names, get_game
+
+    folder = "rook_env/agents/checkpoints/"
+    networks = {f for g in game_names() for f in get_game(g).networks.values()} | {os.path.basename(BEST_AUCTION)}
+    needed = networks | {n[:-3] + ".json" for n in networks} | {os.path.basename(HAND_MODEL), "__init__.py"}
+    needed |= {os.path.basename(HAND_MODEL)[:-4] + ".json"}  # the hidden-card model's record
+    shipped = {n[len(folder):] for n in wheel_names if n.startswith(folder)}
+    assert shipped == needed
+    size = sum(wheel.getinfo(folder + n).file_size for n in shipped)
+    assert size < 10e6, f"{size / 1e6:.1f} MB of checkpoints"
+    for name in networks | {os.path.basename(HAND_MODEL)}:  # and they are the checkout's files, whole
+        with open(os.path.join(ROOT, folder, name), "rb") as f:
+            assert wheel.read(folder + name) == f.read(), name
 
 
 def test_wheel_declares_the_console_scripts(wheel, wheel_names):

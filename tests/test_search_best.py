@@ -7,26 +7,27 @@ import os
 
 import pytest
 
-from rook_env import kernels
+from rook_env.games.partnership import kernels
 from rook_env.agents import make_agent
 from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic
 from rook_env.agents.search import SearchAgent
 from rook_env.evaluation import play_match
 
 
-def test_best_is_learned_world_search_on_the_earlier_network_and_plays_legally():
+def test_best_is_learned_world_search_on_its_auction_network_and_plays_legally():
     pytest.importorskip("torch")
     import torch
 
+    from rook_env.agents.checkpoints import BEST_AUCTION, CHECKPOINT_DIR
     from rook_env.agents.learned import PPOAgent
     from rook_env.agents.learned.model import load_checkpoint
-    from rook_env.agents.registry import CHECKPOINT_DIR, EARLIER_NETWORKS
 
     best = make_agent("best", seed=3)
     assert isinstance(best, SearchAgent) and isinstance(best.base, PPOAgent)
-    # its auction is the network shipped until 0.6.0 ("ppo_v2"): search over it measured stronger than over 0.7.0's
-    # and 0.8.0's
-    weights = load_checkpoint(os.path.join(CHECKPOINT_DIR, EARLIER_NETWORKS["ppo_v2"]))["model"]
+    # its auction is its own network, shipped beside the game's "ppo" (search over it measured stronger than over
+    # the networks shipped as "ppo" since)
+    assert os.path.dirname(BEST_AUCTION) == CHECKPOINT_DIR and os.path.isfile(BEST_AUCTION[:-3] + ".json")
+    weights = load_checkpoint(BEST_AUCTION)["model"]
     assert all(torch.equal(v, weights[k]) for k, v in best.base.model.state_dict().items())
     shipped = make_agent("ppo", seed=3).model.state_dict()
     assert not all(torch.equal(v, shipped[k]) for k, v in best.base.model.state_dict().items())
@@ -55,7 +56,7 @@ def test_boldness_takes_log_probability_off_the_networks_pass_and_nothing_else()
 
     import rook_env
     from rook_env.agents.learned import PPOAgent
-    from rook_env.cards import PASS
+    from rook_env.games.partnership.cards import PASS
 
     env = rook_env.raw_env()
     net = make_agent("ppo", seed=0)

@@ -906,22 +906,27 @@ def test_exploitability_probe_copies_the_targets_network_shape(tmp_path):
     assert scratch.opponent_mix == {"heuristic": 1.0} and not scratch.init_checkpoint
 
 
-def test_earlier_shipped_networks_play_by_spec():
-    """``ppo_v2`` to ``ppo_v5`` load their own files (with the record beside each), all different from
-    ``ppo`` and from each other, and play the partnership game only."""
+def test_earlier_networks_play_by_path_not_by_name():
+    """The repository's other networks (``networks/``: earlier ones, a best response) load by path, each with its
+    record beside it, all different from ``ppo`` and from each other, and a bare path plays the partnership game
+    only; their old names are no specs."""
     from rook_env.agents import make_agent
-    from rook_env.agents.registry import CHECKPOINT_DIR, EARLIER_NETWORKS
 
-    assert set(EARLIER_NETWORKS) == {"ppo_v2", "ppo_v3", "ppo_v4", "ppo_v5"}
+    folder = os.path.join(ROOT, "networks")
+    files = sorted(f for f in os.listdir(folder) if f.endswith(".pt"))
+    assert files == ["best_response_v5.pt", "ppo_v1.pt", "ppo_v4.pt", "ppo_v5.pt"]
     states = {"ppo": make_agent("ppo").model.state_dict()}
-    for spec, file in EARLIER_NETWORKS.items():
-        path = os.path.join(CHECKPOINT_DIR, file)
+    for file in files:
+        path = os.path.join(folder, file)
         assert os.path.isfile(path[:-3] + ".json")
-        states[spec] = make_agent(spec).model.state_dict()
+        states[file] = make_agent(path).model.state_dict()
         weights = load_checkpoint(path)["model"]
-        assert all(torch.equal(v, weights[k]) for k, v in states[spec].items())
+        assert all(torch.equal(v, weights[k]) for k, v in states[file].items())
         with pytest.raises(ValueError, match="partnership"):
-            make_agent(spec, game="call_partner", players=5)
+            make_agent(path, game="call_partner", players=5)
+    for name in ("ppo_v2", "ppo_v3", "ppo_v4", "ppo_v5"):
+        with pytest.raises(ValueError, match="unknown agent spec"):
+            make_agent(name)
     names = list(states)
     for i, a in enumerate(names):
         for b in names[i + 1:]:

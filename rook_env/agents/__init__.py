@@ -1,15 +1,22 @@
 """Agents that play Rook from their own observation (installed as ``rook_env.agents``).
 
 - :mod:`.base`: the :class:`Agent` protocol and :func:`legal_from` (no implementation imported);
+- :mod:`.registry`: :func:`make_agent`, the table of agent families it reads, and the team specs of matches;
 - :mod:`.random_agent`: the uniform random player;
 - :mod:`.heuristic`: the rule-based players (partnership and call-your-partner);
 - :mod:`.search`: determinised search on top of another agent;
-- :mod:`.learned` (needs torch): the PPO network's agent and model;
-- :mod:`.registry`: :func:`make_agent` and the team specs of matches.
+- :mod:`.learned`: trained networks (needs torch, loaded when one is first built);
+- :mod:`.checkpoints`: the trained files the shipped agents load.
+
+Importing this package registers every family's specs (``"random"``, ``"heuristic"``, ``"search:ppo"``,
+``"ppo"``, ``"best"``, ...) with :func:`make_agent`.
 """
 
-from .base import Agent, legal_from
-from .random_agent import RandomAgent
+from .base import Agent, RowByRow, batched, legal_from
 from .registry import TeamSpec, build_agent, check_team, make_agent, parse_team
+# each agent family registers its specs with make_agent on import (the registry imports none of them)
+from .random_agent import RandomAgent
+from . import heuristic, search, learned  # noqa: E402,F401,I001
 
-__all__ = ["Agent", "RandomAgent", "TeamSpec", "build_agent", "check_team", "legal_from", "make_agent", "parse_team"]
+__all__ = ["Agent", "RandomAgent", "RowByRow", "TeamSpec", "batched", "build_agent", "check_team", "legal_from", "make_agent",
+           "parse_team"]

@@ -22,7 +22,7 @@ __all__ = ["Agent", "check_batch", "legal_from"]
 @runtime_checkable
 class Agent(Protocol):
     """Plays one seat from its observation. ``reset()`` and an integer ``fallbacks`` attribute are
-    optional (:mod:`rook_env.loop` calls ``reset`` when present; evaluation reports ``fallbacks``)."""
+    optional (:mod:`rook_env.core.loop` calls ``reset`` when present; evaluation reports ``fallbacks``)."""
 
     def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int: ...
 
@@ -55,3 +55,23 @@ def check_batch(observations: Any, masks: Any, keys: Any, size: int, n_actions: 
         if np.unique(keys).size != keys.size:
             raise ValueError("keys must be distinct within one act_batch call")
     return obs, masks, keys
+
+
+class RowByRow:
+    """``act_batch`` for an agent that decides from one observation alone and keeps no card memory
+    (the call-your-partner heuristic): one ``act`` per row, so the table keys are not needed."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+
+    def reset(self) -> None:
+        self.agent.reset()
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, keys: np.ndarray | None = None) -> np.ndarray:
+        act = self.agent.act
+        return np.array([act({"observation": o, "action_mask": m}) for o, m in zip(obs, mask)], np.int64)
+
+
+def batched(agent: Any) -> Any:
+    """``agent`` with ``act_batch(obs, mask, keys)``: itself where it has one, else :class:`RowByRow` of it."""
+    return agent if hasattr(agent, "act_batch") else RowByRow(agent)

@@ -8,6 +8,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .base import check_batch, legal_from
+from .registry import AgentFamily, game_config, register_family
 
 
 class RandomAgent:
@@ -26,3 +27,11 @@ class RandomAgent:
         obs, masks, _ = check_batch(observations, masks, keys, np.asarray(observations).shape[-1],
                                     np.asarray(masks).shape[-1])
         return np.array([self.act({"observation": o, "action_mask": m}) for o, m in zip(obs, masks)], np.int64)
+
+
+def _build(spec: str, seed: int | None, game: str, rules: dict[str, Any]) -> RandomAgent:
+    game_config({**rules, "game": game})  # a random agent ignores the rules, but a bad flag is still an error
+    return RandomAgent(seed=seed)
+
+
+register_family(AgentFamily("random", _build, names=("random",)))

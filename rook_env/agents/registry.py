@@ -1,28 +1,33 @@
-"""Building agents from specs: ``make_agent`` and the team specs of matches.
+"""Building agents from specs: :func:`make_agent`, the table of agent families it reads, and the team specs of
+matches.
 
-An *agent spec* is ``"random"``, ``"heuristic"``, ``"search"``, ``"ppo"`` (the shipped network), ``"ppo_v2"``,
-``"ppo_v3"``, ``"ppo_v4"`` and ``"ppo_v5"`` (the partnership networks shipped until 0.6.0, in 0.7.0, in 0.8.0 and
-from 0.9.0 to 0.12.0, :data:`EARLIER_NETWORKS`), a path to a checkpoint ending in ``.pt``, or ``"search:<spec>"`` (search plays the cards
-on top of that agent, which bids, discards and names trump: ``"search:ppo"``), ``"search-auction"`` or
-``"search-auction:<spec>"`` (search plays the cards and also bids, discards and names trump,
-``SearchAgent(auction="search")``; ``<spec>`` only decides what the search leaves to it), ``"search-bids"`` or
-``"search-bids:<spec>"`` (search plays the cards and bids, ``<spec>`` discards and names trump), each of these three
-with ``SearchAgent`` arguments in brackets (``"search[samples=96,worlds=learned]:ppo"``, :data:`SEARCH_OPTIONS`) for
-the partnership game; ``"random"``, ``"call_partner_heuristic"``, ``"ppo"`` (the shipped 5-player network) or a
-train.py checkpoint given as ``"ppo:<path>"`` for call-your-partner Rook (``"ppo:<path>"`` works in both games).
-``"ppo"`` is the game's shipped network for the table's size (:attr:`rook_env.games.GameSpec.networks`, files in
-``rook_env/agents/checkpoints/``); a table size without one is refused, naming the sizes that have one. ``"best"``
-is the strongest player the project ships for the table (:data:`BEST`, measured in docs/results.md): search on top
-of the network shipped until 0.6.0 in the partnership game (worlds drawn from the learned model of the hidden cards,
-played out on the batched engine where numba is installed, the network's auction made bolder); the shipped 5-player
-network in call-your-partner Rook (it beats that game's heuristic); the game's heuristic wherever a table lacks the
-network its best player needs. A checkpoint plays only the game (and call-your-partner table size) it was trained
-for: loading it elsewhere raises ``CheckpointError`` saying which game it was trained for. The rule flags handed to
-:func:`make_agent` pick the game with their ``game`` key (the game registry's games, :mod:`rook_env.games`; default
-``"partnership"``, the four-player game of :mod:`rook_env`; ``"call_partner"``: :mod:`rook_env.call_partner`); each
-game names its heuristic agent's spec there. The flags are validated against that game's rules
-(:func:`game_config`), so ``make_agent("random", game="call_partner", players=5)`` accepts ``players`` and
-``make_agent("random", players=5)`` refuses it.
+An *agent spec* names an agent by what it is:
+
+- ``"random"``: the uniform random player (every game);
+- a game's heuristic, the spec its registry entry names (:attr:`rook_env.games.GameSpec.heuristic`:
+  ``"heuristic"``, ``"call_partner_heuristic"``); the spec implies its game;
+- ``"ppo"``: the game's shipped network for the table's size (:attr:`rook_env.games.GameSpec.networks`, files in
+  :mod:`rook_env.agents.checkpoints`); a table size without one is refused, naming the sizes that have one;
+- ``"best"``: the strongest player the project ships for the table (:data:`BEST`): in the partnership game search
+  that plays the cards over worlds drawn from the learned model of the hidden cards (on the batched engine where
+  numba is installed), on top of the network :data:`~rook_env.agents.checkpoints.BEST_AUCTION`, which bids,
+  discards and names trump, its auction made bolder; in call-your-partner Rook the shipped 5-player network; the
+  game's heuristic wherever a table lacks the network its best player needs;
+- a network file: ``"ppo:<path>"`` (a checkpoint written by train.py, of any game) or a path ending in ``.pt``
+  (a checkpoint of the partnership game);
+- search (the partnership game): ``"search"``, ``"search-auction"`` and ``"search-bids"``, each with
+  ``SearchAgent`` arguments in brackets and the agent it searches on top of after a colon
+  (``"search[samples=96,worlds=learned]:ppo"``; :mod:`rook_env.agents.search.spec`);
+- ``"rllib:<checkpoint dir>"``: a network trained with RLlib (the partnership game; the ``[rllib]`` extra).
+
+Each kind of spec is an :class:`AgentFamily` that its own package registers (:func:`register_family`):
+:mod:`.random_agent`, :mod:`.heuristic`, :mod:`.search` and :mod:`.learned`, whose agents load torch (and ray,
+for RLlib's) only when one is built. This module imports none of them: ``import rook_env.agents`` registers them
+all. A checkpoint plays only the game (and call-your-partner table size) it was trained for: loading it elsewhere
+raises ``CheckpointError`` saying which game it was trained for. The rule flags handed to :func:`make_agent` pick
+the game with their ``game`` key (the game registry's games, :mod:`rook_env.games`; default ``"partnership"``)
+and are validated against that game's rules (:func:`game_config`), so ``make_agent("random", game="call_partner",
+players=5)`` accepts ``players`` and ``make_agent("random", players=5)`` refuses it.
 
 A *member spec* is an agent spec or a callable ``factory(seed) -> agent`` (how a trainer or any
 RL library hands over its own policy). A *team spec* is a member spec (both
@@ -32,72 +37,96 @@ of the pair, its partner the second), or a 2-tuple of member specs.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from rook_env.games import DEFAULT_GAME, game_names, get_game, resolve_game
 
 from .base import Agent
-from .heuristic.call_partner import CallPartnerHeuristic
-from .heuristic import HeuristicAgent
-from .random_agent import RandomAgent
+from .checkpoints import BEST_AUCTION, checkpoint
 
 __all__ = [
-    "AGENT_SPECS", "BEST", "CHECKPOINT_DIR", "DEFAULT_GAME", "EARLIER_NETWORKS", "GAMES", "GAME_SPECS", "HEURISTICS",
-    "ONE_GAME_SPECS",
-    "SEARCH_OPTIONS", "TeamSpec", "build_agent", "check_team", "game_config", "game_specs", "make_agent",
-    "parse_search", "parse_team", "shipped_network", "spec_game", "spec_label", "split_game",
+    "AGENT_SPECS", "AgentFamily", "BEST", "DEFAULT_GAME", "GAMES", "GAME_SPECS", "TeamSpec", "build_agent",
+    "check_team", "family_of", "game_config", "game_specs", "make_agent", "parse_team", "register_family",
+    "shipped_network", "spec_game", "spec_label", "split_game", "unknown_spec",
 ]
 
 GAMES = game_names()  # values of the ``game`` key of rule flags: the game registry's (rook_env.games)
-# The games are the registry's, each with its heuristic agent's spec; an agent family that plays one
-# game only says which here (a checkpoint path ending in .pt, "search:<spec>" and "rllib:<dir>" play
-# the partnership game too; "random" and "ppo:<path>" play every game, "ppo" every game with a shipped network).
-# earlier shipped networks that still ship, by spec (files in CHECKPOINT_DIR): "ppo_v2" is the partnership network
-# shipped as "ppo" until 0.6.0, on which "best" searches (search over it measured stronger than over 0.7.0's and
-# 0.8.0's); "ppo_v3" the one shipped as "ppo" in 0.7.0 (the base of 0.8.0's), "ppo_v4" in 0.8.0 (the base of 0.9.0's),
-# "ppo_v5" from 0.9.0 to 0.12.0 (the base of 0.13.0's, and in its field of label opponents)
-EARLIER_NETWORKS = {"ppo_v2": "ppo_v2.pt", "ppo_v3": "ppo_v3.pt", "ppo_v4": "ppo_v4.pt", "ppo_v5": "ppo_v5.pt"}
-ONE_GAME_SPECS = {"search": "partnership", "search-auction": "partnership", "search-bids": "partnership",
-                  "ppo_v2": "partnership", "ppo_v3": "partnership",
-                  "ppo_v4": "partnership", "ppo_v5": "partnership"}
-# search specs: SearchAgent's auction mode of each (search plays the cards; see make_agent)
-SEARCH_AUCTION = {"search": "base", "search-auction": "search", "search-bids": "bids"}
-# options a search spec may set in brackets ("search[samples=96,worlds=learned]:ppo"): SearchAgent's arguments,
-# each a whole number, a number or a word (SearchAgent validates the values)
-SEARCH_OPTIONS = {"samples": int, "worlds": str, "rollout": str, "engine": str, "auction_samples": int,
-                  "boldness": float}
-SEARCH_PREFIXES = tuple(head + sep for head in SEARCH_AUCTION for sep in ":[")  # "search:", "search[", ...
-ONE_GAME_FORMS = {"partnership": "a checkpoint path ending in .pt, 'search:<spec>' (e.g. 'search:ppo'), "
-                                 "'search-auction:<spec>', 'search-bids:<spec>', "
-                                 "'search[samples=96,worlds=learned]:<spec>', 'rllib:<checkpoint dir>'"}
-# "best" per game: the strongest player shipped (docs/agents.md gives its time per decision; docs/results.md how
-# it was measured against the others); a game not listed, or a table without the shipped network it needs (a
-# call-your-partner table of 4 or 6), gets its heuristic
-# partnership: search with 96 worlds drawn from the learned model of the hidden cards, on the auction of the network
-# shipped until 0.6.0 ("ppo_v2") made bolder (boldness 4: +2.3 [+0.4, +3.9] a deal over boldness 0 against the
-# heuristic, held out; 192 worlds: +0.7 [-0.7, +1.9] over 96, held out, at 1.3x the time: not taken; on 0.7.0's
-# network instead: -2.42 [-5.02, +0.12] against the heuristic on the same held-out deals, so not moved);
-# call-your-partner: the shipped 5-player network (a residual policy fitted to counterfactual labels, which beats
-# the heuristic on held-out deals; the heuristic at 4 or 6 players). docs/results.md has the matches.
-BEST = {"partnership": "search[samples=96,worlds=learned,boldness=4]:ppo_v2", "call_partner": "ppo"}
-# the shipped networks (rook_env.games.GameSpec.networks name the files; installed as package data)
-CHECKPOINT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkpoints")
-HEURISTICS: dict[str, Callable[..., Agent]] = {"heuristic": HeuristicAgent,
-                                               "call_partner_heuristic": CallPartnerHeuristic}
+# "best" per game: the strongest player shipped (docs/agents.md gives its time per decision, docs/results.md its
+# matches); a game not listed, or a table without the shipped network it needs (a call-your-partner table of 4
+# or 6), gets its heuristic. The partnership game's: search with 96 worlds drawn from the learned model of the
+# hidden cards, on the auction of the network BEST_AUCTION made bolder (boldness 4); call-your-partner's: its
+# shipped 5-player network (a residual policy over the heuristic fitted to counterfactual labels).
+BEST = {"partnership": f"search[samples=96,worlds=learned,boldness=4]:{BEST_AUCTION}", "call_partner": "ppo"}
+
+
+@dataclass(frozen=True)
+class AgentFamily:
+    """One kind of agent spec: which specs it takes and how it builds an agent of one (:func:`register_family`).
+
+    ``names``: whole specs (``"random"``, ``"ppo"``); ``prefixes``: beginnings of specs (``"ppo:"``,
+    ``"search["``); ``suffixes``: endings (``".pt"``). ``build(spec, seed, game, rules)`` returns the agent
+    (``rules``: the table's rule flags without ``game``). ``games``: the games it plays (None: every game; a spec
+    of a family of one game implies that game). ``listed(game)``: whether the game's list of specs
+    (:data:`GAME_SPECS`) shows ``names`` (``"ppo"``: where the game ships a network). ``forms``: how its
+    prefixed specs are written, for the errors that list a game's specs (``{game}``: the game's name)."""
+
+    name: str
+    build: Callable[[str, int | None, str, dict[str, Any]], Agent]
+    names: tuple[str, ...] = ()
+    prefixes: tuple[str, ...] = ()
+    suffixes: tuple[str, ...] = ()
+    games: tuple[str, ...] | None = None
+    listed: Callable[[str], bool] | None = None
+    forms: str = ""
+
+    def plays(self, game: str) -> bool:
+        return self.games is None or game in self.games
+
+
+_FAMILIES: dict[str, AgentFamily] = {}
+# Agent specs per game (besides the families' prefixed forms), filled in as the families register.
+GAME_SPECS: dict[str, tuple[str, ...]] = {}
+AGENT_SPECS: tuple[str, ...] = ()
+
+
+def register_family(family: AgentFamily) -> AgentFamily:
+    """Add an agent family to :func:`make_agent`'s table; a spec, prefix or suffix another family holds is an
+    error (the same family again changes nothing)."""
+    global AGENT_SPECS
+    if not isinstance(family, AgentFamily):
+        raise TypeError(f"register_family takes an AgentFamily, got {type(family).__name__}")
+    old = _FAMILIES.get(family.name)
+    if old is not None and old != family:
+        raise ValueError(f"an agent family named {family.name!r} is already registered")
+    for other in _FAMILIES.values():
+        taken = {*other.names, *other.prefixes, *other.suffixes} & {*family.names, *family.prefixes, *family.suffixes}
+        if other.name != family.name and taken:
+            raise ValueError(f"agent family {family.name!r}: {', '.join(map(repr, sorted(taken)))} belong(s) to "
+                             f"family {other.name!r}")
+    _FAMILIES[family.name] = family
+    GAME_SPECS.update({g: _registry_specs(g) for g in game_names()})
+    AGENT_SPECS = tuple(dict.fromkeys(s for specs in GAME_SPECS.values() for s in specs))
+    return family
+
+
+def family_of(spec: str) -> AgentFamily | None:
+    """The family that builds ``spec``: one that names it whole, else the one with the longest prefix of it, else
+    one with a suffix of it; None for an unknown spec."""
+    for family in _FAMILIES.values():
+        if spec in family.names:
+            return family
+    found = [(len(p), f) for f in _FAMILIES.values() for p in f.prefixes if spec.startswith(p)]
+    if found:
+        return max(found, key=lambda x: x[0])[1]
+    return next((f for f in _FAMILIES.values() if spec.endswith(f.suffixes) and f.suffixes), None)
 
 
 def _registry_specs(game: str) -> tuple[str, ...]:
-    spec = get_game(game)
-    heuristic = spec.heuristic
-    return ("random", *((heuristic,) if heuristic else ()), *(s for s, sg in ONE_GAME_SPECS.items() if sg == game),
-            *(("ppo",) if spec.networks else ()), *(("best",) if game in BEST or heuristic else ()))
-
-
-# Agent specs per game, from the registry (the partnership game also takes a checkpoint path ending in .pt).
-GAME_SPECS = {g: _registry_specs(g) for g in game_names()}
-AGENT_SPECS = tuple(dict.fromkeys(s for specs in GAME_SPECS.values() for s in specs))  # besides .pt paths
+    # in the families' order of registration, "best" (which names another spec) last
+    families = sorted((f for f in _FAMILIES.values() if f.plays(game) and (f.listed is None or f.listed(game))),
+                      key=lambda f: f.name == "best")
+    return tuple(s for f in families for s in f.names)
 
 
 def game_specs(game: str) -> tuple[str, ...]:
@@ -107,57 +136,20 @@ def game_specs(game: str) -> tuple[str, ...]:
 
 def _spec_help(game: str) -> str:
     """What agent specs ``game`` takes, for error messages."""
-    specs = ", ".join(repr(s) for s in game_specs(game))
-    forms = ONE_GAME_FORMS.get(game)
-    return (f"the {game} game takes {specs}" + (f", {forms}" if forms else "")
-            + f" or 'ppo:<path>' (a checkpoint trained with game: {game})")
+    forms = [f.forms.format(game=game) for f in _FAMILIES.values() if f.forms and f.plays(game)]
+    items = [repr(s) for s in game_specs(game)] + forms
+    return f"the {game} game takes " + (", ".join(items[:-1]) + " or " + items[-1] if len(items) > 1 else items[0])
 
 
-def parse_search(spec: str) -> tuple[str, dict[str, Any], str] | None:
-    """``(head, options, base spec)`` of a search spec (``"search[samples=96,worlds=learned]:ppo"`` gives
-    ``("search", {"samples": 96, "worlds": "learned"}, "ppo")``), None for a spec that is not one. The options in
-    brackets are :class:`~rook_env.agents.search.SearchAgent` arguments (:data:`SEARCH_OPTIONS`); ValueError names
-    an unknown or malformed one."""
-    head, colon, rest = spec.partition(":")
-    name, bracket, inside = head.partition("[")
-    if name not in SEARCH_AUCTION or (colon and not rest):
-        return None
-    options: dict[str, Any] = {}
-    if bracket:
-        if not inside.endswith("]") or inside == "]":
-            raise ValueError(f"agent spec {spec!r}: search options are written {name}[key=value,...], "
-                             f"keys {', '.join(SEARCH_OPTIONS)}")
-        for item in inside[:-1].split(","):
-            key, eq, value = item.partition("=")
-            key, value = key.strip(), value.strip()
-            if key not in SEARCH_OPTIONS or not eq or not value:
-                raise ValueError(f"agent spec {spec!r}: bad search option {item!r}; write key=value with a key "
-                                 f"among {', '.join(SEARCH_OPTIONS)}")
-            if key in options:
-                raise ValueError(f"agent spec {spec!r}: search option {key!r} is given twice")
-            if SEARCH_OPTIONS[key] is int:
-                if not value.isdigit():
-                    raise ValueError(f"agent spec {spec!r}: search option {key} must be a whole number, got {value!r}")
-                options[key] = int(value)
-            elif SEARCH_OPTIONS[key] is float:
-                try:
-                    options[key] = float(value)
-                except ValueError:
-                    raise ValueError(f"agent spec {spec!r}: search option {key} must be a number, got {value!r}") \
-                        from None
-            else:
-                options[key] = value
-    return name, options, rest
+def unknown_spec(spec: str, game: str) -> ValueError:
+    """The error for a spec no family builds, listing what ``game`` takes."""
+    return ValueError(f"unknown agent spec {spec!r}; {_spec_help(game)}")
 
 
 def spec_game(spec: str) -> str | None:
     """The game an agent spec plays, or None for a spec that plays every game (``random``, ``ppo:<path>``)."""
-    for g in game_names():
-        if get_game(g).heuristic == spec:
-            return g
-    if spec.endswith(".pt") or spec.startswith((*SEARCH_PREFIXES, "rllib:")):
-        return "partnership"
-    return ONE_GAME_SPECS.get(spec)
+    family = family_of(spec)
+    return family.games[0] if family is not None and family.games is not None and len(family.games) == 1 else None
 
 
 def _players(game: str, rules: Mapping[str, Any]) -> int:
@@ -176,14 +168,14 @@ def shipped_network(game: str, rules: Mapping[str, Any]) -> str:
         raise ValueError(f"'ppo': {spec.title} ships a trained network for {has}, not for {players} players; "
                          f"train one (train.py with game: {game}, players: {players}) and play it as 'ppo:<path>', "
                          f"or use {spec.heuristic!r}")
-    return os.path.join(CHECKPOINT_DIR, networks[players])
+    return checkpoint(networks[players])
 
 
 def _best(game: str, rules: Mapping[str, Any]) -> str | None:
     """The spec of ``"best"`` at this table (:data:`BEST`): the game's heuristic where the table lacks the shipped
     network its best player plays on."""
     best = BEST.get(game)
-    uses_network = best is not None and best.split(":")[-1] in ("ppo", *EARLIER_NETWORKS)  # "ppo", "search:ppo"
+    uses_network = best is not None and (best == "ppo" or best.endswith((":ppo", ".pt")))  # "ppo", "search:ppo"
     if best is None or (uses_network and _players(game, rules) not in get_game(game).networks):
         return get_game(game).heuristic
     return best
@@ -207,62 +199,36 @@ def game_config(flags: Mapping[str, Any] | None) -> Any:
 def make_agent(spec: str, seed: int | None = None, **flags: Any) -> Agent:
     """Build an agent from a spec string; ``flags`` are the environment's rule flags, ``game``
     included (validated for every agent against that game's rules, so a misspelt flag is an
-    error, not ignored). A game's heuristic spec (``"call_partner_heuristic"``) implies its game."""
+    error, not ignored). A spec that plays one game only (``"call_partner_heuristic"``) implies its game."""
     if not isinstance(spec, str):
         game, _ = split_game(flags)
         raise TypeError(f"agent spec must be a string ({_spec_help(game)}), got {spec!r} ({type(spec).__name__})")
+    family = family_of(spec)
     plays = spec_game(spec)
-    if spec in HEURISTICS and plays is not None and "game" not in flags:
+    if plays is not None and "game" not in flags:
         flags = {**flags, "game": plays}
     game, rules = split_game(flags)
-    if spec == "best":
-        best = _best(game, rules)
-        if not best:
-            raise ValueError(f"the {game} game has no 'best' player (no search and no heuristic); {_spec_help(game)}")
-        return make_agent(best, seed=seed, **{**flags, "game": game})
-    if spec == "random":
-        game_config(flags)  # a random agent ignores the rules, but a bad flag is still the caller's error
-        return RandomAgent(seed=seed)
-    if spec.startswith("ppo:"):
-        from .learned import PPOAgent  # needs torch (the [train] extra): imported only when asked for
-
-        # the checkpoint's recorded game must be this table's (a CheckpointError says so otherwise)
-        return PPOAgent.load(spec[len("ppo:"):], seed=seed, game=game, **rules)
-    if plays is not None and plays != game:
+    if family is None:
+        raise unknown_spec(spec, game)
+    if not family.plays(game):
+        games = family.games or ()
+        played, titles = " or ".join(games), "; ".join(get_game(g).title for g in games)
         bare = f" (a bare checkpoint path; for a checkpoint of the {game} game write 'ppo:{spec}')" \
             if spec.endswith(".pt") else ""
-        raise ValueError(f"agent spec {spec!r} plays the {plays} game ({get_game(plays).title}){bare}, not the "
-                         f"{game} game; {_spec_help(game)}")
-    if spec in HEURISTICS:
-        return HEURISTICS[spec](seed=seed, **rules)
-    search = parse_search(spec)
-    if search is not None:
-        from .search import SearchAgent
+        raise ValueError(f"agent spec {spec!r} plays the {played} game ({titles}){bare}, not the {game} game; "
+                         f"{_spec_help(game)}")
+    return family.build(spec, seed, game, rules)
 
-        # "search:<spec>": search plays the cards, the agent <spec> bids, discards and names trump;
-        # "search-auction[:<spec>]": search also bids, discards and names trump (<spec>: what it leaves over);
-        # "search-bids[:<spec>]": search also bids, <spec> discards and names trump
-        head, options, rest = search
-        base = make_agent(rest, seed=seed, **flags) if rest else None
-        return SearchAgent(seed=seed, base=base, auction=SEARCH_AUCTION[head], **options, **rules)
-    if spec == "ppo":
-        from .learned import PPOAgent  # needs torch (the [train] extra): imported only when asked for
 
-        game_config(flags)  # the table's flags first: a bad flag or table size is named as such
-        return PPOAgent.load(shipped_network(game, rules), seed=seed, game=game, **rules)
-    if spec in EARLIER_NETWORKS:
-        from .learned import PPOAgent  # needs torch (the [train] extra): imported only when asked for
+def _build_best(spec: str, seed: int | None, game: str, rules: dict[str, Any]) -> Agent:
+    best = _best(game, rules)
+    if not best:
+        raise ValueError(f"the {game} game has no 'best' player (no search and no heuristic); {_spec_help(game)}")
+    return make_agent(best, seed=seed, game=game, **rules)
 
-        return PPOAgent.load(os.path.join(CHECKPOINT_DIR, EARLIER_NETWORKS[spec]), seed=seed, game=game, **rules)
-    if spec.endswith(".pt"):
-        from .learned import PPOAgent  # needs torch (the [train] extra): imported only when asked for
 
-        return PPOAgent.load(spec, seed=seed, **rules)
-    if spec.startswith("rllib:"):
-        from rook_env.rllib import RLlibAgent  # needs ray[rllib] (the [rllib] extra): imported only when asked for
-
-        return RLlibAgent.load(spec[len("rllib:"):], seed=seed, **rules)
-    raise ValueError(f"unknown agent spec {spec!r}; {_spec_help(game)}")
+register_family(AgentFamily("best", _build_best, names=("best",),
+                            listed=lambda game: game in BEST or bool(get_game(game).heuristic)))
 
 
 def spec_label(member: Any) -> str:
@@ -334,9 +300,8 @@ def check_team(team: TeamSpec, flags: Mapping[str, Any]) -> None:
     for m in members:
         try:
             build_agent(m, 0, flags)
-        except ModuleNotFoundError as exc:
-            raise ValueError(f"agent {spec_label(m)!r} is not available ({exc}); the PPO agent needs torch: "
-                             f"pip install -e \".[train]\"") from exc
+        except ModuleNotFoundError as exc:  # an optional dependency: the message names the extra
+            raise ValueError(f"agent {spec_label(m)!r} is not available: {exc}") from exc
         except (FileNotFoundError, ValueError, TypeError) as exc:
             raise ValueError(f"agent {spec_label(m)!r}: {exc}") from exc
         except Exception as exc:  # e.g. a checkpoint that does not load

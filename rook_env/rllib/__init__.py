@@ -18,7 +18,11 @@ virtual environment); ``import rook_env`` never imports this module.
   ``opponents={module_id: (spec, probability)}``: in that fraction of episodes one team (chosen per
   episode) is played by that module, which is not trained. A spec is a project agent spec (above) or
   ``"rllib:<checkpoint>"``, a frozen snapshot of an RLlib-trained module.
-- :class:`RLlibAgent`: an RLlib checkpoint as a project agent (``act(observation, info)``, ``reset()``).
+- :class:`RLlibAgent`: an RLlib checkpoint as a project agent (``act(observation, info)``, ``reset()``; spec
+  ``"rllib:<checkpoint dir>"``), defined with the other learned players in :mod:`rook_env.agents.learned.rllib`.
+
+The modules are :mod:`.module` (the two RLModules), :mod:`.vector` (below) and this one (the environment and the
+multi-agent config).
 
 The fast path, :mod:`rook_env.rllib.vector` (:class:`~rook_env.rllib.vector.RookVectorEnvRunner`,
 :func:`~rook_env.rllib.vector.rook_vector_ppo_config`): env runners that step many tables of the batched
@@ -27,29 +31,27 @@ engine at once, one forward pass per step, opponents in arrays; re-exported here
 
 from __future__ import annotations
 
-import os
 import zlib
-from pathlib import Path
 from typing import Any, Mapping
 
-import gymnasium as gym
-import numpy as np
-import torch
 from ray.rllib.algorithms.ppo import PPOConfig
-from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
-from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
-from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
-from ray.rllib.utils.torch_utils import FLOAT_MIN
 from ray.tune.registry import register_env
 
-from ..env import AGENTS, env as make_checked_env, raw_env
+from rook_env.agents.learned.rllib import MASK_KEY, OBS_KEY, SHARED, RLlibAgent, module_path
+from rook_env.games.partnership.env import AGENTS, env as make_checked_env, raw_env
+
+from .module import AgentRLModule, RookMaskedPPOModule
+from .vector import RookVectorEnvRunner, rook_vector_ppo_config
+
+__all__ = [
+    "AGENTS", "ENV_NAME", "MASK_KEY", "OBS_KEY", "SHARED", "AgentRLModule", "RLlibAgent", "RookMaskedPPOModule",
+    "RookMultiAgentEnv", "RookVectorEnvRunner", "module_path", "register", "rook_ppo_config", "rook_vector_ppo_config",
+]
 
 ENV_NAME = "rook_env"          # the name register() gives the environment in Ray's registry
-SHARED = "shared"              # the module id of the shared learning policy
-OBS_KEY, MASK_KEY = "observation", "action_mask"
 
 
 # --------------------------------------------------------------------------------------- environment
@@ -89,81 +91,6 @@ def register(name: str = ENV_NAME) -> str:
     """Register :class:`RookMultiAgentEnv` in Ray's registry under ``name`` (idempotent); returns it."""
     register_env(name, lambda cfg: RookMultiAgentEnv(cfg))
     return name
-
-
-# --------------------------------------------------------------------------------------- RLModules
-class RookMaskedPPOModule(DefaultPPOTorchRLModule):
-    """PPO's default torch module on rook's ``Dict(observation=Box, action_mask=Box)`` observation.
-
-    The encoder and heads are built for the ``observation`` Box only (``model_config`` as for PPO, e.g.
-    ``{"fcnet_hiddens": [256, 256]}``); the mask turns illegal logits into ``FLOAT_MIN``.
-    """
-
-    def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
-        if not isinstance(observation_space, gym.spaces.Dict) or set(observation_space.spaces) != {OBS_KEY, MASK_KEY}:
-            raise ValueError(f"RookMaskedPPOModule needs rook's Dict({OBS_KEY}=Box, {MASK_KEY}=Box) observation "
-                             f"space, got {observation_space}")
-        self.space_with_mask = observation_space
-        super().__init__(observation_space=observation_space[OBS_KEY], **kwargs)
-
-    def setup(self) -> None:
-        super().setup()  # builds the networks for the observation Box
-        self.observation_space = self.space_with_mask  # what the env runners' connectors see
-
-    @staticmethod
-    def _split(batch: dict) -> tuple[torch.Tensor, dict]:
-        obs = batch[Columns.OBS]
-        if not isinstance(obs, Mapping) or MASK_KEY not in obs:
-            raise ValueError(f"RookMaskedPPOModule expects batch['obs'] to be rook's observation dict with "
-                             f"keys {OBS_KEY!r} and {MASK_KEY!r}, got {type(obs).__name__}")
-        return obs[MASK_KEY], {**batch, Columns.OBS: obs[OBS_KEY]}  # a shallow copy: the caller's batch stays
-
-    @staticmethod
-    def _masked(out: dict, mask: torch.Tensor) -> dict:
-        logits = out[Columns.ACTION_DIST_INPUTS]
-        out[Columns.ACTION_DIST_INPUTS] = torch.where(mask.bool(), logits, torch.full_like(logits, FLOAT_MIN))
-        return out
-
-    def _forward(self, batch: dict, **kwargs: Any) -> dict:  # inference and exploration
-        mask, batch = self._split(batch)
-        return self._masked(super()._forward(batch, **kwargs), mask)
-
-    def _forward_train(self, batch: dict, **kwargs: Any) -> dict:
-        mask, batch = self._split(batch)
-        return self._masked(super()._forward_train(batch, **kwargs), mask)
-
-    def compute_values(self, batch: dict, embeddings: Any = None) -> torch.Tensor:
-        if embeddings is None:  # from GAE, with the raw batch (from the loss, embeddings are given)
-            _, batch = self._split(batch)
-        return super().compute_values(batch, embeddings)
-
-
-class AgentRLModule(RLModule):
-    """A project agent (``model_config={"spec": "heuristic", "flags": {...}, "seed": 0}``) as a frozen
-    RLModule: it acts from each row's observation dict; it is never trained (leave it out of
-    ``policies_to_train``)."""
-
-    def setup(self) -> None:
-        from ..agents import make_agent
-
-        cfg = dict(self.model_config or {})
-        self.spec = cfg.get("spec", "heuristic")
-        self.agent = make_agent(self.spec, seed=cfg.get("seed"), **dict(cfg.get("flags") or {}))
-
-    def _forward(self, batch: dict, **kwargs: Any) -> dict:
-        obs = batch[Columns.OBS]
-        vecs = np.asarray(obs[OBS_KEY])
-        masks = np.asarray(obs[MASK_KEY])
-        actions = np.fromiter(
-            (self.agent.act({OBS_KEY: v, MASK_KEY: m}) for v, m in zip(vecs, masks)), np.int64, len(vecs)
-        )
-        return {Columns.ACTIONS: actions}
-
-    def _forward_train(self, *args: Any, **kwargs: Any) -> dict:
-        raise NotImplementedError(f"AgentRLModule({self.spec!r}) is frozen: leave it out of policies_to_train")
-
-    def compile(self, *args: Any, **kwargs: Any) -> None:  # nothing to compile
-        pass
 
 
 def _module_spec(spec: str, hidden: list[int], flags: Mapping[str, Any]) -> RLModuleSpec:
@@ -234,71 +161,3 @@ def rook_ppo_config(
     if seed is not None:
         config.debugging(seed=seed)
     return config
-
-
-# --------------------------------------------------------------------------------------- agent
-def module_path(checkpoint: str | os.PathLike, module_id: str | None = None) -> Path:
-    """The module folder inside an Algorithm checkpoint (or ``checkpoint`` itself if it is one).
-    ``module_id=None``: the learning module of either path, ``"shared"`` (multi-agent) or
-    ``"default_policy"`` (:mod:`rook_env.rllib.vector`)."""
-    path = Path(checkpoint)
-    modules = path / COMPONENT_LEARNER_GROUP / COMPONENT_LEARNER / COMPONENT_RL_MODULE
-    for mid in [module_id] if module_id else [SHARED, DEFAULT_MODULE_ID]:
-        if (modules / mid).is_dir():
-            return modules / mid
-    inner = modules / (module_id or SHARED)
-    if (path / "module_state.pt").is_file() or (path / "class_and_ctor_args.pkl").is_file():
-        return path
-    raise FileNotFoundError(f"{str(path)!r} is neither an RLlib Algorithm checkpoint holding module "
-                            f"{module_id!r} ({inner}) nor an RLModule checkpoint folder")
-
-
-class RLlibAgent:
-    """An RLlib-trained :class:`RookMaskedPPOModule` as a project agent: greedy (the most probable legal
-    action) unless ``greedy=False`` (sampled, seeded)."""
-
-    def __init__(self, module: RLModule, greedy: bool = True, seed: int | None = None) -> None:
-        self.module = module
-        self.greedy = bool(greedy)
-        self.generator = torch.Generator().manual_seed(0 if seed is None else int(seed))
-
-    @classmethod
-    def load(cls, path: str | os.PathLike, seed: int | None = None, greedy: bool = True,
-             module_id: str | None = None, game: str | None = None, **flags: Any) -> "RLlibAgent":
-        """Load module ``module_id`` (default: ``"shared"`` or ``"default_policy"``, whichever the checkpoint
-        holds) from an Algorithm checkpoint (``algo.save()`` / train_rllib.py) or an RLModule folder.
-        ``game``, ``flags``: the table's game and rule flags; the sizes must match the checkpoint's."""
-        from ..games import resolve_game
-
-        module = RLModule.from_checkpoint(str(module_path(path, module_id)))
-        spec, config = resolve_game(game, **flags)
-        want = (spec.load("obs_layout")(config).size, spec.load("layout")(config).n_actions)
-        space = getattr(module, "space_with_mask", None)
-        got = None if space is None else (space[OBS_KEY].shape[0], module.action_space.n)
-        if got != want:
-            raise ValueError(f"RLlib checkpoint {str(path)!r} was trained for (observation, actions) sizes {got}, "
-                             f"but the rule flags {dict(flags)} give {want}")
-        module.eval()
-        return cls(module, greedy=greedy, seed=seed)
-
-    def reset(self) -> None:
-        pass
-
-    @torch.no_grad()
-    def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int:
-        from ..agents import legal_from
-
-        legal = legal_from(observation)
-        if legal.size == 1:
-            return int(legal[0])
-        batch = {Columns.OBS: {
-            OBS_KEY: torch.as_tensor(np.asarray(observation[OBS_KEY], np.float32)).unsqueeze(0),
-            MASK_KEY: torch.as_tensor(np.asarray(observation[MASK_KEY], np.float32)).unsqueeze(0),
-        }}
-        logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS][0]
-        if self.greedy:
-            return int(torch.argmax(logits))
-        return int(torch.multinomial(torch.softmax(logits, -1), 1, generator=self.generator))
-
-
-from .vector import RookVectorEnvRunner, rook_vector_ppo_config  # noqa: E402, F401  (re-exported)

@@ -40,9 +40,13 @@ from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.tune.registry import register_env
 
-from rook_env.vector import sample_legal
+from rook_env.agents import make_agent
+from rook_env.agents.learned.rllib import MASK_KEY, OBS_KEY
+from rook_env.games import get_game
+from rook_env.games.partnership.env import raw_env
+from rook_env.vector import RookVectorEnv, sample_legal
 
-from . import MASK_KEY, OBS_KEY, RookMaskedPPOModule
+from .module import RookMaskedPPOModule
 
 VECTOR_ENV_NAME = "rook_env_vector"          # the spaces-only env the runner's RLlib parts are built from
 OPPONENT_KINDS = ("heuristic", "random")     # the opponents the runner plays in arrays
@@ -79,8 +83,6 @@ class SpacesEnv(gym.Env):
     batched engine."""
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
-        from rook_env import raw_env
-
         cfg = check_env_config(config or {})
         aec = raw_env(game=cfg["game"], **cfg["flags"])
         name = aec.possible_agents[0]
@@ -108,14 +110,10 @@ class Tables:
 
     def __init__(self, game: str, flags: Mapping[str, Any], tables: int, opponents: Mapping[str, float],
                  seed: int) -> None:
-        from rook_env.agents import make_agent
-        from rook_env.games import get_game
-        from rook_env.vector import RookVectorEnv
-
         spec = get_game(game)
         self.env = RookVectorEnv(tables, game=spec.name, illegal_action="raise", **flags)
         self.seats = S = self.env.n_seats
-        self.groups = 2 if spec.name == "partnership" else S  # partnership: a team; otherwise one seat
+        self.groups = spec.groups or S  # the learner's seats: a team in the partnership game, else one seat
         self.rng = np.random.default_rng(seed)
         self.p = np.array([1.0 - sum(opponents.values())] + [float(opponents.get(k, 0.0)) for k in OPPONENT_KINDS])
         self.p = np.clip(self.p, 0.0, 1.0) / np.clip(self.p, 0.0, 1.0).sum()

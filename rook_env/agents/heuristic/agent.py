@@ -79,9 +79,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from rook_env.cards import N_COLOURS
-from rook_env.config import make_config
-from rook_env.rules import BID, CIRCUS, DISCARD, PLAY, TRUMP
+from rook_env.games.partnership.cards import N_COLOURS
+from rook_env.games.partnership.config import make_config
+from rook_env.games.partnership.rules import BID, CIRCUS, DISCARD, PLAY, TRUMP
 
 from ..base import check_batch
 from .batch import BatchCardPlay

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from rook_env.rules import PLAY
+from rook_env.games.partnership.rules import PLAY
 
 from .play import (
     DEF_TRUMP, DRAW_LONG, DRAW_PARTNER, DRAW_SURE, EXTRA, K_MASTER, K_MASTER_SAFE, K_NEST, K_ROOK, K_SECOND,

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
-from rook_env.cards import N_COLOURS, bits
+from rook_env.games.partnership.cards import N_COLOURS, bits
 
 from .tables import CardTables, SeatView
 

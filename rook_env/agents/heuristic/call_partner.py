@@ -42,13 +42,15 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from rook_env.call_partner.config import make_config
-from rook_env.call_partner.layout import layout_for
-from rook_env.call_partner.observation import CallPartnerView, decode
-from rook_env.call_partner.rules import card_power
-from rook_env.cards import bits
+from rook_env.games.call_partner import raw_env
+from rook_env.games.call_partner.config import make_config
+from rook_env.games.call_partner.layout import layout_for
+from rook_env.games.call_partner.observation import CallPartnerView, decode
+from rook_env.games.call_partner.rules import card_power
+from rook_env.games.partnership.cards import bits
 
 from ..base import legal_from
+from ..random_agent import RandomAgent
 
 __all__ = ["CallPartnerHeuristic"]
 
@@ -256,10 +258,6 @@ def measure(players: int = 5, hands: int = 300, seed: int = 0, opponent: str = "
     """Mean individual ``score_diff`` of one heuristic seat against ``opponent`` agents (random
     or this heuristic) over ``hands`` deals, the heuristic seat rotating with the deal; returns
     (mean, standard error)."""
-    from rook_env.call_partner import raw_env
-
-    from ..random_agent import RandomAgent
-
     e = raw_env(players=players, reward="score_diff")
     me = CallPartnerHeuristic(players=players)
     other = RandomAgent(seed=seed) if opponent == "random" else me

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from rook_env.cards import N_COLOURS, bits
+from rook_env.games.partnership.cards import N_COLOURS, bits
 
 from .tables import CardTables, SeatView
 

@@ -11,10 +11,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from rook_env.cards import N_COLOURS, N_SEATS, bits, layout_for
-from rook_env.config import RookConfig
-from rook_env.observation import obs_layout
-from rook_env.rules import BID, TRUMP_POWER, contract_tables
+from rook_env.games.partnership.cards import N_COLOURS, N_SEATS, bits, layout_for
+from rook_env.games.partnership.config import RookConfig
+from rook_env.games.partnership.observation import obs_layout
+from rook_env.games.partnership.rules import BID, TRUMP_POWER, contract_tables
 
 TRUMP_BASE_POWER = TRUMP_POWER  # a trump's power is this plus its rank power (rules.ContractTables)
 
@@ -24,7 +24,7 @@ class CardTables:
 
     Card sets are ``int`` bitmasks over card ids. The *effective suit* of a card is its colour,
     except the Rook Bird (and a little-rook red 2), which belongs to the trump colour. The tables
-    are those of the rules' colour calls *high* (``rook_env.rules.ContractTables``, calls 0..3);
+    are those of the rules' colour calls *high* (``rook_env.games.partnership.rules.ContractTables``, calls 0..3);
     low and no-trump calls are played by :func:`rook_env.agents.heuristic.play.choose_card_generic`.
     """
 

@@ -24,37 +24,44 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
+from rook_env.games import DEFAULT_GAME, get_game, resolve_game
+
 from ..base import check_batch, legal_from
-from ..registry import CHECKPOINT_DIR
+from ..checkpoints import CHECKPOINT_DIR
+from ..registry import make_agent, shipped_network
 from .model import ActorCritic, CheckpointError, MaskedCategorical, load_checkpoint, model_from_checkpoint, prior_logits
 
+# how the errors name a game (a game not listed: its registry title)
 GAME_TITLES = {"partnership": "the partnership game", "call_partner": "call-your-partner Rook"}
 
 
+def _title(game: str) -> str:
+    return GAME_TITLES.get(game) or get_game(game).title
+
+
 def check_checkpoint_game(ckpt: Mapping[str, Any], path: str, game: str, flags: Mapping[str, Any]) -> None:
-    """Raise :class:`CheckpointError` unless the checkpoint was trained for ``game`` (and, for
-    call-your-partner Rook, the same number of ``players``; absent: 5, the game's default)."""
-    trained = ckpt.get("game", "partnership")
+    """Raise :class:`CheckpointError` unless the checkpoint was trained for ``game`` (and, for a game with several
+    table sizes, call-your-partner Rook, the same number of ``players``; absent: the game's default)."""
+    trained = ckpt.get("game", "partnership")  # checkpoints from before the second game record none
     if trained != game:
-        raise CheckpointError(
-            f"checkpoint {path!r} was trained for {GAME_TITLES.get(trained, repr(trained))} (game={trained!r}), "
-            f"so it cannot play {GAME_TITLES.get(game, repr(game))} (game={game!r})"
-        )
-    if game == "call_partner":
-        had, want = ckpt.get("env_flags", {}).get("players", 5), flags.get("players", 5)
+        title = _title(trained) if trained in GAME_TITLES else repr(trained)
+        raise CheckpointError(f"checkpoint {path!r} was trained for {title} (game={trained!r}), "
+                              f"so it cannot play {_title(game)} (game={game!r})")
+    spec = get_game(game)
+    if spec.takes_players:
+        had = ckpt.get("env_flags", {}).get("players", spec.default_players)
+        want = flags.get("players", spec.default_players)
         if had != want:
-            raise CheckpointError(f"checkpoint {path!r} was trained at a {had}-player call-your-partner table, "
+            table = _title(game).removeprefix("the ").removesuffix(" game").removesuffix(" Rook")
+            raise CheckpointError(f"checkpoint {path!r} was trained at a {had}-player {table} table, "
                                   f"not a {want}-player one")
 
 
-DEFAULT_CHECKPOINT = os.path.join(CHECKPOINT_DIR, "ppo_default.pt")
+DEFAULT_CHECKPOINT = shipped_network(DEFAULT_GAME, {})  # the partnership game's shipped network
 
 
 def heuristic_prior_agent(game: str, seed: int | None = None, **flags: Any) -> Any:
     """The game's heuristic, as the prior of a residual policy (``heuristic_prior`` > 0) at this table."""
-    from rook_env.agents import make_agent
-    from rook_env.games import get_game
-
     return make_agent(get_game(game).heuristic, seed=seed, game=game, **flags)
 
 
@@ -81,15 +88,6 @@ class PPOAgent:
         game's in :attr:`rook_env.games.GameSpec.networks`). ``game`` and ``flags``
         describe the table (``game="call_partner"``, ``players=5``, ...): the checkpoint must have
         been trained for that game, with the same observation and action sizes."""
-        if game == "call_partner":
-            from rook_env.call_partner.config import make_config
-            from rook_env.call_partner.layout import layout_for
-            from rook_env.call_partner.observation import obs_layout
-        else:
-            from rook_env import make_config
-            from rook_env.cards import layout_for
-            from rook_env.observation import obs_layout
-
         path = DEFAULT_CHECKPOINT if path is None else str(path)
         if os.path.dirname(os.path.abspath(path)) == CHECKPOINT_DIR and not os.path.isfile(path):
             raise CheckpointError(
@@ -97,11 +95,11 @@ class PPOAgent:
                 f"ship it with `python tools/ship.py runs/<name> --to {os.path.splitext(path)[0]}`, or pass a "
                 f"checkpoint path"
             )
-        config = make_config(**flags)
+        spec, config = resolve_game(game, **flags)
         ckpt = load_checkpoint(path, map_location=device)
-        check_checkpoint_game(ckpt, path, game, config.to_dict() if game == "call_partner" else flags)
+        check_checkpoint_game(ckpt, path, game, config.to_dict() if spec.takes_players else flags)
         model = model_from_checkpoint(
-            ckpt, path, obs_dim=obs_layout(config).size, n_actions=layout_for(config).n_actions
+            ckpt, path, obs_dim=spec.load("obs_layout")(config).size, n_actions=spec.load("layout")(config).n_actions
         )
         prior = heuristic_prior_agent(game, seed=seed, **flags) if model.heuristic_prior else None
         agent = cls(model, greedy=greedy, seed=seed, device=device, prior=prior)

@@ -1,6 +1,6 @@
 """The PPO network and its masked categorical distribution (shared by train.py and PPOAgent).
 
-One network plays every seat: observations are seat-relative (see rook_env.observation), so
+One network plays every seat: observations are seat-relative (see rook_env.games.partnership.observation), so
 the two partners are literally the same policy. The actor sees only the seat's observation;
 the critic sees either the same observation or, with ``critic_dim`` set, the full-information
 ``env.state_for(agent)`` vector (a centralized critic, used during training only).
@@ -25,7 +25,7 @@ products can run in bfloat16 on a CPU that has it in hardware, the forward pass 
 
 from __future__ import annotations
 
-import importlib.util
+import os
 from collections.abc import Sequence
 from types import SimpleNamespace
 
@@ -33,6 +33,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from rook_env.core import kernels
 
 MASK_LOGIT = -1e9
 
@@ -101,7 +103,7 @@ def sparse_weight_grad(x: np.ndarray, g: np.ndarray, out: np.ndarray) -> None:
 
 
 _kernels: SimpleNamespace | None = None
-NUMBA = importlib.util.find_spec("numba") is not None
+NUMBA = kernels.AVAILABLE
 
 
 def sparse_kernels() -> SimpleNamespace:
@@ -109,10 +111,7 @@ def sparse_kernels() -> SimpleNamespace:
     nogil, so that the update and the collection of the training loop's two threads run side by side)."""
     global _kernels
     if _kernels is None:
-        import numba
-
-        jit = numba.njit(cache=True, nogil=True)
-        _kernels = SimpleNamespace(forward=jit(sparse_forward), weight_grad=jit(sparse_weight_grad))
+        _kernels = SimpleNamespace(forward=kernels.jit(sparse_forward), weight_grad=kernels.jit(sparse_weight_grad))
     return _kernels
 
 
@@ -335,8 +334,6 @@ class CheckpointError(ValueError):
 
 def load_checkpoint(path: str, map_location: str | torch.device = "cpu") -> dict:
     """Load and validate a checkpoint written by train.py; raises :class:`CheckpointError` with the reason."""
-    import os
-
     if not os.path.isfile(path):
         raise CheckpointError(f"checkpoint {path!r} does not exist (or is not a file)")
     try:

@@ -35,7 +35,7 @@ draws a seed at construction.
 
 ``rollout``: ``"greedy"`` (fast bitmask rules), ``"heuristic"`` (the heuristic agent on each
 seat's observation of the world; about 10x slower), or a callable ``policy(state, legal) -> card``
-acting on a :class:`rook_env.rules.RookState` (seat to act ``state.current``).
+acting on a :class:`rook_env.games.partnership.rules.RookState` (seat to act ``state.current``).
 Memory is filed under the seat's hand after its play, as the heuristic's, so one instance may
 serve several seats and ``reset()`` is optional.
 
@@ -52,8 +52,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from rook_env.config import make_config
-from rook_env.rules import BID, PLAY, RookState
+from rook_env.games.partnership.config import make_config
+from rook_env.games.partnership.rules import BID, PLAY, RookState
 
 from ..base import check_batch
 from ..heuristic.agent import MEMORY_LIMIT, HeuristicAgent

@@ -50,9 +50,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from rook_env.cards import N_COLOURS, N_SEATS, bits
-from rook_env.config import RookConfig
-from rook_env.rules import BID, DISCARD, TRUMP, RookState
+from rook_env.games.partnership.cards import N_COLOURS, N_SEATS, bits
+from rook_env.games.partnership.config import RookConfig
+from rook_env.games.partnership.rules import BID, DISCARD, TRUMP, RookState
 
 from ..heuristic.bidding import HandModel
 from ..heuristic.tables import CardTables, SeatReader, SeatView

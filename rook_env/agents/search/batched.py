@@ -8,7 +8,7 @@ hidden cards written over it (:meth:`BatchedRollouts.score_worlds`; :meth:`Batch
 whole states), and one compiled loop over the tables plays each table's card and then the rest of its hand
 with the greedy rule of :class:`.rollout.GreedyRollout` (:func:`greedy_card`, the same choices:
 ``tests/test_search_batched.py`` checks them against the Python rollout), each card applied by the engine's own
-card-play kernel (:func:`rook_env.kernels.play_cards`, inlined without its observation writes); the engine's
+card-play kernel (:func:`rook_env.games.partnership.kernels.play_cards`, inlined without its observation writes); the engine's
 ``finish_hands`` scores the hands. The tables of many decisions (``SearchAgent.act_batch``) are loaded, played
 and scored together; no Python runs per card played.
 
@@ -24,18 +24,19 @@ greedy rule's tables); :func:`supported` says whether a configuration qualifies.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from rook_env import kernels
-from rook_env.cards import N_SEATS
-from rook_env.config import RookConfig
-from rook_env.rules import PLAY, RookState
+from rook_env.core.kernels import jit
+from rook_env.games.partnership import kernels
+from rook_env.games.partnership.cards import N_SEATS
+from rook_env.games.partnership.config import RookConfig
+from rook_env.games.partnership.rules import PLAY, RookState
+from rook_env.games.partnership.vector import HAND_STATE_COLUMNS
+from rook_env.vector import RookVectorEnv
 
 from ..heuristic.tables import card_tables
-from rook_env.vector.partnership import HAND_STATE_COLUMNS
-
 from .worlds import NEST, Holder, world_config
 
 __all__ = ["BatchedRollouts", "holder_arrays", "sample_deals", "sample_many", "supported", "world_cards"]
@@ -225,16 +226,16 @@ def compiled():
     """(greedy_card, play_out), compiled on first use (numba)."""
     global _compiled, _greedy, _play_cards
     if _compiled is None:
-        import numba
-
         # inlined into play_out: a call between compiled functions would pay reference counting on each of
         # its many array arguments, per card played (the engine's play_cards is compiled here once more)
-        inline = numba.njit(nogil=True, inline="always")
+        def inline(fn: Any) -> Any:
+            return jit(fn, inline="always", cache=False)
+
         _play_cards = inline(kernels.play_cards)
         globals()["_lowest"] = inline(_lowest)
         globals()["_cheapest"] = inline(_cheapest)
         _greedy = inline(greedy_card)
-        _compiled = (_greedy, numba.njit(nogil=True, cache=True)(play_out))
+        _compiled = (_greedy, jit(play_out))
     return _compiled
 
 
@@ -268,8 +269,6 @@ class BatchedRollouts:
 
     def _grow(self, tables: int) -> None:
         """A new engine of ``tables`` tables (the kernels' arguments are views of its arrays)."""
-        from rook_env.vector import RookVectorEnv  # numpy and the kernels only
-
         self.env = env = RookVectorEnv(tables, backend="numba", **self.config.to_dict())
         self.capacity = tables
         self._greedy_args = (env.current, env._hands_flat, env._trick_flat, env._hand_state, env.discards,
@@ -637,9 +636,6 @@ def sample_many(unseen: Sequence[int], holders_list: Sequence[Sequence[Holder]],
     ``seeds[j]`` (0 .. 2**32 - 1) and the constraints; ``ok[j]``: some deal is consistent (else no deals)."""
     global _deal_tables, _draw_deals, _sample_worlds
     if _sample_worlds is None:
-        import numba
-
-        jit = numba.njit(nogil=True, cache=True)
         _deal_tables, _draw_deals = jit(deal_tables), jit(draw_deals)
         _sample_worlds = jit(sample_worlds)
     J = len(unseen)

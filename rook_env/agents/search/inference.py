@@ -26,14 +26,17 @@ from __future__ import annotations
 import json
 import math
 import random
+import types
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from rook_env import kernels
-from rook_env.cards import bits
+from rook_env.core.kernels import jit
+from rook_env.games.partnership import kernels
+from rook_env.games.partnership.cards import bits
 
+from ..checkpoints import HAND_MODEL
 from .worlds import NEST, Holder
 
 _compiled = None  # weighted_layers and draw_weighted compiled (numba), made on first use
@@ -42,18 +45,13 @@ _compiled = None  # weighted_layers and draw_weighted compiled (numba), made on 
 def _jit():
     global _compiled
     if _compiled is None:
-        import types
-
-        import numba
-
-        jit = numba.njit(nogil=True, cache=True)
         _compiled = types.SimpleNamespace(weighted_layers=jit(weighted_layers), draw_weighted=jit(draw_weighted))
     return _compiled
 
 __all__ = ["DEFAULT_MODEL", "HolderModel", "WeightedWorldSampler", "features", "holder_column", "learned_sampler",
            "load_model"]
 
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "checkpoints" / "inference_default.npz"
+DEFAULT_MODEL = Path(HAND_MODEL)  # the shipped model (rook_env.agents.checkpoints)
 N_COLS = 4  # holder columns: relative seats 1, 2, 3, then the nest (the bidder's discards)
 N_VOID_FEATURES = 12  # voids of relative seats 1..3 by effective suit (4)
 

@@ -1,4 +1,4 @@
-"""Rollout policies of the search agent: play a sampled world (a :class:`rook_env.rules.RookState`
+"""Rollout policies of the search agent: play a sampled world (a :class:`rook_env.games.partnership.rules.RookState`
 in card play) to the end of the hand.
 
 A rollout policy is a callable ``policy(state, legal) -> card``: ``state`` the world, the seat to
@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from rook_env.observation import ObservationEncoder
-from rook_env.rules import OVER, PLAY, RookState
+from rook_env.games.partnership.observation import ObservationEncoder
+from rook_env.games.partnership.rules import OVER, PLAY, RookState
 
 from ..heuristic.agent import HeuristicAgent
 from ..heuristic.tables import CardTables

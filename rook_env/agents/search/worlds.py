@@ -23,7 +23,7 @@ with probability proportional to its completions, then deals each group's cards 
 Bidding signals are not used (they are soft evidence, not constraints).
 
 :func:`world_template` and :func:`make_world` turn a seat's view and a sampled deal into a
-:class:`rook_env.rules.RookState` in card play, seats relative to the searching seat (it is
+:class:`rook_env.games.partnership.rules.RookState` in card play, seats relative to the searching seat (it is
 seat 0, so its team is team 0), configured to end with the hand (``episode="hand"``).
 """
 
@@ -35,9 +35,9 @@ from functools import lru_cache
 from math import factorial
 from typing import Sequence
 
-from rook_env.cards import N_SEATS, bits
-from rook_env.config import RookConfig
-from rook_env.rules import PLAY, RookState
+from rook_env.games.partnership.cards import N_SEATS, bits
+from rook_env.games.partnership.config import RookConfig
+from rook_env.games.partnership.rules import PLAY, RookState
 
 from ..heuristic.tables import CardTables, SeatView
 
