@@ -414,8 +414,7 @@ def play_by_agent(spec: str, flags: dict, seed: int | None, base: Any = None) ->
     """The agent of a config's ``play_by`` (a search spec without a base, ``"search[samples=96,worlds=learned]"``):
     it plays the learner's card-play decisions; ``base`` (the network being trained, in evaluation) bids,
     discards and names trump for it. ``flags``: the partnership game's rule flags."""
-    from rook_env.agents.registry import parse_search
-    from rook_env.agents.search import SearchAgent
+    from rook_env.agents.search import SearchAgent, parse_search
 
     parsed = parse_search(spec)
     if parsed is None or parsed[0] != "search" or parsed[2]:
