@@ -111,8 +111,14 @@ def test_play_a_whole_hand_by_clicking(server, page, tmp_path):
     pg = page
     pg.goto(server + "/")
     pg.wait_for_selector("#f-seats select.agent")
+    pg.select_option("#f-game", "call_partner")  # its default table: five seats
+    assert pg.input_value("#f-players") == "5" and pg.locator("#f-seats select.agent").count() == 5
+    pg.select_option("#f-game", "partnership")
+    assert pg.locator("#f-seats select.agent").count() == 4
     pg.fill("#f-seed", "7")
     pg.click("summary")  # the rule flags: a bad one is refused with the server's reason, no game made
+    assert "Redeal a hand without counters" in pg.inner_text("#f-flags")  # flags in words, not no_counter_redeal
+    assert "no_counter_redeal" not in pg.inner_text("#f-flags")
     pg.fill("#f-more", "majority_tricks_bonus=lots")
     pg.click("#start")
     pg.wait_for_function("() => document.querySelector('#form-error').textContent.includes('majority_tricks_bonus')")

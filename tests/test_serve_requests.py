@@ -269,8 +269,11 @@ def test_an_illegal_card_is_refused_in_the_words_of_the_table(tmp_path):
     assert m, message
     assert {x["card"]["colour"] for x in v["legal"] if x["kind"] == "card"} - {-1} == {colours.index(m.group(1))}
     assert moves_of(c, gid) == moves_of(c, gid)[:v["moves"]]  # nothing moved
+    other = next(x for x in range(41) if x not in hand)
+    r = c.post(f"/api/games/{gid}/action", json={"action": other, "moves": v["moves"]})
+    assert r.status_code == 400 and re.fullmatch(r"you do not hold \S+: play a card from your hand", r.json()["error"])
     r = c.post(f"/api/games/{gid}/action", json={"action": 9999, "moves": v["moves"]})
-    assert r.status_code == 400 and "not a legal move now" in r.json()["error"]
+    assert r.status_code == 400 and r.json()["error"].startswith("action 9999 is not a legal move now: you may ")
 
 
 def test_not_your_turn_and_the_agents_turn_speak_as_the_table(tmp_path):

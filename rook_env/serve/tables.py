@@ -297,13 +297,13 @@ class Table:
         L, st = self.L, self.state
         phase = self.phase_name()
         if not 0 <= action < L.n_actions:
-            return f"action {action} is not a legal move now in this game: {self.choices_text(legal)}"
+            return f"action {action} is not a legal move now: you may {self.choices_text(legal)}"
         name = L.action_name(action)
         kind = L.action_kind(action)
         held = kind == "card" and bool(int(st.hands[self.seat]) >> action & 1)
         cards = [a for a in legal if L.action_kind(a) == "card"]
         if phase in ("play", "discard", "circus") and kind == "card" and not held:
-            return f"{name} is not in your hand: {self.phase_verb()} of your own"
+            return f"you do not hold {name}: {self.phase_verb()} from your hand"
         if phase == "play" and held and cards:
             colours = {int(L.card_colour[c]) for c in cards if c != L.rook}
             if len(colours) == 1:
@@ -313,6 +313,8 @@ class Table:
                 rook = " or the Rook" if L.rook in cards else ""
                 return f"you must follow suit: play a {names[c]} card{trump}{rook}"
             return f"you must follow suit: play {', '.join(L.card_name(c) for c in cards)}"
+        if phase == "call" and held:
+            return f"you hold {name}: call a card you do not hold"
         if phase == "discard" and held:
             return f"you may not lay {name} down now: lay down {', '.join(L.card_name(c) for c in cards)}"
         return f"{name} is not a legal move now ({phase}): you may {self.choices_text(legal)}"
