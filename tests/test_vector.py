@@ -469,7 +469,9 @@ def test_backend_choice_without_numba(monkeypatch):
     mask = (np.random.default_rng(0).random((50, 70)) < 0.3).astype(np.int8)
     mask[:, 5] = 1
     with_kernels = sample_legal(mask, np.random.default_rng(1))
-    monkeypatch.setattr(kernels, "AVAILABLE", False)
+    from rook_env.core import kernels as core_kernels  # numba's one import: where AVAILABLE is decided
+
+    monkeypatch.setattr(core_kernels, "AVAILABLE", False)
     assert RookVectorEnv(2).backend == "numpy"
     with pytest.raises(ValueError, match=r"backend='numba' needs the numba package: pip install 'rook_env\[fast\]'"):
         RookVectorEnv(2, backend="numba")
