@@ -173,3 +173,13 @@ def test_cli(tmp_path, capsys):
     assert out.exists() and "wrote 2 of 3 hands" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["--hands", "0", "--out", str(out)])
+
+
+def test_the_viewer_writes_a_seed_exactly(tmp_path):
+    # JavaScript's numbers round integers above 2 ** 53 (7824990879007939751 shows as 7824990879007940000):
+    # the page carries each seed as text.
+    big = 7824990879007939751
+    rec = record_hand(rook_env.raw_env(), _agents(), seed=big % 2**32).to_dict()
+    rec["seed"] = big
+    page = open(write_html([rec], str(tmp_path / "r.html"))).read()
+    assert f'"seed":"{big}"' in page and f'"seed":{big}' not in page

@@ -42,8 +42,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from rook_env.games.partnership.cards import COLOUR_NAMES
+from rook_env.core.optional import require
 from rook_env.core.render import game_of, sorted_hand, table_parts
+from rook_env.games.partnership.cards import COLOUR_NAMES
 
 SELECT_BY = ("swing", "set", "order")
 
@@ -163,7 +164,7 @@ def _critic_value(agent: Any, observation: Mapping[str, np.ndarray], env: Any,
     model = getattr(agent, "model", None)
     if model is None or not callable(getattr(model, "value", None)):
         return None, ""
-    import torch
+    torch = require("torch", "a network's value")  # loaded already: the agent has a network
 
     central = getattr(model, "critic_dim", None) is not None
     if central:
@@ -303,7 +304,10 @@ def write_html(records: Sequence[HandRecord], path: str, title: str = "Rook hand
     """Write the hands as one self-contained HTML file (no network) and return its path."""
     if not records:
         raise ValueError("write_html needs at least one recorded hand")
-    data = json.dumps([r.to_dict() if isinstance(r, HandRecord) else r for r in records], separators=(",", ":"))
+    dicts = [r.to_dict() if isinstance(r, HandRecord) else dict(r) for r in records]
+    # a seed as text: JavaScript's numbers hold integers exactly only below 2 ** 53, and seeds reach 2 ** 64
+    dicts = [{**d, "seed": None if d.get("seed") is None else str(d["seed"])} for d in dicts]
+    data = json.dumps(dicts, separators=(",", ":"))
     data = data.replace("</", "<\\/")  # cannot close the <script> element early
     page = _PAGE.replace("__TITLE__", html.escape(title)).replace("__DATA__", data)
     folder = os.path.dirname(os.path.abspath(path))
