@@ -157,6 +157,19 @@ def test_the_module_level_import_graph_has_no_circle():
     assert circles(graph) == []
 
 
+# packages whose code imports nothing inside a function: an optional dependency comes from rook_env.core.optional
+# (or, for a module that needs one at its top, is loaded through it), the rest at the top of the module
+NO_LOCAL_IMPORTS = ("rook_env.agents", "rook_env.rllib", "rook_env.evaluation", "rook_env.cli.evaluate",
+                    "rook_env.cli.common", "rook_env.cli.replay", "rook_env.cli.render_image", "rook_env.core.optional")
+
+
+def test_no_imports_inside_functions_where_none_are_needed():
+    _, local = imports()
+    found = [f"{m}:{line} imports {what}" for m, line, what, _ in local
+             if m.startswith(NO_LOCAL_IMPORTS)]
+    assert found == []
+
+
 def test_the_graph_reader_finds_a_circle_where_there_is_one():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert circles(graph) == [["a", "b", "c"]]

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from rook_env.agents.registry import TeamSpec, check_team, parse_team
 from rook_env.evaluation import DEFAULT_BLOCK_SIZE, IllegalActionError, check_flags, play_match, round_robin
-from rook_env.evaluation.call_partner import RotationResult, field_specs, play_rotation_match
+from rook_env.games.call_partner.match import RotationResult, field_specs, play_rotation_match
 from rook_env.evaluation.field import DEFAULT_FIELD, OPTIONAL_FIELD, field_teams, play_field
 from rook_env.evaluation.replays import match_replays, rotation_replays
 from rook_env.games import get_game
@@ -42,7 +42,7 @@ from rook_env.evaluation.report import (
 )
 from rook_env.evaluation.round_robin import DEFAULT_RATING_BOOT
 from rook_env.evaluation.tables import TABLES_BLOCK_SIZE
-from rook_env.replay import SELECT_BY, write_html
+from rook_env.evaluation.replay import SELECT_BY, write_html
 
 from .common import add_game_options, game_flags, game_part, prepare_out_path
 
@@ -304,7 +304,7 @@ def _finish(args: argparse.Namespace, out: dict, illegal: int) -> int:
 
 
 def _rotation_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """``--game call_partner``: a rotation match (:func:`rook_env.evaluation.call_partner.play_rotation_match`)."""
+    """``--game call_partner``: a rotation match (:func:`rook_env.games.call_partner.match.play_rotation_match`)."""
     _refuse(p, (("--round-robin", args.round_robin), ("--field", args.field), ("--opponents", args.opponents),
                 ("--no-duplicate", args.no_duplicate), ("--independent-seeds", args.independent_seeds),
                 ("--plot", args.plot), ("--game-scores", args.game_scores), ("--engine tables", args.engine == "tables")),

@@ -3,8 +3,8 @@
     python -m rook_env.cli.render_image --seed 3 --decisions 27 --out table.png [--seat 1]
     python -m rook_env.cli.render_image --game call_partner --players 5 --seed 3 --decisions 28 --out cp.png
 
-The spectator view (:func:`rook_env.render.draw_table`), or one seat's (``--seat``,
-:func:`rook_env.render.draw_seat_view`); every game of the registry (:mod:`rook_env.games`), each
+The spectator view (:func:`rook_env.core.render.draw_table`), or one seat's (``--seat``,
+:func:`rook_env.core.render.draw_seat_view`); every game of the registry (:mod:`rook_env.games`), each
 seat played by the game's heuristic agent (random agents for a game without one).
 """
 
@@ -14,8 +14,8 @@ import argparse
 from typing import Sequence
 
 from rook_env.agents import make_agent
-from rook_env.render import draw_seat_view, draw_table
-from rook_env.render_image import require_pillow
+from rook_env.core.render import draw_seat_view, draw_table
+from rook_env.core.drawing import require_pillow
 
 from .common import add_game_options, game_flags, game_part
 

@@ -4,7 +4,7 @@
     python -m rook_env.cli.replay --game call_partner --players 5 --hands 10 --out runs/replays/cp.html
 
 Hand ``i`` is dealt with env seed ``SEED + i``; the hands kept (``--keep``, chosen ``--select``) are
-written with :func:`rook_env.replay.write_html`. Every game of the registry (:mod:`rook_env.games`)
+written with :func:`rook_env.evaluation.replay.write_html`. Every game of the registry (:mod:`rook_env.games`)
 plays; by default the game's heuristic agent plays against random ones (one team of a fixed
 partnership, or one seat of a table without fixed teams).
 """
@@ -15,7 +15,7 @@ import argparse
 from typing import Sequence
 
 from rook_env.agents import make_agent
-from rook_env.replay import SELECT_BY, record_hand, select_hands, write_html
+from rook_env.evaluation.replay import SELECT_BY, record_hand, select_hands, write_html
 
 from .common import add_game_options, game_flags, game_part
 

@@ -7,7 +7,7 @@ ray) is itself loaded through :func:`load` by whoever offers it without needing 
 function that needs one for a moment (a progress bar, a plot) takes it from :func:`require`. Either way a missing
 dependency raises :class:`MissingDependency` (a ``ModuleNotFoundError``) naming the extra::
 
-    plt = require("matplotlib.pyplot")  # or: matplotlib is not installed (plots need it): pip install ...[tools]
+    plt = require("matplotlib.pyplot")  # or: matplotlib is not installed (needed for plots): pip install ...[tools]
     PPOAgent = load("rook_env.agents.learned.agent:PPOAgent", needs=("torch",))  # or: torch is not ... [train]
 
 numba is the batched engines' (:mod:`rook_env.core.kernels` compiles with it where :func:`available` finds it).
@@ -69,7 +69,7 @@ def available(module: str) -> bool:
 def require(module: str, what: str | None = None) -> ModuleType:
     """The optional dependency ``module`` (``"torch"``, ``"matplotlib.pyplot"``), imported now; raises
     :class:`MissingDependency` naming the extra that installs it when it (or a module it needs) is missing.
-    ``what``: what needs it, for the message (default: :data:`EXTRAS`'s words)."""
+    ``what``: what it is needed for, for the message (default: :data:`EXTRAS`'s words)."""
     dist, extra, needs_it = _entry(module)
     try:
         return importlib.import_module(module)
@@ -77,14 +77,14 @@ def require(module: str, what: str | None = None) -> ModuleType:
         if (exc.name or "").split(".")[0] == "rook_env":
             raise  # the package's own module: a bug, not a missing install
         missing = "" if exc.name == module else f" ({exc.name!r} is missing)"
-        raise MissingDependency(f"{dist} is not installed{missing} ({what or needs_it} needs it): "
+        raise MissingDependency(f"{dist} is not installed{missing} (needed for {what or needs_it}): "
                                 f"{install_hint(extra)}", name=exc.name) from exc
 
 
 def load(ref: str, needs: tuple[str, ...], what: str | None = None) -> Any:
     """The object ``"rook_env.module:attribute"`` names: a part of the package whose module imports the optional
     dependencies ``needs`` at its top, imported on first use. A missing dependency raises
-    :class:`MissingDependency` naming its extra (``what``: what needs it, for the message; default ``ref``)."""
+    :class:`MissingDependency` naming its extra (``what``: what it is needed for, for the message; default ``ref``)."""
     module, _, attr = ref.partition(":")
     if not module.startswith("rook_env.") or not attr:
         raise ValueError(f"a reference must look like 'rook_env.module:attribute', got {ref!r}")

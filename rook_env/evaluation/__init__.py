@@ -41,12 +41,12 @@ Team specs (``"heuristic+random"``, 2-tuples, factories) are parsed by
 
 from __future__ import annotations
 
-from rook_env.loop import IllegalActionError
+from rook_env.core.loop import IllegalActionError
 
-from .call_partner import AgentStats, RotationResult, play_rotation_match
+from rook_env.games.call_partner.match import AgentStats, RotationResult, play_rotation_match
 from .deals import check_flags, derive_seed, hand_flags, make_deal
 from .field import DEFAULT_FIELD, FieldResult, default_field, play_field
-from .match import play_match
+from rook_env.games.partnership.match import play_match
 from .results import DEFAULT_BLOCK_SIZE, REC_FIELDS, MatchResult, TeamStats
 from .round_robin import RoundRobinResult, rating_intervals, round_robin
 from .stats import (

@@ -14,7 +14,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from rook_env.loop import IllegalActionError, Step, play_turns, reset_agents
+from rook_env.core.loop import IllegalActionError, Step, play_turns, reset_agents
+from rook_env.core.optional import available, install_hint, require
 
 __all__ = ["cached_env", "check_match_args", "fallbacks", "play_hand", "progress_bar", "run_blocks", "run_match"]
 
@@ -36,12 +37,10 @@ def cached_env(make: Callable[..., Any], flags: Mapping[str, Any]) -> Any:
 
 def progress_bar(total: int, desc: str) -> Any:
     """A tqdm bar on stderr, or None (with a one-line note) when tqdm is not installed."""
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        print('(no progress bar: tqdm is not installed; pip install -e ".[tools]")', file=sys.stderr)
+    if not available("tqdm"):
+        print(f"(no progress bar: tqdm is not installed; {install_hint('tools')})", file=sys.stderr)
         return None
-    return tqdm(total=total, unit="deal", desc=desc, file=sys.stderr, dynamic_ncols=True, leave=False)
+    return require("tqdm.auto").tqdm(total=total, unit="deal", desc=desc, file=sys.stderr, dynamic_ncols=True, leave=False)
 
 
 def _init_worker(run_block: Callable[[int, Any], list], ctx: Any) -> None:

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from rook_env.agents.registry import game_config, split_game
-from rook_env.cards import bits
+from rook_env.games.partnership.cards import bits
 from rook_env.games import get_game
 
 __all__ = ["check_flags", "derive_seed", "hand_flags", "make_deal"]

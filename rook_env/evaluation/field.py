@@ -2,7 +2,7 @@
 
 A policy that beats the one bot it was trained against may still lose to others; the field measures
 general strength. :func:`play_field` plays the candidate against every opponent with
-:func:`~rook_env.evaluation.match.play_match` (one engine for every match) and reports, per opponent,
+:func:`~rook_env.games.partnership.match.play_match` (one engine for every match) and reports, per opponent,
 the mean points per deal with its bootstrap interval and the games-to-``target_score`` win rate with
 its Wilson interval, and the **minimum over the field**: the opponent the candidate does worst against
 (lowest mean points per deal), with that match's interval.
@@ -29,7 +29,7 @@ from rook_env.agents import registry
 from rook_env.agents.registry import TeamSpec, check_team, parse_team, split_game
 
 from .deals import check_flags
-from .match import play_match
+from rook_env.games.partnership.match import play_match
 from .results import MatchResult, to_json_safe
 
 __all__ = ["DEFAULT_FIELD", "FieldResult", "default_field", "field_teams", "play_field"]

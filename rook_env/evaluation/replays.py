@@ -2,7 +2,7 @@
 
     res = play_match("heuristic", "random", deals=500, seed=0)
     records, notes = match_replays(res, "heuristic", "random", n=5, by="swing")
-    write_html(records, "runs/eval/replays.html")           # rook_env.replay's self-contained viewer
+    write_html(records, "runs/eval/replays.html")           # rook_env.evaluation.replay's self-contained viewer
 
 A hand of the match is rebuilt exactly: the deal's reset options and environment seed come from
 :func:`.deals.make_deal` ``(seed, deal)``, and the agents of its block and seating are built with the
@@ -24,11 +24,11 @@ import numpy as np
 
 from rook_env.agents.registry import parse_team, spec_label, split_game
 from rook_env.games import get_game
-from rook_env.replay import HandRecord, check_selection, record_hand
+from .replay import HandRecord, check_selection, record_hand
 
-from . import call_partner as rotation
+from rook_env.games.call_partner import match as rotation
 from .deals import make_deal
-from .match import MatchContext, block_agents, play_seating, seat_role
+from rook_env.games.partnership.match import MatchContext, block_agents, play_seating, seat_role
 from .results import FIELD, MatchResult
 
 __all__ = ["match_replays", "rotation_replays", "select_rotation_hands", "select_rows"]
@@ -36,7 +36,7 @@ __all__ = ["match_replays", "rotation_replays", "select_rotation_hands", "select
 
 def select_rows(records: np.ndarray, n: int, by: str = "swing") -> list[int]:
     """Row indices of ``n`` hands of a match's records (rows in (deal, seating) order), as
-    :func:`rook_env.replay.select_hands` picks them: ``"swing"`` the largest |score A - score B|,
+    :func:`rook_env.evaluation.replay.select_hands` picks them: ``"swing"`` the largest |score A - score B|,
     ``"set"`` the hands whose bidders were set (largest swing first), ``"order"`` the first ``n``;
     ties keep the match's order."""
     check_selection(n, by)
@@ -123,7 +123,7 @@ def match_replays(result: MatchResult, spec_a: Any, spec_b: Any, n: int, by: str
 
 def select_rotation_hands(records: np.ndarray, n: int, by: str = "swing") -> list[tuple[int, int]]:
     """``n`` hands, as (deal, rotation), of a rotation match's records (one row per deal, rotation
-    and seat; :data:`.call_partner.ROT_FIELDS`), as :func:`rook_env.replay.select_hands` picks them:
+    and seat; :data:`.call_partner.ROT_FIELDS`), as :func:`rook_env.evaluation.replay.select_hands` picks them:
     ``"swing"`` the largest best-minus-worst hand score, ``"set"`` the hands whose bidders were set
     (largest swing first), ``"order"`` the first ``n``; ties keep the (deal, rotation) order."""
     check_selection(n, by)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 import sys
@@ -12,7 +11,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from .call_partner import RotationResult
+from rook_env.core.optional import available, install_hint, require
+from rook_env.games.call_partner.match import RotationResult
+
 from .field import FieldResult
 from .results import MatchResult
 from .round_robin import RoundRobinResult
@@ -23,15 +24,15 @@ __all__ = [
     "plot_round_robin", "print_tables", "rotation_tables", "round_robin_tables",
 ]
 
-TOOLS_HINT = 'pip install -e ".[tools]"'
+TOOLS_HINT = install_hint("tools")
 
 
 def have_rich() -> bool:
-    return importlib.util.find_spec("rich") is not None
+    return available("rich")
 
 
 def have_plots() -> bool:
-    return importlib.util.find_spec("matplotlib") is not None
+    return available("matplotlib")
 
 
 @dataclass
@@ -63,10 +64,8 @@ class Table:
         return "\n".join(out)
 
     def to_rich(self) -> Any:
-        from rich.markup import escape
-        from rich.table import Table as RichTable
-
-        t = RichTable(title=escape(self.title), header_style="bold")
+        escape = require("rich.markup").escape
+        t = require("rich.table").Table(title=escape(self.title), header_style="bold")
         for c, (header, just) in enumerate(self.columns):
             t.add_column(escape(header), justify=just, no_wrap=c > 0)  # numbers never break over lines
         for r, cells in enumerate(self.rows):
@@ -78,10 +77,8 @@ def print_tables(tables: list[Table], file: TextIO | None = None, width: int | N
     """Print tables with rich when it is installed, else as plain text."""
     file = sys.stdout if file is None else file
     if have_rich():
-        from rich.console import Console
-        from rich.markup import escape
-
-        console = Console(file=file, width=width)
+        escape = require("rich.markup").escape
+        console = require("rich.console").Console(file=file, width=width)
         for t in tables:
             console.print(t.to_rich())
             for note in t.notes:
@@ -221,14 +218,9 @@ def field_tables(res: FieldResult) -> list[Table]:
 
 
 def _pyplot() -> Any:
-    try:
-        import matplotlib
-    except ImportError as exc:
-        raise ImportError(f"plots need matplotlib: {TOOLS_HINT}") from exc
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    """matplotlib's pyplot drawing to files (the Agg backend); MissingDependency names the extra without it."""
+    require("matplotlib", "plots").use("Agg")
+    return require("matplotlib.pyplot", "plots")
 
 
 def plot_match(res: MatchResult, path: str) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from rook_env.replay import json_ready as to_json_safe  # one JSON-ready conversion for results and replays
+from .replay import json_ready as to_json_safe  # one JSON-ready conversion for results and replays
 
 __all__ = ["DEFAULT_BLOCK_SIZE", "FIELD", "REC_FIELDS", "MatchResult", "Speed", "TeamStats", "mean_or_nan", "team_stats",
            "to_json_safe"]

@@ -12,7 +12,7 @@ import numpy as np
 from rook_env.agents.registry import TeamSpec, parse_team
 
 from .deals import derive_seed
-from .match import play_match
+from rook_env.games.partnership.match import play_match
 from .results import MatchResult, to_json_safe
 from .stats import bradley_terry, elo_from_strengths, elo_ratings
 

@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from rook_env.agents.registry import build_agent
+from rook_env.core.loop import IllegalActionError
+from rook_env.vector import RookVectorEnv
 
-from rook_env.loop import IllegalActionError
 from .deals import derive_seed, make_deal
 from .results import REC_FIELDS
 
@@ -51,8 +52,6 @@ def _team_agents(ctx: Any, block: int) -> dict[tuple[int, int], Any]:
 
 def run_block_tables(block: int, ctx: Any) -> list[tuple[int, ...]]:
     """Play the deals of one block on the batched engine; records as the default engine's ``_run_block``."""
-    from rook_env.vector import RookVectorEnv
-
     start = block * ctx.block_size
     deals = np.arange(start, min(ctx.deals, start + ctx.block_size))
     options = [make_deal(ctx.seed, int(d), ctx.flags)[0] for d in deals]
