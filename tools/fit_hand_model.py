@@ -37,13 +37,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from rook_env.agents.heuristic import HeuristicAgent
 from rook_env.agents.heuristic.bidding import HAND_FEATURES, HandModel, hand_features
-
-from rook_env.cards import N_COLOURS, bits
-from rook_env.env import raw_env
 from rook_env.evaluation import derive_seed, make_deal
-from rook_env.rules import BID, DISCARD, TRUMP
+from rook_env.games.partnership.cards import N_COLOURS, bits
+from rook_env.games.partnership.env import raw_env
+from rook_env.games.partnership.rules import BID, DISCARD, TRUMP
 
 FIT_SEED = 7001  # the seed of the shipped fits (evaluation of the heuristic uses other seeds)
 FIT_DEALS = 2000  # deals per deck and Rook rank (x 4 forced bidders, plus the explored plays)

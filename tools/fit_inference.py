@@ -15,23 +15,27 @@ within the same constraints). Writes the model as ``.npz`` + ``.json`` (NumPy at
 from __future__ import annotations
 
 import argparse
-import json
+import copy
 import math
-import random
+import multiprocessing as mp
+import pickle
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
+from rook_env.agents import make_agent
 from rook_env.agents.heuristic import HeuristicAgent
 from rook_env.agents.heuristic.play import Memory, known_voids
 from rook_env.agents.heuristic.tables import card_tables, seat_reader
 from rook_env.agents.search.inference import N_COLS, HolderModel, WeightedWorldSampler, features, holder_column
 from rook_env.agents.search.worlds import NEST, holders_for
-from rook_env.cards import bits
-from rook_env.config import make_config
-from rook_env.observation import encode
-from rook_env.rules import PLAY, RookState
+from rook_env.core.optional import require
+from rook_env.games.partnership.cards import bits
+from rook_env.games.partnership.config import make_config
+from rook_env.games.partnership.observation import encode
+from rook_env.games.partnership.rules import PLAY, RookState
 
 TRAIN_SEED, EVAL_SEED = 1_000_000, 2_000_000  # deal seeds: hand h of the training set is RookState(seed=TRAIN_SEED + h)
 
@@ -60,8 +64,7 @@ def _policies(names: str) -> list:
         if name == "heuristic":
             out.append([HeuristicAgent(seed=s) for s in range(4)])
         elif name == "ppo":
-            from rook_env.agents.learned import PPOAgent
-            out.append([PPOAgent.load(seed=s) for s in range(4)])
+            out.append([make_agent("ppo", seed=s) for s in range(4)])
         else:
             raise ValueError(f"policy must be heuristic or ppo, got {name!r}")
     return out
@@ -76,7 +79,6 @@ def collect(n_hands: int, seed0: int, policies: str, keep_constraints: bool = Fa
     (``keep_constraints``) each decision's ``(unseen, holders, truth, hand)`` for the exact log-likelihood."""
     tasks = [(h0, min(h0 + CHUNK, n_hands), seed0, policies, keep_constraints) for h0 in range(0, n_hands, CHUNK)]
     if workers > 1:
-        import multiprocessing as mp
         with mp.get_context("spawn").Pool(workers) as pool:
             parts = pool.map(_collect_chunk, tasks)
     else:
@@ -134,14 +136,8 @@ def _collect_chunk(task: tuple):
 def train(cfg: FitConfig, x: np.ndarray, y: np.ndarray, ok: np.ndarray, n_cards: int,
           val: tuple[np.ndarray, np.ndarray, np.ndarray]) -> HolderModel:
     """Fit the MLP; keep the epoch with the lowest cross-entropy on ``val`` (x, y, allowed)."""
-    import copy
-
-    try:
-        import torch
-        from torch import nn
-    except ModuleNotFoundError as exc:
-        raise SystemExit("fitting the holder model needs torch: pip install -e \".[train]\" "
-                         "(playing with it does not)") from exc
+    torch = require("torch", "fitting the holder model (playing with it does not need torch)")
+    nn = torch.nn
 
     torch.manual_seed(cfg.seed)
     dims = [x.shape[1]] + [cfg.hidden] * cfg.layers + [n_cards * N_COLS]
@@ -221,8 +217,6 @@ def main() -> None:
     rules = make_config()
     tab = card_tables(rules)
     t0 = time.perf_counter()
-    import pickle
-    from pathlib import Path
     if cfg.cache and Path(cfg.cache).is_file():
         x, y, ok, xe, cons, hand_of = pickle.loads(Path(cfg.cache).read_bytes())  # our own file
     else:
