@@ -1,30 +1,184 @@
-"""Shared helpers for the rule, flag, property and observation tests (``from helpers import ...``).
+"""Shared helpers of the environment and game tests (``from helpers import ...``).
 
-Fixed deals are written with card names (``R14``, ``B5``, ``Rook``) and turned into ids by
-``layout.parse_card``; actions are driven by id through the environment (``parse_action``).
+- The games: ``GAMES`` (the registered games, each a pytest parameter marked with its name, so that
+  ``pytest -m call_partner`` runs one game's cases), ``over_games`` (a test's cases for every game) and
+  ``per_game`` (a table with one entry per game, checked to name every game).
+- Positions: ``positions`` walks a game's environment with seeded random legal moves and yields every
+  position on the way; ``state_positions`` / ``play_random`` do the same on a rules state. The tests that
+  walk hands (hidden information, observations, masks, errors, rewards) share them.
+- Fixed deals are written with card names (``R14``, ``B5``, ``Rook``) and turned into ids by
+  ``layout.parse_card``; actions are driven by id through the environment (``parse_action``):
+  ``complete_deal`` / ``state_in_play`` and the designed deals of RULES.md for the partnership game,
+  ``cp_deal`` / ``scripted_setup`` for call-your-partner Rook.
+- The hidden-card shuffles of the agent information tests (``shuffle_hidden``, ``seat_observation``).
+
 pytest puts ``tests/`` on the import path (the test folder is not a package), so test modules
-import this module by name; fixtures, when there are shared ones, belong in ``conftest.py``.
+import this module by name; ``conftest.py`` registers the games' markers.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
+import pytest
 
 import rook_env
+from rook_env.games import game_names, get_game
+from rook_env.games.call_partner.config import CallPartnerConfig
+from rook_env.games.call_partner.layout import layout_for as cp_layout_for
+from rook_env.games.call_partner import rules as cp_rules
 from rook_env.games.partnership.cards import DEFAULT_LAYOUT
 from rook_env.games.partnership.config import RookConfig
 from rook_env.games.partnership.cards import bits
 from rook_env.games.partnership.rules import BID, DISCARD, PLAY, TRUMP, RookState
 
 L = DEFAULT_LAYOUT
+bits_of = bits  # the set bits of a card mask, ascending (either game's cards)
 
 
+# ---------------------------------------------------------------------------------------------
+# The games. GAMES is read when this module is first imported (conftest.py imports it before any
+# test module), so a game a test registers for itself (test_adding_a_game.py, test_play.py) is not
+# among them.
+GAME_NAMES: tuple[str, ...] = game_names()
+
+
+def game_param(game: str, *values: Any, id: str | None = None) -> Any:
+    """A pytest parameter ``(game, *values)`` marked with the game's name (``pytest -m <game>``)."""
+    return pytest.param(game, *values, marks=getattr(pytest.mark, game), id=id or game)
+
+
+GAMES = [game_param(g) for g in GAME_NAMES]
+
+
+def per_game(table: dict[str, Any]) -> dict[str, Any]:
+    """``table`` (one entry per game), refused unless it names exactly the registered games: a game added to the
+    registry must bring its own cases to the tests that are parametrized over the games."""
+    if set(table) != set(GAME_NAMES):
+        raise ValueError(f"a per-game table must name every game {GAME_NAMES}, got {tuple(table)}")
+    return table
+
+
+def over_games(table: dict[str, Sequence[Any]], ids: Any = None) -> list[Any]:
+    """pytest parameters ``(game, case)`` (or ``(game, *case)`` for tuple cases) for every case of every game of
+    ``table`` (see :func:`per_game`), marked with the game; ``ids(case)`` names a case (its index otherwise)."""
+    out = []
+    for game, cases in per_game(table).items():
+        for k, case in enumerate(cases):
+            values = case if isinstance(case, tuple) else (case,)
+            name = ids(case) if ids is not None else str(k)
+            out.append(game_param(game, *values, id=f"{game}-{name}"))
+    return out
+
+
+def make_env(game: str, checked: bool = False, **kwargs: Any):
+    """``rook_env.raw_env`` (or the checked ``rook_env.env``) of ``game``."""
+    return (rook_env.env if checked else rook_env.raw_env)(game=game, **kwargs)
+
+
+def encoder(game: str):
+    """The game's reference observation encoder, ``encode(state, seat)`` (in its observation module)."""
+    import importlib
+
+    return importlib.import_module(get_game(game).obs_layout.__module__).encode
+
+
+# ---------------------------------------------------------------------------------------------
+# Positions: random legal play, through an environment or on a rules state.
+def episode_over(e) -> bool:
+    """Whether the environment's episode is over: no agent left, or every seat terminated or truncated."""
+    return not e.agents or all(e.terminations.values()) or all(e.truncations.values())
+
+
+def start(game, seed: int | None = 0, flags: dict | None = None, options: dict | None = None):
+    """``game`` itself if it is an environment; otherwise a new ``raw_env`` of the game named ``game`` with
+    ``flags``, reset with ``seed`` and ``options``."""
+    if not isinstance(game, str):
+        return game
+    e = make_env(game, **(flags or {}))
+    e.reset(seed=seed, options=options)
+    return e
+
+
+def positions(game, seed: int = 0, steps: int | None = None, *, flags: dict | None = None,
+              options: dict | None = None, setup=None, rng: random.Random | None = None) -> Iterator[tuple[Any, int]]:
+    """The positions of a random walk through a game: yields ``(env, seat)`` before each move, ``seat`` the
+    seat to act, then plays a random legal move (``rng.choice`` of the rules' legal actions).
+
+    ``game``: a game's name (a new environment, see :func:`start`) or an environment already reset.
+    ``setup(state)``: applied to the rules state first (a scripted auction). ``rng``: the move generator
+    (``random.Random(seed)`` by default). The walk stops when the episode is over (:func:`episode_over`) or
+    after ``steps`` moves; the environment then holds the last position.
+    """
+    e = start(game, seed, flags, options)
+    if setup is not None:
+        setup(e.unwrapped.game)
+    rng = random.Random(seed) if rng is None else rng
+    moves = 0
+    while not episode_over(e) and (steps is None or moves < steps):
+        state = e.unwrapped.game
+        yield e, state.current
+        e.step(rng.choice(state.legal_actions()))
+        moves += 1
+
+
+def walk(game, seed: int = 0, steps: int | None = None, *, flags: dict | None = None, options: dict | None = None,
+         **kwargs: Any):
+    """:func:`positions` to the walk's end; returns the environment."""
+    e = start(game, seed, flags, options)
+    for _ in positions(e, seed, steps, **kwargs):
+        pass
+    return e
+
+
+def _random_moves(st, rng: random.Random, max_steps: int) -> Iterator[int]:
+    """Random legal moves on a rules state: yields each before applying it, until the state is over."""
+    for _ in range(max_steps):
+        if st.is_over:
+            return
+        a = rng.choice(st.legal_actions())
+        yield a
+        st.apply(a)
+    raise AssertionError("the game did not end")
+
+
+def state_positions(st, rng: random.Random, max_steps: int = 100_000) -> Iterator[tuple[Any, int]]:
+    """The positions of a random walk on a rules state (either game's): yields ``(state, seat to act)`` before
+    each move, until the state is over."""
+    for _ in _random_moves(st, rng, max_steps):
+        yield st, st.current
+
+
+def play_random(st, rng: random.Random, max_steps: int = 100_000) -> list[int]:
+    """Apply random legal actions to a rules state (either game's) until it is over; returns the actions."""
+    return list(_random_moves(st, rng, max_steps))
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixed deals.
 def ids(text: str, layout=L) -> list[int]:
     """Card ids of a space-separated list of card names."""
     return [layout.parse_card(t) for t in text.split()]
+
+
+def fill_deal(layout, seats: int, fixed: dict[int, str], nest: str, nest_size: int):
+    """A legal deal of ``layout``'s deck to ``seats`` hands and a nest of ``nest_size`` cards where seat ``s``
+    holds the cards named in ``fixed[s]`` and the nest holds ``nest``; the remaining cards are filled in id
+    order. Returns ``(hands, nest)`` as id lists."""
+    hands = [ids(fixed.get(s, ""), layout) for s in range(seats)]
+    nest_ids = ids(nest, layout)
+    used = {c for h in hands for c in h} | set(nest_ids)
+    assert len(used) == sum(map(len, hands)) + len(nest_ids), "a card is named twice"
+    rest = [c for c in range(layout.n_cards) if c not in used]
+    for h in hands:
+        while len(h) < layout.hand_size:
+            h.append(rest.pop(0))
+    while len(nest_ids) < nest_size:
+        nest_ids.append(rest.pop(0))
+    assert not rest
+    return hands, nest_ids
 
 
 def deal_from_tricks(tricks: Sequence[tuple[dict[int, str], int]], nest: str, layout=L):
@@ -42,19 +196,10 @@ def deal_from_tricks(tricks: Sequence[tuple[dict[int, str], int]], nest: str, la
 
 
 def complete_deal(fixed: dict[int, str], nest: str = "", layout=L):
-    """A legal deal where seat ``s`` holds the cards named in ``fixed[s]`` (and the nest holds
-    ``nest``); the remaining cards are filled in id order. Returns ``(hands, nest)`` as id lists."""
-    hands = [ids(fixed.get(s, ""), layout) for s in range(4)]
-    nest_ids = ids(nest, layout)
-    used = {c for h in hands for c in h} | set(nest_ids)
-    rest = [c for c in range(layout.n_cards) if c not in used]
-    for s in range(4):
-        while len(hands[s]) < layout.hand_size:
-            hands[s].append(rest.pop(0))
-    while len(nest_ids) < 5:
-        nest_ids.append(rest.pop(0))
-    assert not rest
-    return hands, nest_ids
+    """A legal partnership deal (four hands, a nest of five) where seat ``s`` holds the cards named in
+    ``fixed[s]`` (and the nest holds ``nest``); the remaining cards are filled in id order. Returns
+    ``(hands, nest)`` as id lists."""
+    return fill_deal(layout, 4, fixed, nest, 5)
 
 
 def step_text(e, *actions: str) -> None:
@@ -180,19 +325,6 @@ def state_in_play(fixed: dict[int, str], trump: str, nest: str = "", config: Roo
     return st
 
 
-# ---------------------------------------------------------------------------------------------
-# Random play at the RookState level.
-def play_random(st: RookState, rng: random.Random, max_steps: int = 100_000) -> Iterable[int]:
-    """Apply random legal actions until the state is over; yields each action after applying it."""
-    for _ in range(max_steps):
-        if st.is_over:
-            return
-        a = rng.choice(st.legal_actions())
-        st.apply(a)
-        yield a
-    raise AssertionError("game did not end")
-
-
 # ---------------------------------------------------------------- hidden-card shuffles (agent information tests)
 def hidden_from(st: RookState, me: int) -> tuple[list[int], int]:
     """Seats (other than ``me``) whose cards are hidden, and whether the nest is hidden."""
@@ -252,3 +384,51 @@ def strict_search(seed: int = 0, samples: int = 4, **kw):
     ag.strict = True
     ag.heuristic.strict = True
     return ag
+
+
+# ---------------------------------------------------------------------------------------------
+# Call-your-partner Rook: fixed deals by card name, a scripted set-up.
+def cp_ids(text: str, layout) -> list[int]:
+    return ids(text, layout)
+
+
+def cp_deal(config: CallPartnerConfig, fixed: dict[int, str] | None = None, nest: str = ""):
+    """A legal call-your-partner deal where seat ``s`` holds the cards named in ``fixed[s]`` and the nest holds
+    ``nest``; the rest is filled in id order. Returns ``(hands, nest)`` as id lists."""
+    L = cp_layout_for(config)
+    return fill_deal(L, config.players, fixed or {}, nest, L.nest_size)
+
+
+def scripted_setup(st, bid: int | None = None, discards: Iterable[int] | None = None,
+                   trump: int = 0, rook: str = "high", called: Iterable[int] | None = None,
+                   stop_at_call: bool = False) -> None:
+    """From a fresh deal: the seat left of the dealer bids (the minimum by default), the others
+    pass; the bidder discards ``discards`` (default: the nest as dealt, as far as the discard rule
+    allows, then the lowest legal cards), names ``trump``, the
+    Rook's rank and calls ``called`` (default: the lowest legal card(s)); ``stop_at_call``: stop
+    in the call phase."""
+    L = st.L
+    assert st.phase == cp_rules.BID and not st.bid_history
+    st.apply(L.bid_action(bid or L.bids[0]))
+    for _ in range(st.n - 1):
+        st.apply(L.PASS)
+    for _ in range(4):
+        if st.phase == cp_rules.DISCARD:
+            if discards is not None:
+                for c in discards:
+                    st.apply(c)
+                continue
+            nest = bits_of(st.nest)
+            while st.phase == cp_rules.DISCARD:
+                legal = st.legal_actions()
+                st.apply(next((c for c in nest if c in legal), legal[0]))
+        elif st.phase == cp_rules.TRUMP:
+            st.apply(L.TRUMP0 + trump)
+        elif st.phase == cp_rules.ROOK:
+            st.apply(L.ROOK_HIGH if rook == "high" else L.ROOK_LOW)
+        elif st.phase == cp_rules.CALL:
+            if stop_at_call:
+                return
+            for c in (called if called is not None else [None] * st.config.n_called):
+                st.apply(st.legal_actions()[0] if c is None else c)
+    assert st.phase == cp_rules.PLAY

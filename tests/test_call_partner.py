@@ -6,7 +6,7 @@ deck is filled in id order (``call_partner_helpers.cp_deal``)."""
 import random
 
 import pytest
-from call_partner_helpers import bits_of, cp_deal, cp_ids, play_random, scripted_setup
+from helpers import bits_of, cp_deal, cp_ids, play_random, scripted_setup
 
 from rook_env.games.call_partner.config import CallPartnerConfig, make_config
 from rook_env.games.call_partner.layout import layout_for

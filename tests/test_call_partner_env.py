@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from call_partner_helpers import cp_deal
+from helpers import cp_deal
 from pettingzoo.test import api_test, render_test, seed_test
 
 from rook_env.games import call_partner

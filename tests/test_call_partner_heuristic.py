@@ -5,7 +5,7 @@ import random
 
 import numpy as np
 import pytest
-from call_partner_helpers import cp_deal, scripted_setup
+from helpers import cp_deal, scripted_setup
 
 from rook_env.games import call_partner
 from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic, measure

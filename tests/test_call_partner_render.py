@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("PIL")
 
-from call_partner_helpers import cp_deal  # noqa: E402
+from helpers import cp_deal  # noqa: E402
 from pettingzoo.test import render_test  # noqa: E402
 from rook_env.games import call_partner  # noqa: E402
 from rook_env.agents import make_agent  # noqa: E402

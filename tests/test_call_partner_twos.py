@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 import pytest
-from call_partner_helpers import cp_deal, cp_ids, play_random, scripted_setup
+from helpers import cp_deal, cp_ids, play_random, scripted_setup
 
 import rook_env
 from rook_env.games.call_partner.config import CallPartnerConfig, make_config

@@ -14,7 +14,7 @@ from rook_env.games.call_partner import env as checked_env
 from rook_env.games.call_partner import raw_env
 from rook_env.vector import RookVectorEnv, sample_legal
 
-from call_partner_helpers import cp_deal
+from helpers import cp_deal
 
 
 def CallPartnerVectorEnv(num_envs: int, **kwargs) -> RookVectorEnv:
