@@ -2,11 +2,12 @@
 join a cluster in the right authentication mode (:func:`match_auth_mode`).
 
 :class:`LocalCluster` starts a head node and worker nodes, each a ``ray start --block`` process with its own CPUs
-and a custom resource ``node_<i>``. The nodes advertise 127.0.0.1, but Ray's servers (the GCS, the raylets, the
-object managers, the workers) listen on every interface of the machine, so the cluster is reachable from the
-network: by default it runs with token authentication and a token of its own (a file in its temporary directory,
-never ``~/.ray``). The cluster test (tests/test_ray_cluster.py) and the benchmarks run on it; docs/cluster.md shows
-the ``ray start`` commands for real machines.
+and a custom resource ``node_<i>``. Its address is ``127.0.0.1:PORT``, but the cluster is not confined to the
+loopback interface: Ray registers each node under the machine's own address (``--node-ip-address=127.0.0.1`` would
+be replaced by it) and its servers (the GCS, the raylets, the object managers, the workers) listen on every
+interface. So by default the cluster runs with token authentication and a token of its own (a file in its
+temporary directory, never ``~/.ray``). The cluster test (tests/test_ray_cluster.py) and the benchmarks run on
+it; docs/cluster.md gives the ``ray start`` commands for real machines.
 
 Each node is stopped through its own ``ray start`` process (SIGTERM, then SIGKILL of its process group), never
 with ``ray stop``, which stops every Ray process on the machine, other clusters' included.
@@ -137,7 +138,7 @@ class LocalCluster:
         runs. RuntimeError with the end of its log if it does not start."""
         i = len(self.procs)
         ray_bin = os.path.join(os.path.dirname(sys.executable), "ray")
-        cmd = [ray_bin, "start", "--block", "--node-ip-address=127.0.0.1", f"--num-cpus={self.cpus:g}",
+        cmd = [ray_bin, "start", "--block", f"--num-cpus={self.cpus:g}",
                f'--resources={{"node_{i}": 1}}', "--disable-usage-stats",
                f"--object-store-memory={self.object_store_mb * 1_000_000}",
                f"--dashboard-agent-listen-port={free_port()}", f"--dashboard-agent-grpc-port={free_port()}",
