@@ -383,21 +383,6 @@ def test_config_files_load():
         assert cfg.algorithm == ("label_rounds" if name == "default" else "ppo")
 
 
-def test_every_train_config_loads_and_passes_its_checks():
-    """Every configs/*.yaml of train.py (the rllib_* files are rllib_train.py's) is a valid config named after
-    its file; the loop from scratch starts from a random network."""
-    import glob
-
-    paths = sorted(p for p in glob.glob(os.path.join(ROOT, "configs", "*.yaml"))
-                   if not os.path.basename(p).startswith("rllib_"))
-    assert len(paths) >= 19
-    for path in paths:
-        cfg = config.make_train_config(path).check()
-        assert cfg.name == os.path.basename(path)[:-len(".yaml")], path
-    scratch = config.make_train_config(os.path.join(ROOT, "configs", "from_scratch_rounds.yaml"))
-    assert scratch.algorithm == "label_rounds" and scratch.rounds.network == config.RANDOM_NETWORK
-
-
 def test_overrides_from_the_command_line():
     args = cli.parse_args(["--config", SMOKE, "--lr", "1e-4", "--set", "seed=3", "--opponent_mix.heuristic", "0.5",
                              "--hidden=[32, 32]", "--total-decisions", "100_000"])
