@@ -1,4 +1,5 @@
-"""Environment behaviour: illegal and malformed input, seeding, copying, the global state, infos."""
+"""Environment behaviour of every game: illegal and malformed input, seeding, copying, the global state,
+rewards and infos (call-your-partner Rook's at 4, 5 and 6 players), rendering as text."""
 
 import copy
 import pickle
@@ -7,12 +8,21 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import DEAL_90_30, L, complete_deal, play_designed_hand, step_text
+from helpers import (
+    DEAL_90_30, GAMES, L, bits_of, complete_deal, cp_deal, make_env, over_games, per_game, play_designed_hand,
+    step_text, walk,
+)
 
 import rook_env
+from rook_env.games import call_partner
+from rook_env.games.call_partner.config import CallPartnerConfig
+from rook_env.games.call_partner.rules import OVER as CP_OVER
 from rook_env.games.partnership.cards import bits
 
 MAKERS = [rook_env.raw_env, rook_env.env]
+# A game's rule flags for a table that plays whole games to a low target.
+GAME_EPISODES = per_game({"partnership": {"episode": "game", "target_score": 150},
+                          "call_partner": {"players": 4, "episode": "game", "target_score": 150}})
 
 
 def fresh(make=rook_env.raw_env, **flags):
@@ -22,6 +32,7 @@ def fresh(make=rook_env.raw_env, **flags):
 
 
 # ------------------------------------------------------------------------------ illegal actions
+@pytest.mark.partnership
 def test_raw_env_illegal_action_raises_with_details():
     hands, nest = complete_deal({})
     e = rook_env.raw_env()
@@ -41,6 +52,7 @@ def test_raw_env_illegal_action_raises_with_details():
         e.step(card)  # a card in the auction
 
 
+@pytest.mark.partnership
 def test_raw_env_illegal_card_in_play_lists_legal_cards():
     e = rook_env.raw_env()
     hands, nest = complete_deal({0: "R14", 1: "R5 Y5"})
@@ -52,6 +64,7 @@ def test_raw_env_illegal_card_in_play_lists_legal_cards():
     assert "Y5" in msg and "'play'" in msg and "R5" in msg and "Y6" not in msg.split("legal actions")[1]
 
 
+@pytest.mark.partnership
 def test_env_illegal_action_ends_episode_with_penalty():
     e = rook_env.env()
     e.reset(seed=1)
@@ -73,6 +86,7 @@ def test_env_illegal_action_ends_episode_with_penalty():
     assert n == 4
 
 
+@pytest.mark.partnership
 def test_env_illegal_reward_configurable():
     e = rook_env.env(illegal_reward=-7)
     e.reset(seed=1)
@@ -82,26 +96,33 @@ def test_env_illegal_reward_configurable():
     assert e.rewards[offender] == -7
 
 
+# Actions outside each game's action space (58 and 86 actions at the default tables) or not integers.
+BAD_ACTIONS = per_game({"partnership": [58, -1, 1000, 3.5, "3", None, [41]],
+                        "call_partner": [86, -1, 1000, 3.5, "3", None, [57]]})
+
+
 @pytest.mark.parametrize("make", MAKERS)
-@pytest.mark.parametrize("action", [58, -1, 1000, 3.5, "3", None, [41]])
-def test_out_of_range_or_non_integer_actions_raise(make, action):
-    e = fresh(make)
+@pytest.mark.parametrize("game, action", over_games(BAD_ACTIONS, ids=repr))
+def test_out_of_range_or_non_integer_actions_raise(make, game, action):
+    e = fresh(make, game=game)
     with pytest.raises(ValueError):
         e.step(action)
     assert not any(e.terminations.values())
 
 
 @pytest.mark.parametrize("make", MAKERS)
-def test_numpy_integer_actions_accepted(make):
-    e = fresh(make)
-    e.step(np.int64(L.PASS))
+@pytest.mark.parametrize("game", GAMES)
+def test_numpy_integer_actions_accepted(make, game):
+    e = fresh(make, game=game)
+    e.step(np.int64(e.unwrapped.layout.PASS))
     assert len(e.unwrapped.game.bid_history) == 1
 
 
-def test_env_step_and_observe_before_reset_raise():
-    e = rook_env.env()
+@pytest.mark.parametrize("game", GAMES)
+def test_env_step_and_observe_before_reset_raise(game):
+    e = rook_env.env(game=game)
     with pytest.raises(RuntimeError, match="reset"):
-        e.step(L.PASS)
+        e.step(e.unwrapped.layout.PASS)
     with pytest.raises(RuntimeError, match="reset"):
         e.observe("player_0")
 
@@ -144,6 +165,7 @@ def _bad_deals():
     return out
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize("make", MAKERS)
 @pytest.mark.parametrize("case", _bad_deals(), ids=lambda c: c[0])
 def test_malformed_deals_raise(make, case):
@@ -156,18 +178,21 @@ def test_malformed_deals_raise(make, case):
         e.reset(options=options)
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize("scores", [[1, 2, 3], [1.5, 0], "00", [True, 0], 300])
 def test_malformed_scores_raise(scores):
     with pytest.raises(ValueError, match="scores"):
         rook_env.raw_env().reset(options={"scores": scores})
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize("hands,nest", [(5, [0, 1, 2, 3, 4]), ([[0] * 9] * 4, 7)])
 def test_non_sequence_deal_raises_value_error(hands, nest):
     with pytest.raises(ValueError, match="lists of card ids"):
         rook_env.raw_env().reset(options={"hands": hands, "nest": nest})
 
 
+@pytest.mark.partnership
 def test_numpy_deal_dealer_and_scores_accepted():
     """Card ids, dealer and scores given as numpy integers (e.g. from a permutation) are ids, not errors."""
     perm = np.random.default_rng(0).permutation(41)
@@ -181,6 +206,7 @@ def test_numpy_deal_dealer_and_scores_accepted():
     assert e.unwrapped.decode("player_1").scores == (-20, 10)
 
 
+@pytest.mark.partnership
 def test_fixed_deal_is_used_as_given():
     hands, nest = complete_deal({2: "Rook B14 B13"}, nest="R5 R6 R7 R8 R9")
     e = rook_env.raw_env()
@@ -190,8 +216,9 @@ def test_fixed_deal_is_used_as_given():
     assert game.dealer == 1 and e.agent_selection == "player_2"
 
 
-def test_unknown_reset_option_warns():
-    e = rook_env.raw_env()
+@pytest.mark.parametrize("game", GAMES)
+def test_unknown_reset_option_warns(game):
+    e = rook_env.raw_env(game=game)
     with pytest.warns(UserWarning, match="bogus"):
         e.reset(options={"bogus": 1})
 
@@ -202,8 +229,9 @@ def _deal_of(e):
     return list(g.hands), g.nest, g.dealer
 
 
-def test_same_seed_same_deals():
-    a, b = rook_env.raw_env(), rook_env.raw_env()
+@pytest.mark.parametrize("game", GAMES)
+def test_same_seed_same_deals(game):
+    a, b = rook_env.raw_env(game=game), rook_env.raw_env(game=game)
     a.reset(seed=42)
     b.reset(seed=42)
     assert _deal_of(a) == _deal_of(b)
@@ -214,14 +242,15 @@ def test_same_seed_same_deals():
     a.reset()
     b.reset()
     assert _deal_of(a) == _deal_of(b) and _deal_of(a) != first
-    c = rook_env.raw_env()
+    c = rook_env.raw_env(game=game)
     c.reset(seed=43)
     assert _deal_of(c) != _deal_of(b)
 
 
-def test_same_seed_same_episode():
+@pytest.mark.parametrize("game", GAMES)
+def test_same_seed_same_episode(game):
     def trace(seed):
-        e = rook_env.raw_env(episode="game", target_score=150)
+        e = rook_env.raw_env(game=game, **GAME_EPISODES[game])
         e.reset(seed=seed)
         rng = random.Random(0)
         out = []
@@ -239,12 +268,11 @@ def test_same_seed_same_episode():
 
 # ------------------------------------------------------------------------------ copying
 @pytest.mark.parametrize("make", MAKERS)
-def test_deepcopy_continues_identically_and_independently(make):
-    e = make(episode="game", target_score=150)
+@pytest.mark.parametrize("game", GAMES)
+def test_deepcopy_continues_identically_and_independently(make, game):
+    e = make(game=game, **GAME_EPISODES[game])
     e.reset(seed=8)
-    rng = random.Random(8)
-    for _ in range(30):
-        e.step(rng.choice(e.unwrapped.game.legal_actions()))
+    walk(e, 8, 30)
     before = {a: e.observe(a)["observation"].copy() for a in e.agents}
     c = copy.deepcopy(e)
     assert c.unwrapped.game is not e.unwrapped.game
@@ -269,9 +297,15 @@ def test_deepcopy_continues_identically_and_independently(make):
     assert e.unwrapped.game.hands_played >= 2 and e.unwrapped.game.scores == c.unwrapped.game.scores
 
 
+# Tables away from each game's defaults, whole games.
+PICKLED = per_game({"partnership": {"deck": "full", "rook_rank": "low", "episode": "game"},
+                    "call_partner": {"players": 6, "deck": "no_twos_to_fours", "episode": "game"}})
+
+
 @pytest.mark.parametrize("make", MAKERS)
-def test_pickle_round_trip(make):
-    e = make(deck="full", rook_rank="low", episode="game")
+@pytest.mark.parametrize("game", GAMES)
+def test_pickle_round_trip(make, game):
+    e = make(game=game, **PICKLED[game])
     e.reset(seed=3)
     e.step(e.unwrapped.game.legal_actions()[0])
     p = pickle.loads(pickle.dumps(e))
@@ -284,6 +318,7 @@ def test_pickle_round_trip(make):
 
 
 # ------------------------------------------------------------------------------ global state
+@pytest.mark.partnership
 def test_state_contains_hidden_hands():
     hands, nest = complete_deal({})
     e = rook_env.raw_env()
@@ -303,6 +338,7 @@ def test_state_contains_hidden_hands():
     assert d["hands"] == [sorted(h) for h in hands] and d["nest"] == sorted(nest)
 
 
+@pytest.mark.partnership
 def test_state_shows_discards_after_the_discard():
     hands, nest = complete_deal({})
     e = rook_env.raw_env()
@@ -317,6 +353,7 @@ def test_state_shows_discards_after_the_discard():
 
 
 # ------------------------------------------------------------------------------ infos and flow
+@pytest.mark.partnership
 def test_infos_at_hand_end():
     e = rook_env.raw_env()
     play_designed_hand(e, DEAL_90_30, 85)
@@ -330,6 +367,7 @@ def test_infos_at_hand_end():
     assert term and not trunc and info["hand"]["bid"] == 85
 
 
+@pytest.mark.partnership
 def test_rewards_only_at_hand_end_and_cleared_after():
     e = rook_env.raw_env(episode="game")
     e.reset(seed=4)
@@ -352,6 +390,7 @@ def test_rewards_only_at_hand_end_and_cleared_after():
     assert saw_end
 
 
+@pytest.mark.partnership
 def test_agent_iter_runs_a_hand_and_terminates():
     e = rook_env.env()
     e.reset(seed=9)
@@ -372,8 +411,9 @@ def test_agent_iter_runs_a_hand_and_terminates():
 
 # ---------------------------------------------------------------- lead's follow-ups
 @pytest.mark.parametrize("make", [rook_env.raw_env, rook_env.env])
-def test_step_and_observe_before_reset_raise_clearly(make):
-    e = make()
+@pytest.mark.parametrize("game", GAMES)
+def test_step_and_observe_before_reset_raise_clearly(make, game):
+    e = make(game=game)
     with pytest.raises(RuntimeError, match="reset"):
         e.step(0)
     with pytest.raises(RuntimeError, match="reset"):
@@ -381,22 +421,23 @@ def test_step_and_observe_before_reset_raise_clearly(make):
 
 
 @pytest.mark.parametrize("make", [rook_env.raw_env, rook_env.env])
-def test_bool_action_is_not_taken_for_an_id(make):
-    e = make()
+@pytest.mark.parametrize("game", GAMES)
+def test_bool_action_is_not_taken_for_an_id(make, game):
+    e = make(game=game)
     e.reset(seed=0)
     with pytest.raises(ValueError, match="not an integer action id"):
         e.step(True)
 
 
+@pytest.mark.partnership
 def test_numpy_integer_flags_are_accepted():
     e = rook_env.raw_env(target_score=np.int64(200), min_bid=np.int32(70))
     assert e.config.target_score == 200 and type(e.config.target_score) is int
 
 
-def test_hand_info_is_cleared_once_the_seat_has_acted_after_it():
-    import random
-
-    e = rook_env.raw_env(episode="game", max_hands=3)
+@pytest.mark.parametrize("game", GAMES)
+def test_hand_info_is_cleared_once_the_seat_has_acted_after_it(game):
+    e = make_env(game, episode="game", max_hands=3)
     e.reset(seed=5)
     rng = random.Random(0)
     seen_at = {}
@@ -411,3 +452,123 @@ def test_hand_info_is_cleared_once_the_seat_has_acted_after_it():
         if e.agents and agent in e.infos and e.game.hands_played == seen_at.get(agent):
             assert e.infos[agent] == {}, "the finished hand's info must not linger after the seat acted"
     assert seen_at, "some seat saw a finished hand's info at its turn"
+
+
+# ============================================================================== call-your-partner Rook
+@pytest.mark.call_partner
+@pytest.mark.parametrize("players", [4, 5, 6])
+@pytest.mark.parametrize("reward", ["score_diff", "team_score", "win_loss"])
+def test_rewards_and_infos_at_hand_end(players, reward):
+    e = walk("call_partner", players, flags={"players": players, "reward": reward})
+    game = e.game
+    infos_at_end = {a: e.infos[a] for a in e.agents}
+    r = game.hand_result
+    delta = r["hand_scores"]
+    for s, a in enumerate(e.agents):
+        mean_others = (sum(delta) - delta[s]) / (players - 1)
+        expect = {"score_diff": delta[s] - mean_others, "team_score": delta[s],
+                  "win_loss": np.sign(delta[s] - mean_others)}[reward]
+        assert e.rewards[a] == pytest.approx(expect)
+        info = infos_at_end[a]["hand"]
+        assert info["bidder"] == game.bidder and info["partners"] == list(game.partners)
+        assert info["bid"] == r["bid"] and info["hand_scores"] == delta and info["scores"] == game.scores
+    if reward == "score_diff":
+        assert sum(e.rewards.values()) == pytest.approx(0.0)
+
+
+@pytest.mark.call_partner
+def test_score_diff_worked_example():
+    """The docstring's example: bid 150 made with 160 by the bidder and one partner of five."""
+    e = call_partner.raw_env()
+    e.reset(seed=0)
+    game = e.game
+    game.high_bid = game.L.bids.index(150)
+    game.bidder, game.partners, game.rook_high = 0, (2,), 1
+    game.points = [100, 0, 60, 40, 0]
+    game._finish_hand()
+    e._hand_finished()
+    assert [e.rewards[a] for a in e.agents] == [90, -60, 90, -60, -60]
+
+
+@pytest.mark.call_partner
+def test_win_loss_in_game_episodes():
+    e = call_partner.raw_env(players=4, episode="game", reward="win_loss", target_score=150)
+    e.reset(seed=3)
+    rng = random.Random(3)
+    total = {a: 0 for a in e.agents}
+    while not all(e.terminations.values()):
+        e.step(rng.choice(e.game.legal_actions()))
+        for a in e.agents:
+            total[a] += e.rewards[a]
+    w = e.game.winner
+    assert w >= 0 and e.game.phase == CP_OVER
+    assert [total[a] for a in e.agents] == [1 if s == w else -1 for s in range(4)]
+
+
+@pytest.mark.call_partner
+def test_illegal_action_raw_raises_and_checked_ends_episode():
+    e = call_partner.raw_env()
+    e.reset(seed=1)
+    with pytest.raises(ValueError, match=r"illegal action 0 \(R1\) for player_\d in phase 'bid'; legal actions: 57"):
+        e.step(0)
+    with pytest.raises(ValueError, match="outside the action space Discrete\\(86\\)"):
+        e.step(86)
+    with pytest.raises(ValueError, match="not an integer"):
+        e.step("pass")
+    c = call_partner.env()
+    c.reset(seed=1)
+    offender = c.agent_selection
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        c.step(0)
+    assert any("illegal action 0" in str(x.message) for x in w)
+    assert all(c.terminations.values())
+    assert c._cumulative_rewards[offender] == -1.0
+    assert all(c._cumulative_rewards[a] == 0 for a in c.agents if a != offender)
+
+
+@pytest.mark.call_partner
+def test_fixed_deal_and_options():
+    cfg = CallPartnerConfig(players=6)
+    hands, nest = cp_deal(cfg, {0: "R1 Rook"})
+    e = call_partner.raw_env(players=6)
+    e.reset(options={"hands": hands, "nest": nest, "dealer": 5, "scores": [1, 2, 3, 4, 5, 6]})
+    assert e.agent_selection == "player_0" and e.game.hands[0] == sum(1 << c for c in hands[0])
+    assert e.game.scores == [1, 2, 3, 4, 5, 6]
+    with pytest.raises(ValueError, match=r"hands\[0\] must hold 9 cards"):
+        e.reset(options={"hands": [h[:-1] for h in hands], "nest": nest})
+    with pytest.warns(UserWarning, match="ignoring unknown reset option"):
+        e.reset(options={"hand": 1})
+    with pytest.raises(ValueError, match="players=7 is not allowed"):
+        call_partner.raw_env(players=7)
+    with pytest.raises(ValueError, match="rook_rank"):
+        call_partner.env(rook_rank="low")
+
+
+@pytest.mark.call_partner
+def test_make_env_dispatch_and_spaces():
+    e = call_partner.make_env(players=6, deck="no_twos_to_fours")
+    assert isinstance(e, call_partner.CheckedCallPartnerEnv)
+    e.reset(seed=0)
+    assert e.possible_agents == [f"player_{i}" for i in range(6)]
+    assert e.action_space("player_0").n == 45 + 1 + 21 + 4 + 2 + 1
+    assert e.observation_space("player_3")["observation"].shape == (e.obs_layout.size,)
+    assert type(call_partner.make_env(checked=False)) is call_partner.raw_env
+    assert e.state().shape == e.state_space.shape
+
+
+@pytest.mark.call_partner
+def test_render_ansi_and_private_view():
+    e = call_partner.raw_env(render_mode="ansi")
+    e.reset(seed=2)
+    rng = random.Random(2)
+    while e.game.phase != CP_OVER and not e.game.called:
+        e.step(rng.choice(e.game.legal_actions()))
+    text = e.render()
+    assert "call-your-partner Rook, 5 players" in text and "called:" in text and "P4 hand" in text
+    from rook_env.games.call_partner.render import render_text
+
+    b = e.game.bidder
+    private = render_text(e.game, seat=b)
+    assert f"P{b} hand" in private and f"P{(b + 1) % 5} hand" not in private
+    assert "partners: unknown" in private or "partners: P" in private
