@@ -43,7 +43,7 @@ RESULTS_CELL_MAX_CHARS = 160
 RELEASE = re.compile(r"\b0\.\d+\.\d+\b")
 # The extra that brings each optional library a recipe may import (pyproject.toml), for the skip reason.
 EXTRA_OF = {"sb3_contrib": "sb3", "stable_baselines3": "sb3", "tianshou": "tianshou", "torchrl": "torchrl",
-            "ray": "rllib", "agilerl": "agilerl", "torch": "train", "PIL": "render"}
+            "ray": "rllib", "ray[rllib]": "rllib", "agilerl": "agilerl", "torch": "train", "PIL": "render"}
 
 
 def _top_level_imports(source: str) -> list[str]:
@@ -76,6 +76,8 @@ def test_every_marker_is_followed_by_a_python_block():
 @pytest.mark.parametrize("name, page, source", RECIPES, ids=[name for name, _, _ in RECIPES])
 def test_recipe_runs(name: str, page: Path, source: str):
     missing = [mod for mod in _top_level_imports(source) if importlib.util.find_spec(mod) is None]
+    if "rook_env.rllib" in source and importlib.util.find_spec("tree") is None:
+        missing.append("ray[rllib]")  # ray without RLlib's own dependencies (dm-tree, ...)
     if missing:
         extras = sorted({EXTRA_OF[mod] for mod in missing if mod in EXTRA_OF})
         hint = f' (pip install -e ".[{",".join(extras)}]")' if extras else ""
