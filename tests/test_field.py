@@ -183,6 +183,6 @@ def test_cli_field_bad_input(argv, message, capsys):
 
 
 def test_plot_labels_name_checkpoints_by_their_file_stem():
-    assert short_spec("rook_env/agents/checkpoints/ppo_v1.pt") == "ppo_v1"
+    assert short_spec("networks/ppo_v1.pt") == "ppo_v1"
     assert short_spec("runs/x/agent.pt+heuristic") == "agent+heuristic"
     assert short_spec("search") == "search"
