@@ -59,7 +59,7 @@ def test_the_rllib_agent_names_the_rllib_extra_without_ray(monkeypatch):
 
 
 def test_load_takes_package_references_only():
-    with pytest.raises(ValueError, match="rook_env.module:attribute"):
+    with pytest.raises(ValueError, match="a module of this package and an attribute"):
         optional.load("numpy:array", ())
     assert optional.load("rook_env.core.optional:load", ()) is optional.load
 

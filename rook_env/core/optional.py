@@ -87,7 +87,8 @@ def load(ref: str, needs: tuple[str, ...], what: str | None = None) -> Any:
     :class:`MissingDependency` naming its extra (``what``: what it is needed for, for the message; default ``ref``)."""
     module, _, attr = ref.partition(":")
     if not module.startswith("rook_env.") or not attr:
-        raise ValueError(f"a reference must look like 'rook_env.module:attribute', got {ref!r}")
+        raise ValueError(f"a reference must name a module of this package and an attribute "
+                         f"('package.module:attribute'), got {ref!r}")
     for dependency in needs:
         require(dependency, what or ref)
     obj: Any = importlib.import_module(module)

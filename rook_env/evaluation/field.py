@@ -27,9 +27,10 @@ import numpy as np
 
 from rook_env.agents import registry
 from rook_env.agents.registry import TeamSpec, check_team, parse_team, split_game
+from rook_env.games import get_game
+from rook_env.games.partnership.match import play_match
 
 from .deals import check_flags
-from rook_env.games.partnership.match import play_match
 from .results import MatchResult, to_json_safe
 
 __all__ = ["DEFAULT_FIELD", "FieldResult", "default_field", "field_teams", "play_field"]
@@ -79,8 +80,10 @@ def field_teams(
                              f"(give a factory a `name` attribute, or pass names=...)")
         seen.add(t.name)
     game, rules = split_game(check_flags(flags))
-    if game != "partnership":
-        raise ValueError(f"a field evaluation plays the partnership game (two teams of two), not game={game!r}")
+    spec = get_game(game)
+    if spec.extra.get("match") is None or spec.load("match") is not play_match:  # a field is play_match's matches
+        raise ValueError(f"a field evaluation plays duplicate matches of two teams of two (the partnership game's), "
+                         f"not game={game!r} ({spec.title})")
     if check:
         for t in [team, *teams]:
             check_team(t, rules)
