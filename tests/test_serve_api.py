@@ -384,10 +384,16 @@ def test_leaderboard_and_replays_of_the_biggest_swings(tmp_path):
     res = play_match("heuristic", "random", deals=6, seed=2, block_size=3)
     (results / "hr.json").write_text(json.dumps(res.to_dict()))
     (results / "junk.json").write_text("{")
+    from rook_env.evaluation import play_rotation_match
+
+    rot = play_rotation_match(["call_partner_heuristic", "random"], players=4, deals=2, seed=1)
+    (results / "rot.json").write_text(json.dumps(rot.to_dict()))
     c = client(tmp_path, db=":memory:")
     board = c.get("/api/leaderboard").json()
     assert [m["team_a"] for m in board["matches"]] == ["heuristic"]
     assert any(f["kind"] == "unreadable" for f in board["files"])
+    (entry,) = [f for f in board["files"] if f["name"] == "rot.json"]
+    assert entry["kind"] == "rotation" and entry["players"] == 4 and entry["agents"] == rot.to_dict()["agents"]
     link = board["matches"][0]["replays"]
     for _ in range(100):
         r = c.get(link, follow_redirects=False)

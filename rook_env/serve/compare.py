@@ -71,7 +71,7 @@ def leaderboard(folder: str | None) -> dict[str, Any]:
             entry.update(kind="round_robin", ratings=doc["ratings"], rating_model=doc.get("rating_model"))
         elif isinstance(doc, dict) and "candidate" in doc and "field" in doc:
             entry.update(kind="field", candidate=doc["candidate"], field=doc["field"], minimum=doc.get("minimum"))
-        elif isinstance(doc, dict) and doc.get("game") == "call_partner":
+        elif isinstance(doc, dict) and doc.get("scheme") == "rotation":  # a rotation match (call-your-partner)
             entry.update(kind="rotation", agents=doc.get("agents", []), mean=doc.get("mean"), ci=doc.get("ci"),
                          players=doc.get("players"))
         elif isinstance(doc, dict) and "team_a" in doc:
