@@ -52,9 +52,9 @@ __all__ = [
 ]
 
 GAMES = game_names()  # values of the ``game`` key of rule flags: the game registry's (rook_env.games)
-# "best" per game: the strongest player shipped (docs/agents.md gives its time per decision, docs/results.md its
-# matches); a game not listed, or a table without the shipped network it needs (a call-your-partner table of 4
-# or 6), gets its heuristic. The partnership game's: search with 96 worlds drawn from the learned model of the
+# "best" per game: the strongest player shipped (docs/agents.md gives its time per decision and its matches); a
+# game not listed, or a table without the shipped network it needs (a call-your-partner table of 4 or 6), gets
+# its heuristic. The partnership game's: search with 96 worlds drawn from the learned model of the
 # hidden cards, on the auction of the network BEST_AUCTION made bolder (boldness 4); call-your-partner's: its
 # shipped 5-player network (a residual policy over the heuristic fitted to counterfactual labels).
 BEST = {"partnership": f"search[samples=96,worlds=learned,boldness=4]:{BEST_AUCTION}", "call_partner": "ppo"}

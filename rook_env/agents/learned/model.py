@@ -150,8 +150,8 @@ class SparseInputLinear(nn.Linear):
     pass adds up the weight columns of each row's non-zero inputs (times their values), and the weight
     gradient adds each non-zero input times the row's output gradient into that input's weight column. Same
     function, same gradients as ``nn.Linear`` up to float rounding (the sums run in another order;
-    tests/test_model.py), for a fraction of the dense product's work (the observation's non-zeros are about 6%:
-    docs/results.md, training speed). Elsewhere (CUDA, no numba, other shapes or dtypes) it is ``nn.Linear``."""
+    tests/test_model.py), for a fraction of the dense product's work (the observation's non-zeros are about
+    6%). Elsewhere (CUDA, no numba, other shapes or dtypes) it is ``nn.Linear``."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
         super().__init__(in_features, out_features, bias)  # nn.Linear's initialisation: the same random draws
@@ -201,7 +201,7 @@ class _Bf16GradLinearFunction(torch.autograd.Function):
     (measured: 1.9x the KL from the start of an update, clipping fraction a fifth). Rounding only the gradients
     adds noise of about 0.4% per product, far below the minibatch's sampling noise: one update of the default
     config ends at a KL of about 1e-6 from float32's, against 7e-4 between two float32 updates that differ only
-    in their minibatch shuffle (tests/test_model.py, docs/results.md "Training speed")."""
+    in their minibatch shuffle (tests/test_model.py)."""
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:

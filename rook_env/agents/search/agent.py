@@ -188,7 +188,7 @@ class SearchAgent:
                   mask: np.ndarray) -> int:
         """The base's bid, discard or trump. With ``boldness`` a bid takes the base's most probable action once
         its pass has lost ``boldness`` in log-probability: search plays the cards better than the base (whose
-        bids were learned for its own card play), so it can afford to bid more (docs/results.md, the best player)."""
+        bids were learned for its own card play), so it can afford to bid more."""
         pass_id = self.layout.PASS
         if self.boldness and mask[pass_id] and np.count_nonzero(mask) > 1:
             probs = np.asarray(self.base.action_probs(observation), np.float64)

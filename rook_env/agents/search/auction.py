@@ -35,9 +35,9 @@ heuristic, so a bid is valued as "bid this now, then bid as the heuristic": a de
 bids is not made.
 
 ``SearchAgent(auction="bids")`` searches the bids only (the base agent discards and names trump). Measured on
-held-out duplicate deals (docs/results.md, "Searched bids, discard and trump"): the searched bids beat the
-heuristic's; the searched discard and trump do not beat the heuristic planner's; against the shipped network's
-auction both modes lose, the network bidding far less often than the heuristic the bidding estimate assumes.
+held-out duplicate deals: the searched bids beat the heuristic's; the searched discard and trump do not beat the
+heuristic planner's; against the shipped network's auction both modes lose, the network bidding far less often
+than the heuristic the bidding estimate assumes.
 
 Needs ``trump_calls="colour"`` and ``circus_rook="off"`` (:func:`check_config`): the planner names colours
 only and the circus passing is not simulated.
