@@ -4,7 +4,7 @@
     PYTHONPATH=$PWD python benchmarks/bench_ray.py --repeats 5 --set num_envs=64
 
 Needs Ray (``pip install 'ray[default]'``). It starts a two-node Ray cluster on this machine
-(:class:`rook_env.training.ray_cluster.LocalCluster`: one CPU per node, loopback addresses) and measures, in one
+(:class:`rook_env.training.ray_cluster.LocalCluster`: one CPU per node, a token of its own) and measures, in one
 run, interleaved in every repeat (after one warm-up rollout each):
 
 * ``in-process``: the in-process :class:`~rook_env.training.collection.Collector` (what train.py runs without a

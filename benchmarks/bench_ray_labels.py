@@ -4,7 +4,7 @@
     PYTHONPATH=$PWD python benchmarks/bench_ray_labels.py --base heuristic --hands-per-worker 200 --shard-hands 25
 
 Needs Ray. It starts a two-node Ray cluster on this machine (:class:`rook_env.training.ray_cluster.LocalCluster`,
-one CPU per node, loopback addresses) and, in each repeat, interleaved, labels ``hands-per-worker`` hands with one
+one CPU per node, a token of its own) and, in each repeat, interleaved, labels ``hands-per-worker`` hands with one
 worker and twice as many with two (one per node), each run into a fresh folder, workers started per run as the
 CLI starts them. Figures per run: labels (searched decisions) per second of wall time, from the first worker's
 start to the last shard written, and per second of a worker's own labelling time; the median [min, max] over the
