@@ -149,7 +149,7 @@ def test_only_the_bidder_ever_sees_the_nest_and_discards(game, seed, table):
     e = rook_env.raw_env(game=game, **tables[table % len(tables)])
     e.reset(seed=seed)
     ol = e.unwrapped.obs_layout
-    for e, _ in positions(e, seed):
+    for _ in positions(e, seed):
         state = e.unwrapped.game
         if state.phase == BID:
             nest_cards = set(bits_of(state.nest))  # (a redeal deals a new nest)

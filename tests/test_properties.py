@@ -1,20 +1,27 @@
-"""Property-based tests: thousands of random hands under random flag combinations, played
-cheaply at the RookState level (and a few hundred through the env), checking the invariants of
-RULES.md against small independent oracles."""
+"""Property-based tests of every game: thousands of random hands under random flag combinations, played
+cheaply at the rules state's level (and a few hundred through the env), checking the invariants of
+RULES.md (R1-R10 and F1-F21; section C for call-your-partner Rook) after every action against small
+independent oracles written from its text."""
 
 import random
 
 import numpy as np
+import pytest
+from helpers import GAMES, per_game, positions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rook_env
+from rook_env.games.call_partner import rules as cp
+from rook_env.games.call_partner.config import CallPartnerConfig
+from rook_env.games.call_partner.rules import CallPartnerState
 from rook_env.games.partnership.cards import N_SEATS, bits
 from rook_env.games.partnership.config import RookConfig
 from rook_env.games.partnership.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
+# The partnership game's rule flags (RULES.md R1-R10, F1-F12) and call-your-partner Rook's (section C).
 flags_strategy = st.fixed_dictionaries(
     {
         "all_pass": st.sampled_from(["dealer_forced", "redeal"]),
@@ -25,6 +32,19 @@ flags_strategy = st.fixed_dictionaries(
         "deck": st.sampled_from(["tournament", "full"]),
         "majority_tricks_bonus": st.sampled_from([0, 20]),
         "last_trick_bonus": st.sampled_from([0, 20]),
+    }
+)
+
+
+cp_flags_strategy = st.fixed_dictionaries(
+    {
+        "players": st.sampled_from([4, 5, 6]),
+        "deck": st.sampled_from(["full", "no_twos_to_fours"]),
+        "all_pass": st.sampled_from(["dealer_forced", "redeal"]),
+        "no_counter_redeal": st.sampled_from(["on", "off"]),
+        "nest_discard": st.sampled_from(["any", "no_counters_unless_forced"]),
+        "first_lead": st.sampled_from(["left_of_dealer", "left_of_bidder", "bidder"]),
+        "episode": st.sampled_from(["hand", "game"]),
     }
 )
 
@@ -212,7 +232,7 @@ class Checker:
 
 @settings(max_examples=200, **SETTINGS)
 @given(seed=st.integers(0, 2**32 - 1), flags=flags_strategy)
-def test_random_hands_under_random_flags(seed, flags):
+def partnership_random_hands(seed, flags):
     # 12 hands per example, 200 examples: 2,400 hands per run (about a second).
     for k in range(12):
         c = Checker(RookConfig(**flags), seed * 16 + k, p_pass=(k % 3) / 3)
@@ -220,6 +240,108 @@ def test_random_hands_under_random_flags(seed, flags):
         assert c.hands_checked == 1
 
 
+# ------------------------------------------------------------------------------ call-your-partner Rook (C)
+def cp_oracle_play_mask(s: CallPartnerState) -> int:
+    """Call-your-partner Rook, RULES.md C7.1-C7.2: follow the led colour when able; the Rook Bird is a trump card."""
+    L = s.L
+    hand = [c for c in range(L.n_cards) if s.hands[s.current] >> c & 1]
+    if not s.trick:
+        return sum(1 << c for c in hand)
+
+    def colour(c):  # the Rook Bird belongs to the trump colour
+        return s.trump if c == L.rook else L.card_colour[c]
+
+    allowed = [c for c in hand if colour(c) == colour(s.trick[0])]
+    return sum(1 << c for c in (allowed or hand))
+
+
+def cp_check_invariants(s: CallPartnerState) -> None:
+    L, n = s.L, s.n
+    legal = s.legal_mask()
+    if s.phase == cp.OVER:
+        assert legal == 0
+        return
+    assert legal and legal >> L.n_actions == 0
+    held = 0
+    for h in s.hands:
+        assert not held & h
+        held |= h
+    if s.phase == cp.BID:
+        assert not held & s.nest and held | s.nest == L.all_cards
+        assert legal & ~(L.bid_mask | 1 << L.PASS | 1 << L.REDEAL) == 0
+        assert all(h.bit_count() == L.hand_size for h in s.hands)
+        return
+    # After the auction: hands + new nest (discards) + played cards partition the deck.
+    assert not held & s.discards and not held & s.played and not s.discards & s.played
+    assert held | s.discards | s.played == L.all_cards
+    assert s.nest & ~(s.hands[s.bidder] | s.discards | s.played) == 0
+    if s.phase == cp.DISCARD:
+        assert legal & ~s.hands[s.bidder] == 0
+    elif s.phase == cp.TRUMP:
+        assert legal == L.trump_mask
+    elif s.phase == cp.ROOK:
+        assert legal == L.rook_mask
+    elif s.phase == cp.CALL:
+        assert legal == L.all_cards & ~s.hands[s.bidder] & ~sum(1 << c for c in s.called)
+    else:
+        assert s.phase == cp.PLAY and s.discards.bit_count() == L.nest_size
+        assert legal == cp_oracle_play_mask(s)
+        done = len(s.tricks)
+        for k in range(n):
+            seat = (s.leader + k) % n
+            assert s.hands[seat].bit_count() == L.n_tricks - done - (1 if k < len(s.trick) else 0)
+        assert len(s.called) == s.config.n_called and s.bidder not in s.partners
+        for c in s.called:
+            holder = next((x for x in range(n) if s.hands[x] >> c & 1), s.played_by[c])
+            if holder >= 0:
+                assert holder in s.partners
+            else:
+                assert s.discards >> c & 1  # in the nest: no partner through this card
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(seed=st.integers(0, 2**31), flags=cp_flags_strategy)
+def call_partner_random_hands(seed, flags):
+    cfg = CallPartnerConfig(**flags, target_score=300)
+    s = CallPartnerState(cfg, seed=seed)
+    s.new_game()
+    rng = random.Random(seed)
+    hands_seen = 0
+    scores = list(s.scores)
+    for _ in range(20_000):
+        cp_check_invariants(s)
+        if s.phase == cp.OVER or s.hands_played >= 6:
+            break
+        s.apply(rng.choice(s.legal_actions()))
+        if s.hands_played != hands_seen:
+            hands_seen = s.hands_played
+            r = s.hand_result
+            assert sum(r["points"]) == 200
+            side = r["side"]
+            p = sum(r["points"][x] for x in side)
+            assert p == r["side_points"] and r["made"] == (p >= r["bid"])
+            for x in range(cfg.players):
+                expect = (p if r["made"] else -r["bid"]) if x in side else 200 - p
+                assert r["hand_scores"][x] == expect
+                scores[x] += expect
+            assert r["scores"] == scores
+            top = max(scores)
+            assert r["game_winner"] == (scores.index(top) if top >= 300 and scores.count(top) == 1 else -1)
+
+
+# ------------------------------------------------------------------------------ every game
+RANDOM_HANDS = per_game({"partnership": partnership_random_hands, "call_partner": call_partner_random_hands})
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_random_hands_under_random_flags(game):
+    """Random legal play under random flag combinations, every invariant checked after every action: in the
+    partnership game 12 hands an example, 200 examples (about 2,400 hands); in call-your-partner Rook up
+    to six hands of a game an example, 120 examples."""
+    RANDOM_HANDS[game]()
+
+
+@pytest.mark.partnership
 @settings(max_examples=150, **SETTINGS)
 @given(seed=st.integers(0, 2**32 - 1), flags=flags_strategy, target=st.sampled_from([100, 200, 300]))
 def test_random_games_dealer_rotation_and_game_end(seed, flags, target):
@@ -234,6 +356,7 @@ def test_random_games_dealer_rotation_and_game_end(seed, flags, target):
         assert s.winner in (0, 1) and max(s.scores) >= target and s.scores[s.winner] > s.scores[1 - s.winner]
 
 
+@pytest.mark.partnership
 @settings(max_examples=300, **SETTINGS)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_random_default_hands(seed):
@@ -243,28 +366,36 @@ def test_random_default_hands(seed):
         c.run()
 
 
+# Each game's flags through the env (whole games among them) and its scores near a target of 500.
+ENV_FLAGS = per_game({
+    "partnership": st.builds(lambda flags, episode: {**flags, "episode": episode}, flags_strategy,
+                             st.sampled_from(["hand", "game"])),
+    "call_partner": cp_flags_strategy,
+})
+NEAR_TARGET = per_game({"partnership": lambda flags: [250, 250],
+                        "call_partner": lambda flags: [250] * flags["players"]})
+
+
+@pytest.mark.parametrize("game", GAMES)
 @settings(max_examples=40, **SETTINGS)
-@given(seed=st.integers(0, 2**32 - 1), flags=flags_strategy, episode=st.sampled_from(["hand", "game"]))
-def test_env_masks_for_acting_seat_only(seed, flags, episode):
+@given(seed=st.integers(0, 2**32 - 1), data=st.data())
+def test_env_masks_for_acting_seat_only(game, seed, data):
     """Through the env: the acting seat's mask is the legal set (non-empty), the others' all zero."""
-    e = rook_env.raw_env(episode=episode, **flags)
-    e.reset(seed=seed, options={"scores": [250, 250]})
-    rng = random.Random(seed)
-    game = e.unwrapped.game
-    for _ in range(300):
-        if all(e.terminations.values()):
-            break
+    flags = data.draw(ENV_FLAGS[game], label="flags")
+    e = rook_env.raw_env(game=game, **flags)
+    e.reset(seed=seed, options={"scores": NEAR_TARGET[game](flags)})
+    game_state = e.unwrapped.game
+    for _, seat in positions(e, seed, 300):
         masks = {a: e.observe(a)["action_mask"] for a in e.agents}
         acting = e.agent_selection
-        assert acting == f"player_{game.current}"
+        assert acting == f"player_{seat}" == f"player_{game_state.current}"
         assert masks[acting].any()
-        assert sorted(np.flatnonzero(masks[acting]).tolist()) == game.legal_actions()
+        assert sorted(np.flatnonzero(masks[acting]).tolist()) == game_state.legal_actions()
         for a, m in masks.items():
             assert m.dtype == np.int8
             if a != acting:
                 assert not m.any()
-        e.step(int(rng.choice(np.flatnonzero(masks[acting]))))
-    if episode == "hand":
+    if flags["episode"] == "hand":
         assert all(e.terminations.values())
     if all(e.terminations.values()):
         for a in e.agents:
@@ -297,6 +428,7 @@ def variant_flags(draw):
     return flags
 
 
+@pytest.mark.partnership
 @settings(max_examples=60, **SETTINGS)
 @given(seed=st.integers(0, 2**32 - 1), flags=variant_flags())
 def test_random_hands_under_variant_flags(seed, flags):
