@@ -1,6 +1,9 @@
-"""HeuristicAgent: always legal under every rule flag, blind to hidden cards, plays by its
-documented rules in crafted situations, clearly beats random play, and act_batch chooses
-exactly what act chooses."""
+"""The heuristic agent of every game (the registry's ``heuristic`` spec): always legal over whole games, acts
+on its observation only, plays by its documented rules in crafted situations, clearly beats random play.
+
+The partnership game's HeuristicAgent: legal under every rule flag, blind to hidden cards, its crafted
+situations and card counting, and act_batch chooses exactly what act chooses. Call-your-partner Rook's
+CallPartnerHeuristic: bids, calls and plays by its documented rules, beats random play."""
 
 from __future__ import annotations
 
@@ -11,9 +14,16 @@ import random
 import numpy as np
 import pytest
 
-from helpers import complete_deal, legal_mask_array, shuffle_hidden
+from helpers import GAMES, complete_deal, cp_deal, legal_mask_array, over_games, per_game, scripted_setup, shuffle_hidden
+
 import rook_env
 from rook_env.agents import make_agent
+from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic, measure
+from rook_env.games import get_game
+from rook_env.games.call_partner import rules as cp
+from rook_env.games.call_partner.config import CallPartnerConfig
+from rook_env.games.call_partner.observation import encode as cp_encode
+from rook_env.games.call_partner.rules import CallPartnerState
 from rook_env.agents.heuristic import HeuristicAgent
 from rook_env.agents.random_agent import RandomAgent
 from rook_env.games.partnership.cards import bits, layout_for
@@ -76,6 +86,7 @@ def play_hands(flags, n_hands, seed, mix_random=True):
 
 
 # ============================================================================ legality
+@pytest.mark.partnership
 @pytest.mark.parametrize("deck,rook_rank", list(itertools.product(FLAG_VALUES["deck"], FLAG_VALUES["rook_rank"])))
 def test_always_legal_under_every_flag_combination(deck, rook_rank):
     combos = [f for f in ALL_COMBOS if f["deck"] == deck and f["rook_rank"] == rook_rank]
@@ -85,17 +96,20 @@ def test_always_legal_under_every_flag_combination(deck, rook_rank):
     assert total > 0
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize("flags", EXTRA_FLAGS)
 def test_always_legal_with_bonuses_bid_ranges_and_games(flags):
     play_hands(flags, n_hands=6, seed=3)
 
 
+@pytest.mark.partnership
 def test_all_heuristic_tables_many_hands():
     for flags in ({}, {"nest_discard": "no_counters_unless_forced"}, {"rook_rank": "ten_and_half"},
                   {"deck": "full", "rook_rank": "low", "majority_tricks_bonus": 20}):
         play_hands(flags, n_hands=40, seed=7, mix_random=False)
 
 
+@pytest.mark.partnership
 def test_factory_and_protocol():
     ag = make_agent("heuristic", seed=3, deck="full")
     assert isinstance(ag, HeuristicAgent) and ag.config.deck == "full"
@@ -108,6 +122,7 @@ def test_factory_and_protocol():
         ag.act({"observation": e.observe("player_0")["observation"], "action_mask": np.zeros(80, np.int8)})
 
 
+@pytest.mark.partnership
 def test_garbage_observation_falls_back_to_a_legal_action():
     ag = HeuristicAgent()
     mask = np.zeros(58, np.int8)
@@ -124,6 +139,7 @@ def test_garbage_observation_falls_back_to_a_legal_action():
 
 
 # ============================================================================ no peeking
+@pytest.mark.partnership
 @pytest.mark.parametrize("flags", [{}, {"nest_discard": "no_counters_unless_forced", "deck": "full"},
                                    {"rook_rank": "low", "first_lead": "bidder"}])
 def test_choices_do_not_depend_on_hidden_cards(flags):
@@ -195,56 +211,42 @@ def choose(st, flags=None) -> str:
     return st.L.action_name(a)
 
 
-def test_does_not_overtake_a_winning_partner_when_last():
+# Crafted play situations (dealer 3, seat 0 leads; seat 0 bids unless ``bidder`` says otherwise): the hands,
+# trump, the cards played so far, the seat that decides, the cards it may choose.
+CRAFTED = {
     # seat 0 leads Y7, partner (seat 1) Y11, seat 2 Y6; seat 3 holds Y13 and Y8 (Y14 unseen).
-    st = state_at({0: "Y7", 1: "Y11", 2: "Y6 Y14 Rook", 3: "Y13 Y8 R6 R7 G6 G7 G8 B6 B7"}, "black", "Y7 Y11 Y6")
-    assert st.current == 3
-    assert choose(st) == "Y8"
-
-
-def test_plays_lowest_winning_card_when_last():
-    st = state_at({0: "G6", 1: "G7", 2: "G9", 3: "G11 G12 G13 R6 R7 Y6 Y7 B6 B7"}, "black", "G6 G7 G9")
-    assert choose(st) == "G11"
-
-
-def test_ruffs_a_counter_trick_with_the_lowest_trump_when_last():
-    st = state_at({0: "G14", 1: "G6", 2: "G7", 3: "B6 B13 R6 R7 R8 Y6 Y7 Y8 Y9"}, "black", "G14 G6 G7")
-    assert choose(st) == "B6"
-
-
-def test_feeds_a_counter_to_a_partner_who_is_sure_to_win():
+    "does_not_overtake_a_winning_partner_when_last": (
+        {0: "Y7", 1: "Y11", 2: "Y6 Y14 Rook", 3: "Y13 Y8 R6 R7 G6 G7 G8 B6 B7"}, "Y7 Y11 Y6", 0, 3, ("Y8",)),
+    "plays_lowest_winning_card_when_last": (
+        {0: "G6", 1: "G7", 2: "G9", 3: "G11 G12 G13 R6 R7 Y6 Y7 B6 B7"}, "G6 G7 G9", 0, 3, ("G11",)),
+    "ruffs_a_counter_trick_with_the_lowest_trump_when_last": (
+        {0: "G14", 1: "G6", 2: "G7", 3: "B6 B13 R6 R7 R8 Y6 Y7 Y8 Y9"}, "G14 G6 G7", 0, 3, ("B6",)),
     # partner (seat 1) plays the Rook Bird (highest, cannot be beaten): seat 3 throws its 10.
-    st = state_at({0: "Y7", 1: "Rook", 2: "Y8", 3: "Y10 Y6 R6 R7 G6 G7 G8 B6 B7"}, "black", "Y7 Rook Y8")
-    assert choose(st) == "Y10"
-
-
-def test_throws_off_a_non_counter_to_an_opponents_trick():
+    "feeds_a_counter_to_a_partner_who_is_sure_to_win": (
+        {0: "Y7", 1: "Rook", 2: "Y8", 3: "Y10 Y6 R6 R7 G6 G7 G8 B6 B7"}, "Y7 Rook Y8", 0, 3, ("Y10",)),
     # seat 2 wins with the Rook Bird; seat 3 cannot follow green and keeps its counters.
-    st = state_at({0: "G6", 1: "G7", 2: "Rook", 3: "R10 R5 R6 Y14 Y9 B10 B6 B7 B8"}, "black", "G6 G7 Rook")
-    assert choose(st) in ("R6", "Y9")
-
-
-def test_second_hand_low():
+    "throws_off_a_non_counter_to_an_opponents_trick": (
+        {0: "G6", 1: "G7", 2: "Rook", 3: "R10 R5 R6 Y14 Y9 B10 B6 B7 B8"}, "G6 G7 Rook", 0, 3, ("R6", "Y9")),
     # seat 0 (an opponent of seat 1) leads G6; seat 1 holds G13 (G14 unseen) and G7.
-    st = state_at({0: "G6", 1: "G13 G7 R6 R7 Y6 Y7 B6 B7 B8", 2: "G14"}, "black", "G6")
-    assert choose(st) == "G7"
+    "second_hand_low": ({0: "G6", 1: "G13 G7 R6 R7 Y6 Y7 B6 B7 B8", 2: "G14"}, "G6", 0, 1, ("G7",)),
+    "bidder_pulls_trumps": ({0: "B14 B13 B12 B11 Rook B9 R14 Y6 G6", 1: "B5 B6", 3: "B7 B10"}, "", 0, 0,
+                            ("B14", "B13", "B12", "B11", "Rook", "B9")),
+    # seat 0 is a defender (seat 1 bid) and leads trick one (left of the dealer); it holds Y14 and the Rook
+    # Bird, so Y14 can only be beaten by a player already void in yellow
+    "cashes_a_sure_side_winner_as_defender": (
+        {0: "Y14 Y6 R6 R7 G6 G7 G8 B6 Rook", 1: "B14 B13 B12 B11"}, "", 1, 0, ("Y14",)),
+}
 
 
-def test_bidder_pulls_trumps():
-    st = state_at({0: "B14 B13 B12 B11 Rook B9 R14 Y6 G6", 1: "B5 B6", 3: "B7 B10"}, "black")
-    assert st.current == 0
-    a = choose(st)
-    assert a in ("B14", "B13", "B12", "B11", "Rook", "B9")
+@pytest.mark.partnership
+@pytest.mark.parametrize("fixed, plays, bidder, seat, choices", CRAFTED.values(), ids=CRAFTED.keys())
+def test_crafted_play_situation(fixed, plays, bidder, seat, choices):
+    st = state_at(fixed, "black", plays, bidder=bidder)
+    assert st.current == seat
+    assert choose(st) in choices
 
 
-def test_cashes_a_sure_side_winner_as_defender():
-    # seat 0 is a defender (seat 1 bid) and leads trick one; it holds Y14 and the Rook Bird, so
-    # Y14 can only be beaten by a player already void in yellow
-    st = state_at({0: "Y14 Y6 R6 R7 G6 G7 G8 B6 Rook", 1: "B14 B13 B12 B11"}, "black", bidder=1)
-    assert st.current == 0  # left of the dealer leads
-    assert choose(st) == "Y14"
-
-
+@pytest.mark.partnership
 def test_discard_creates_a_void_and_keeps_trumps():
     # seat 0 will hold 14 cards: six black trumps, the Rook Bird, R14 R13, Y6 Y7, G6 G8 G9.
     hands, nest = complete_deal({0: "B14 B13 B12 B11 B9 B8 Rook R14 R13", 1: "Y14 G14"}, nest="Y6 Y7 G6 G8 G9")
@@ -265,6 +267,7 @@ def test_discard_creates_a_void_and_keeps_trumps():
         assert kept & L.rook_bit
 
 
+@pytest.mark.partnership
 def test_dealer_forced_bid_and_redeal():
     # the three others pass; the dealer (seat 3) must bid the minimum
     hands, nest = complete_deal({3: "R14 R13 B6 B7 B8 Y6 Y7 G6 G7"})
@@ -286,6 +289,7 @@ def test_dealer_forced_bid_and_redeal():
         assert choose(st, {"no_counter_redeal": flag}) == expected
 
 
+@pytest.mark.partnership
 def test_bidding_strong_weak_and_partner():
     strong = "B14 B13 B12 B11 B10 Rook R14 Y14 G14"
     weak = "R6 R7 R9 Y6 Y8 G6 G7 B5 B8"
@@ -328,6 +332,7 @@ def _duplicate_vs_random(n_deals, flags, seed=0):
     return float(np.mean(diffs))
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize("flags,margin", [({}, 120.0), ({"deck": "full", "rook_rank": "low"}, 150.0)])
 def test_beats_random_clearly(flags, margin):
     # measured means are far higher (about +185 per hand in the default game); the deals and
@@ -356,6 +361,7 @@ def _shown_voids(st: RookState, me: int) -> list[int]:
     return out
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize("flags", [{}, {"rook_rank": "low"}, {"deck": "full", "rook_rank": "ten_and_half"}])
 def test_void_inference_matches_the_tricks(flags):
     cfg = make_config(**flags)
@@ -376,6 +382,7 @@ def test_void_inference_matches_the_tricks(flags):
             st.apply(a)
 
 
+@pytest.mark.partnership
 def test_one_instance_can_serve_several_seats():
     """Memory is keyed by the seat's own hand, so sharing an instance changes nothing."""
     flags = {}
@@ -429,6 +436,7 @@ def _lockstep(flags, n_tables, n_steps, seed, heuristic_seats=(0, 1, 2, 3)):
     assert batch.fallbacks == 0 and sum(a.fallbacks for a in scalar) == 0
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize("flags,seats", [
     ({}, (0, 1, 2, 3)),
     ({}, (0, 2)),
@@ -446,6 +454,7 @@ def test_act_batch_chooses_exactly_what_act_chooses(flags, seats):
     assert decisions[PLAY] > 1000 and min(decisions.values()) > 0, decisions
 
 
+@pytest.mark.partnership
 def test_act_batch_without_keys_continues_act_memory():
     """Without keys the rows use act's memory (filed by hand): one table's decisions, alternately
     through act and act_batch, equal those of an agent that only uses act."""
@@ -467,6 +476,7 @@ def test_act_batch_without_keys_continues_act_memory():
             i += 1
 
 
+@pytest.mark.partnership
 def test_act_batch_is_deterministic_and_ignores_the_seed():
     """No random tie-breaks: agents with different seeds choose the same actions."""
     runs = []
@@ -484,6 +494,7 @@ def test_act_batch_is_deterministic_and_ignores_the_seed():
     assert runs[0] == runs[1]
 
 
+@pytest.mark.partnership
 def test_act_batch_rejects_bad_input():
     ag = HeuristicAgent()
     obs = np.zeros((2, 583), np.float32)
@@ -502,3 +513,113 @@ def test_act_batch_rejects_bad_input():
     with pytest.raises(ValueError, match="keys must be 2 integers"):
         ag.act_batch(obs, masks, keys=[0.5, 1.5])
     assert ag.act_batch(obs, masks, keys=[0, 1]).tolist() == [41, 41]
+
+
+# ============================================================================ every game
+# Tables at which each game's heuristic plays whole games through the checked env (an illegal action would end
+# the episode with an "illegal_action" info).
+WHOLE_GAMES = per_game({
+    "partnership": [{}, {"episode": "game", "deck": "full", "rook_rank": "low", "max_hands": 4}],
+    "call_partner": [
+        {"players": 4, "max_hands": 4}, {"players": 5, "max_hands": 4}, {"players": 6, "max_hands": 4},
+        {"players": 5, "deck": "no_twos_to_fours", "nest_discard": "no_counters_unless_forced", "episode": "game",
+         "max_hands": 4},
+    ],
+})
+
+
+def _heuristic(game: str, **flags):
+    return make_agent(get_game(game).heuristic, game=game, **{k: v for k, v in flags.items() if k != "max_hands"})
+
+
+@pytest.mark.parametrize("game, flags", over_games(WHOLE_GAMES))
+def test_always_legal_over_whole_games(game, flags):
+    e = rook_env.env(game=game, **flags)
+    agent = _heuristic(game, **flags)  # one instance serves every seat
+    for seed in range(3):
+        e.reset(seed=seed)
+        for name in e.agent_iter():
+            obs, _, term, trunc, _ = e.last()
+            if term or trunc:
+                e.step(None)
+                continue
+            a = agent.act(obs)
+            assert obs["action_mask"][a] == 1
+            e.step(a)
+        assert not any("illegal_action" in i for i in e.infos.values())
+
+
+# Whether the game's heuristic keeps no memory between decisions (the partnership game's remembers its plan
+# for the discard and what it has counted).
+MEMORYLESS = per_game({"partnership": False, "call_partner": True})
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_acts_on_its_observation_only(game):
+    """The same observation (a copy) gives the same action from an agent with the same memory; a memoryless
+    agent gives it again."""
+    e = rook_env.raw_env(game=game)
+    e.reset(seed=4)
+    rng = random.Random(4)
+    agent = _heuristic(game)
+    while not e.game.is_over:
+        obs = e.observe(e.agent_selection)
+        twin = copy.deepcopy(agent)
+        a = agent.act(obs)
+        assert twin.act({k: v.copy() for k, v in obs.items()}) == a
+        if MEMORYLESS[game]:
+            assert agent.act({k: v.copy() for k, v in obs.items()}) == a
+        e.step(a if rng.random() < 0.8 else rng.choice(e.game.legal_actions()))
+
+
+# ============================================================================ call-your-partner Rook
+def cp_obs(state, seat):
+    mask = np.zeros(state.L.n_actions, np.int8)
+    if seat == state.current:
+        for a in state.legal_actions():
+            mask[a] = 1
+    return {"observation": cp_encode(state, seat), "action_mask": mask}
+
+
+@pytest.mark.call_partner
+def test_calls_the_highest_trump_it_lacks():
+    cfg = CallPartnerConfig(players=5)
+    hands, nest = cp_deal(cfg, {0: "Rook R1 R14 R12 R11 R10 R9 Y1 G1 B1"})
+    st = CallPartnerState(cfg)
+    st.new_game(dealer=4, hands=hands, nest=nest)
+    scripted_setup(st, trump=0, stop_at_call=True)
+    assert st.phase == cp.CALL
+    agent = CallPartnerHeuristic(players=5)
+    assert agent.act(cp_obs(st, 0)) == st.L.parse_card("R13")
+    cfg6 = CallPartnerConfig(players=6)
+    hands6, nest6 = cp_deal(cfg6, {0: "R1 R14 R12 Y1 G1 B1"}, nest="G5 G6 G7")
+    st6 = CallPartnerState(cfg6)
+    st6.new_game(dealer=5, hands=hands6, nest=nest6)
+    scripted_setup(st6, trump=0, stop_at_call=True)
+    agent6 = CallPartnerHeuristic(players=6)
+    first = agent6.act(cp_obs(st6, 0))
+    assert first == st6.L.rook
+    st6.apply(first)
+    assert agent6.act(cp_obs(st6, 0)) == st6.L.parse_card("R13")
+
+
+@pytest.mark.call_partner
+def test_bids_strong_hands_higher_than_weak_ones():
+    """Seat 0 opens at 140; seat 1 overcalls with a strong hand and passes with a weak one.
+    (Any hand may open at 100: with a called top trump and the nest, simulated sides make 100
+    about nine times in ten even with the weakest hands.)"""
+    cfg = CallPartnerConfig(players=5)
+    agent = CallPartnerHeuristic(players=5)
+    for cards, expect in [("Rook R1 R14 R13 R12 R10 R5 Y1 G1 B1", "bid"), ("R2 R3 Y2 Y3 Y4 G2 G3 G4 B2 B3", "pass")]:
+        hands, nest = cp_deal(cfg, {1: cards})
+        st = CallPartnerState(cfg)
+        st.new_game(dealer=4, hands=hands, nest=nest)
+        st.apply(st.L.bid_action(140))
+        assert st.L.action_kind(agent.act(cp_obs(st, 1))) == expect
+        assert agent.estimate(st.hands[1]) > 140 if expect == "bid" else agent.estimate(st.hands[1]) < 150
+
+
+@pytest.mark.call_partner
+def test_beats_random():
+    mean, se = measure(players=5, hands=100, seed=1)
+    assert mean - 2 * se > 0, f"heuristic vs random: {mean:+.1f} +/- {se:.1f}"
