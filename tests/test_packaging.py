@@ -107,7 +107,7 @@ def test_console_scripts_point_at_the_library_mains():
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
         scripts = tomllib.load(f)["project"]["scripts"]
     assert scripts == {"rook-eval": "rook_env.cli.evaluate:main", "rook-play": "rook_env.cli.play:main",
-                       "rook-serve": "rook_env.serve.cli:main"}
+                       "rook-serve": "rook_env.serve.cli:main", "rook-train": "rook_env.training.cli:main"}
     for target in scripts.values():
         module, func = target.split(":")
         assert callable(getattr(importlib.import_module(module), func))
