@@ -22,10 +22,10 @@ from rook_env.agents.heuristic.tables import card_tables, seat_reader
 from rook_env.agents.random_agent import RandomAgent
 from rook_env.agents.search import SearchAgent
 from rook_env.agents.search.worlds import NEST, Holder, WorldSampler, holders_for, make_world, world_template
-from rook_env.cards import bits, layout_for
-from rook_env.config import make_config
-from rook_env.observation import encode, obs_layout
-from rook_env.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
+from rook_env.games.partnership.cards import bits, layout_for
+from rook_env.games.partnership.config import make_config
+from rook_env.games.partnership.observation import encode, obs_layout
+from rook_env.games.partnership.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
 from helpers import seat_observation as _obs, strict_search
 from helpers import shuffle_hidden as _shuffle_hidden  # the agents' hidden-card shuffle
 

@@ -10,12 +10,12 @@ import random
 import numpy as np
 import pytest
 
-from rook_env import kernels
+from rook_env.games.partnership import kernels
 from rook_env.agents.search import SearchAgent
 from rook_env.agents.search.worlds import NEST, Holder, WorldSampler
-from rook_env.config import make_config
-from rook_env.observation import encode
-from rook_env.rules import PLAY, RookState
+from rook_env.games.partnership.config import make_config
+from rook_env.games.partnership.observation import encode
+from rook_env.games.partnership.rules import PLAY, RookState
 from rook_env.vector import RookVectorEnv
 from helpers import legal_mask_array as _mask, shuffle_hidden as _shuffle_hidden
 

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import rook_env
-from rook_env import kernels
+from rook_env.games.partnership import kernels
 from rook_env.agents import make_agent
 from rook_env.agents.random_agent import RandomAgent
 from rook_env.agents.search import SearchAgent
-from rook_env.config import make_config
-from rook_env.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
+from rook_env.games.partnership.config import make_config
+from rook_env.games.partnership.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
 from helpers import seat_observation as _obs, shuffle_hidden as _shuffle_hidden, strict_search
 
 AUCTION = (BID, DISCARD, TRUMP)

@@ -8,9 +8,9 @@ import random
 import numpy as np
 import pytest
 
-from rook_env import kernels
-from rook_env.config import make_config
-from rook_env.rules import OVER, PLAY, RookState
+from rook_env.games.partnership import kernels
+from rook_env.games.partnership.config import make_config
+from rook_env.games.partnership.rules import OVER, PLAY, RookState
 from rook_env.agents.heuristic.tables import card_tables
 from rook_env.agents.search.rollout import GreedyRollout, hand_score_diff
 

@@ -8,10 +8,10 @@ import random
 import numpy as np
 import pytest
 
-from rook_env import kernels
-from rook_env.config import make_config
-from rook_env.observation import encode
-from rook_env.rules import OVER, PHASE_NAMES, PLAY, RookState
+from rook_env.games.partnership import kernels
+from rook_env.games.partnership.config import make_config
+from rook_env.games.partnership.observation import encode
+from rook_env.games.partnership.rules import OVER, PHASE_NAMES, PLAY, RookState
 from rook_env.vector import RookVectorEnv
 
 BACKENDS = ["numpy"] + (["numba"] if kernels.AVAILABLE else [])
