@@ -1,6 +1,6 @@
-"""The batched engine (rook_env.vector) against raw_env: the same game, bit for bit.
+"""The batched engine of every game (rook_env.vector) against raw_env: the same game, bit for bit.
 
-The lock-step harness runs one ``raw_env`` (or ``rook_env.env()`` for the terminate mode)
+The partnership game's lock-step harness runs one ``raw_env`` (or ``rook_env.env()`` for the terminate mode)
 per table beside a :class:`RookVectorEnv`. Every deal comes from the raw envs: the first
 through ``reset(options=...)``, later ones (redeals, next hands of a game, new episodes)
 through the engine's ``deal_source`` hook, which reads the deal the raw env has just made
@@ -8,6 +8,10 @@ through the engine's ``deal_source`` hook, which reads the deal the raw env has 
 actions are drawn from the engine's mask; masks, observations (``np.array_equal`` on
 float32), seats, rewards, termination/truncation and the finished hands' facts must match
 at every step; every seat's ``observe`` and ``state_for`` are compared every few steps.
+
+Call-your-partner Rook's harness (``lockstep``) runs ``n`` raw environments reset with the engine's table
+seeds: every table of the engine must show exactly what a ``raw_env`` reset with that table's seed shows
+(observation, mask, seat to act, rewards, episode ends, hand results, critic input).
 """
 
 from __future__ import annotations
@@ -18,8 +22,11 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import GAMES, cp_deal, over_games, per_game
 
 import rook_env
+from rook_env.games.call_partner import env as cp_checked_env
+from rook_env.games.call_partner import raw_env as cp_raw_env
 from rook_env.games.partnership.cards import bits
 from rook_env.games.partnership.env import AGENT_SEAT, AGENTS
 from rook_env.games.partnership.rules import BID, CIRCUS, DISCARD, PLAY
@@ -190,7 +197,11 @@ CIRCUS_CONFIGS = [
 ]
 
 
-# Both backends of the engine: numpy (the reference) and the compiled kernels (rook_env.games.partnership.kernels).
+# Game episodes of each game, to a low target.
+GAME_EPISODES = per_game({"partnership": {"episode": "game", "target_score": 200},
+                          "call_partner": {"players": 4, "episode": "game", "target_score": 200}})
+# Both backends of the partnership engine: numpy (the reference) and the compiled kernels
+# (rook_env.games.partnership.kernels).
 BACKENDS = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(not kernels.AVAILABLE, reason="numba is not installed"))]
 
 
@@ -198,14 +209,64 @@ def _id(flags: dict) -> str:
     return ",".join(f"{k}={v}" for k, v in flags.items()) or "default"
 
 
-@pytest.mark.parametrize("flags", CONFIGS, ids=_id)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_lockstep_with_raw_env(flags, backend):
+# Each game's backends: call-your-partner Rook's engine has no compiled kernels.
+BACKENDS_OF = per_game({"partnership": ("numpy", "numba"), "call_partner": ("numpy",)})
+NEEDS_NUMBA = pytest.mark.skipif(not kernels.AVAILABLE, reason="numba is not installed")
+
+
+def lockstep_cases(table: dict) -> list:
+    """pytest parameters ``(game, flags, backend)``: every game's flags of ``table`` on every backend of the game."""
+    return [pytest.param(game, flags, backend, id=f"{game}-{backend}-{_id(flags)}",
+                         marks=[getattr(pytest.mark, game)] + ([NEEDS_NUMBA] if backend == "numba" else []))
+            for game, flag_list in per_game(table).items() for backend in BACKENDS_OF[game] for flags in flag_list]
+
+
+def _partnership_lockstep(flags, backend):
     ls = LockStep(6, flags, seed=len(_id(flags)), backend=backend)
     ls.run(hands=40)
     assert ls.hands >= 40
 
 
+def _call_partner_lockstep(flags, backend):
+    seen = lockstep(flags, num_envs=4, steps=400, seed=flags["players"])
+    assert seen["episodes"] >= 4  # auto-reset was exercised
+
+
+def _partnership_terminate(flags, backend):
+    ls = LockStep(6, flags, seed=5, illegal_p=0.02, backend=backend)
+    ls.run(hands=30)
+    assert ls.illegal > 0
+
+
+def _call_partner_terminate(flags, backend):
+    seen = lockstep(flags, num_envs=4, steps=300, seed=9, illegal_p=0.02)
+    assert seen["illegal"] >= 5 and seen["episodes"] >= seen["illegal"]
+
+
+def _partnership_truncation(flags, backend):
+    ls = LockStep(6, flags, seed=3, max_hands=3, backend=backend)
+    ls.run(hands=40)
+    assert ls.episodes >= 6
+
+
+def _call_partner_truncation(flags, backend):
+    seen = lockstep(flags, num_envs=3, steps=500, seed=3, max_hands=2)
+    assert seen["truncated"] >= 2 and seen["hands"] >= 2 * seen["truncated"]
+
+
+LOCKSTEP = per_game({"partnership": _partnership_lockstep, "call_partner": _call_partner_lockstep})
+TERMINATE = per_game({"partnership": _partnership_terminate, "call_partner": _call_partner_terminate})
+TRUNCATION = per_game({"partnership": _partnership_truncation, "call_partner": _call_partner_truncation})
+
+
+@pytest.mark.partnership
+@pytest.mark.parametrize("game, flags, backend", lockstep_cases({
+    "partnership": CONFIGS, "call_partner": [{"players": 4}, {"players": 5}, {"players": 6}]}))
+def test_lockstep_with_raw_env(game, flags, backend):
+    LOCKSTEP[game](flags, backend)
+
+
+@pytest.mark.partnership
 @pytest.mark.parametrize("flags", CIRCUS_CONFIGS, ids=_id)
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_lockstep_circus_paths_are_exercised(flags, backend):
@@ -221,23 +282,25 @@ def test_lockstep_circus_paths_are_exercised(flags, backend):
         assert len(ls.circus_calls) >= 3
 
 
-@pytest.mark.parametrize("flags", [{"episode": "game", "target_score": 300},
-                                   {"episode": "game", "reward": "win_loss", "all_pass": "redeal"}], ids=_id)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_lockstep_max_hands_truncation(flags, backend):
-    ls = LockStep(6, flags, seed=3, max_hands=3, backend=backend)
-    ls.run(hands=40)
-    assert ls.episodes >= 6
+@pytest.mark.partnership
+@pytest.mark.parametrize("game, flags, backend", lockstep_cases({
+    "partnership": [{"episode": "game", "target_score": 300},
+                    {"episode": "game", "reward": "win_loss", "all_pass": "redeal"}],
+    "call_partner": [{"players": 5, "episode": "game"}]}))
+def test_lockstep_max_hands_truncation(game, flags, backend):
+    """Game episodes cut after max_hands: truncated, not terminated."""
+    TRUNCATION[game](flags, backend)
 
 
-@pytest.mark.parametrize("flags", [{}, {"episode": "game", "target_score": 150, "deck": "full"},
-                                   {"circus_rook": "on", "rook_bird": "off", "nest": "off"}], ids=_id)
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_lockstep_terminate_mode_matches_env(flags, backend):
-    """illegal_action="terminate" against rook_env.env(): offender gets illegal_reward, the episode ends."""
-    ls = LockStep(6, flags, seed=5, illegal_p=0.02, backend=backend)
-    ls.run(hands=30)
-    assert ls.illegal > 0
+@pytest.mark.partnership
+@pytest.mark.parametrize("game, flags, backend", lockstep_cases({
+    "partnership": [{}, {"episode": "game", "target_score": 150, "deck": "full"},
+                    {"circus_rook": "on", "rook_bird": "off", "nest": "off"}],
+    "call_partner": [{"players": 5}, {"players": 6, "episode": "game", "target_score": 300}]}))
+def test_lockstep_terminate_mode_matches_env(game, flags, backend):
+    """illegal_action="terminate" against rook_env.env(): the offender gets illegal_reward, the episode ends, the
+    table's next episode continues its stream exactly as env().reset() does."""
+    TERMINATE[game](flags, backend)
 
 
 ALL_COMBOS = [
@@ -248,6 +311,7 @@ ALL_COMBOS = [
 ]
 
 
+@pytest.mark.partnership
 @pytest.mark.slow
 @pytest.mark.parametrize("flags", CONFIGS, ids=_id)
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -256,6 +320,7 @@ def test_lockstep_many_hands(flags, backend):
     ls.run(hands=400)
 
 
+@pytest.mark.partnership
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_lockstep_circus_many_hands(backend):
@@ -266,6 +331,7 @@ def test_lockstep_circus_many_hands(backend):
     assert ls.circus_hands >= 100
 
 
+@pytest.mark.partnership
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_lockstep_every_flag_combination(backend):
@@ -283,6 +349,7 @@ def test_lockstep_every_flag_combination(backend):
 
 
 # ------------------------------------------------------------------ API behaviour
+@pytest.mark.partnership
 def test_shapes_dtypes_and_spaces():
     env = RookVectorEnv(5)
     obs, info = env.reset(seed=0)
@@ -298,9 +365,10 @@ def test_shapes_dtypes_and_spaces():
     assert o.shape == (2, 813) and i["action_mask"].shape == (2, 80)
 
 
-def test_seeded_deals_reproducible():
+@pytest.mark.parametrize("game", GAMES)
+def test_seeded_deals_reproducible(game):
     def run(seed, n):
-        env = RookVectorEnv(n, episode="game", target_score=200)
+        env = RookVectorEnv(n, game=game, **GAME_EPISODES[game])
         obs, info = env.reset(seed=seed)
         rng = np.random.default_rng(1)
         out = [obs.copy()]
@@ -315,6 +383,7 @@ def test_seeded_deals_reproducible():
     assert not all(np.array_equal(x, y) for x, y in zip(a, c))
 
 
+@pytest.mark.partnership
 def test_auto_reset_convention():
     """The step that ends a hand: rewards and facts of the ended hand, obs/mask/seat of the next deal."""
     env = RookVectorEnv(3)
@@ -342,6 +411,7 @@ def test_auto_reset_convention():
         assert (info["hand"]["bidder"][~info["hand_over"]] == -1).all()
 
 
+@pytest.mark.partnership
 def test_game_episode_keeps_score_between_hands():
     env = RookVectorEnv(4, episode="game", target_score=400)
     obs, info = env.reset(seed=2)
@@ -360,6 +430,7 @@ def test_game_episode_keeps_score_between_hands():
     assert mid > 0
 
 
+@pytest.mark.partnership
 def test_illegal_action_raise_applies_nothing():
     env = RookVectorEnv(4)
     obs, info = env.reset(seed=0)
@@ -379,6 +450,7 @@ def test_illegal_action_raise_applies_nothing():
     env.step(actions)  # the same call with a legal action goes through
 
 
+@pytest.mark.partnership
 def test_illegal_action_terminate_mode():
     env = RookVectorEnv(3, illegal_action="terminate", illegal_reward=-2.5)
     obs, info = env.reset(seed=1)
@@ -391,6 +463,7 @@ def test_illegal_action_terminate_mode():
     assert env.phase[1] == BID and info["action_mask"][1].any()  # table 1 was reset
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize("actions, match", [
     (np.zeros(3, np.int64), "shape"),
     (np.zeros(4, np.float32), "integer"),
@@ -405,24 +478,36 @@ def test_bad_actions_raise(actions, match):
         env.step(actions)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"num_envs": 0}, "num_envs"),
-    ({"num_envs": 2.5}, "num_envs"),
-    ({"num_envs": 2, "max_hands": 0}, "max_hands"),
-    ({"num_envs": 2, "illegal_action": "warn"}, "illegal_action"),
-    ({"num_envs": 2, "deck": "short"}, "deck"),
-    ({"num_envs": 2, "colour": 3}, "unknown rule flag"),
-    ({"num_envs": 2, "deal_source": 5}, "deal_source"),
-    ({"num_envs": 2, "backend": "jax"}, "backend='jax' is not allowed"),
-    ({"num_envs": 2, "game": "spades"}, "game='spades' is not allowed; allowed values: partnership, call_partner"),
-    ({"num_envs": 2, "players": 5}, "players=5 is not allowed for game='partnership'.*game='call_partner'"),
-    ({"num_envs": 2, "game": "call_partner", "players": 3}, "players"),
-])
-def test_bad_arguments(kwargs, match):
+BAD_ARGUMENTS = per_game({
+    "partnership": [
+        ({"num_envs": 0}, "num_envs"),
+        ({"num_envs": 2.5}, "num_envs"),
+        ({"num_envs": 2, "max_hands": 0}, "max_hands"),
+        ({"num_envs": 2, "illegal_action": "warn"}, "illegal_action"),
+        ({"num_envs": 2, "deck": "short"}, "deck"),
+        ({"num_envs": 2, "colour": 3}, "unknown rule flag"),
+        ({"num_envs": 2, "deal_source": 5}, "deal_source"),
+        ({"num_envs": 2, "backend": "jax"}, "backend='jax' is not allowed"),
+        ({"num_envs": 2, "game": "spades"}, "game='spades' is not allowed; allowed values: partnership, call_partner"),
+        ({"num_envs": 2, "players": 5}, "players=5 is not allowed for game='partnership'.*game='call_partner'"),
+        ({"num_envs": 2, "game": "call_partner", "players": 3}, "players"),
+    ],
+    "call_partner": [
+        ({"num_envs": 2, "players": 3}, "players"),
+        ({"num_envs": 2, "rook_rank": "low"}, "rook_rank"),
+        ({"num_envs": 0}, "num_envs"),
+        ({"num_envs": 2, "backend": "numba"}, "game 'call_partner' has no compiled kernels"),
+    ],
+})
+
+
+@pytest.mark.parametrize("game, kwargs, match", over_games(BAD_ARGUMENTS, ids=lambda c: _id(c[0])))
+def test_bad_arguments(game, kwargs, match):
     with pytest.raises(ValueError, match=match):
-        RookVectorEnv(**kwargs)
+        RookVectorEnv(**{"game": game, **kwargs})
 
 
+@pytest.mark.partnership
 def test_the_front_door_returns_the_games_engine():
     from rook_env.games.partnership.vector import PartnershipVectorEnv
 
@@ -462,6 +547,7 @@ def test_numba_is_imported_by_the_first_numba_engine_only():
     assert out.strip() == str(kernels.AVAILABLE)
 
 
+@pytest.mark.partnership
 def test_backend_choice_without_numba(monkeypatch):
     """"auto" takes numba where it is installed and numpy otherwise; asking for numba without it is an error
     that says what to install, and sample_legal draws the same actions either way."""
@@ -478,6 +564,7 @@ def test_backend_choice_without_numba(monkeypatch):
     assert sample_legal(mask, np.random.default_rng(1)).tolist() == with_kernels.tolist()
 
 
+@pytest.mark.partnership
 @pytest.mark.skipif(not kernels.AVAILABLE, reason="numba is not installed")
 def test_backends_give_the_same_tables_for_a_seed():
     """The two backends are one engine: seeded deals, actions, observations, masks, rewards and facts agree
@@ -498,23 +585,26 @@ def test_backends_give_the_same_tables_for_a_seed():
     assert all(e.hands_played.sum() > 0 for e in envs)
 
 
-def test_use_before_reset_raises():
-    env = RookVectorEnv(2)
+@pytest.mark.parametrize("game", GAMES)
+def test_use_before_reset_raises(game):
+    env = RookVectorEnv(2, game=game)
     for call in (lambda: env.step(np.zeros(2, np.int64)), lambda: env.observe(0), lambda: env.state_for(0),
                  lambda: env.action_mask):
         with pytest.raises(RuntimeError, match="reset"):
             call()
 
 
-def test_bad_seats_raise():
-    env = RookVectorEnv(2)
+@pytest.mark.parametrize("game", GAMES)
+def test_bad_seats_raise(game):
+    env = RookVectorEnv(2, game=game)
     env.reset(seed=0)
-    for seat in (4, -1, [0, 1, 2], 1.0):
+    for seat in (env.n_seats, -1, [0, 1, 2], 1.0):
         with pytest.raises(ValueError, match="seat"):
             env.observe(seat)
     assert np.array_equal(env.observe([0, 1])[1], env.observe(1)[1])
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize("options, match", [
     ({"hands": []}, "list of 2"),
     ([{"hands": [[0]]}, None], r"options\[0\].*nest"),
@@ -529,6 +619,7 @@ def test_bad_reset_options(options, match):
         RookVectorEnv(2).reset(options=options)
 
 
+@pytest.mark.partnership
 def test_fixed_deal_duplicate_card_message_matches_raw_env():
     hands = [list(range(0, 9)), list(range(9, 18)), list(range(18, 27)), list(range(27, 36))]
     nest = [36, 37, 38, 39, 0]
@@ -539,6 +630,7 @@ def test_fixed_deal_duplicate_card_message_matches_raw_env():
     assert str(vec.value) == f"options[0]: {raw.value}"
 
 
+@pytest.mark.partnership
 def test_fixed_deal_options_and_partial_options():
     raw = rook_env.raw_env()
     raw.reset(seed=9)
@@ -552,6 +644,7 @@ def test_fixed_deal_options_and_partial_options():
     assert info["seat"][1] == 2
 
 
+@pytest.mark.partnership
 def test_deal_source_errors():
     env = RookVectorEnv(2, deal_source=lambda t, ng: [{"hands": [[0]], "nest": []}] * len(t))
     obs, info = env.reset(seed=0)
@@ -561,15 +654,17 @@ def test_deal_source_errors():
             obs, *_, info = env.step(sample_legal(info["action_mask"], rng))
 
 
-def test_imports_without_torch():
+@pytest.mark.parametrize("game", GAMES)
+def test_imports_without_torch(game):
     import subprocess
     import sys
 
     code = ("import sys; sys.modules['torch'] = None; from rook_env.vector import RookVectorEnv; "
-            "RookVectorEnv(2).reset(seed=0)")
+            f"RookVectorEnv(2, game={game!r}).reset(seed=0)")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.partnership
 def test_phases_are_all_reached_together():
     """Tables in different phases at the same step are handled side by side."""
     env = RookVectorEnv(64, nest_discard="no_counters_unless_forced")
@@ -582,6 +677,7 @@ def test_phases_are_all_reached_together():
     assert any({BID, DISCARD, PLAY} <= set(s) for s in seen)
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize("flags", [CIRCUS_CONFIGS[0], CIRCUS_CONFIGS[1]], ids=_id)
 def test_heuristic_act_batch_plays_circus_on_the_engine(flags):
     """train.py's heuristic opponent decides through act_batch: on Circus Rook tables (circus forced half
@@ -640,3 +736,212 @@ def test_sample_legal_is_uniform_over_the_legal_actions():
         assert counts[mask[row] == 0].sum() == 0
         expected = 3000 / len(legal)
         assert np.all(np.abs(counts[legal] - expected) < 0.25 * expected)
+
+
+# ============================================================================== call-your-partner Rook
+def CallPartnerVectorEnv(num_envs: int, **kwargs) -> RookVectorEnv:
+    """The engine through the front door every caller uses."""
+    return RookVectorEnv(num_envs, game="call_partner", **kwargs)
+
+
+def lockstep(flags: dict, num_envs: int, steps: int, seed: int, max_hands: int | None = None,
+             illegal_p: float = 0.0) -> dict:
+    """Call-your-partner Rook's engine beside its raw envs. Random legal play on both; asserts equality at every step. Returns counts of what was seen.
+
+    ``illegal_p`` > 0: the engine runs with ``illegal_action="terminate"`` beside ``env()`` (PettingZoo's
+    TerminateIllegalWrapper semantics), and each table plays an illegal action with that probability."""
+    terminate = illegal_p > 0
+    venv = CallPartnerVectorEnv(num_envs, max_hands=max_hands, illegal_action="terminate" if terminate else "raise",
+                                illegal_reward=-2.5, **flags)
+    obs, info = venv.reset(seed=seed)
+    make = (lambda: cp_checked_env(max_hands=max_hands, illegal_reward=-2.5, **flags)) if terminate else \
+        (lambda: cp_raw_env(max_hands=max_hands, **flags))
+    envs = [make() for _ in range(num_envs)]
+    for e, s in zip(envs, venv.table_seeds):
+        e.reset(seed=s)
+    n = venv.players
+    rng = np.random.default_rng(seed)
+    seen = {"hands": 0, "episodes": 0, "truncated": 0, "illegal": 0}
+    for t in range(steps):
+        for i, e in enumerate(envs):
+            agent = e.agent_selection
+            o = e.observe(agent)
+            assert info["seat"][i] == e.agent_seat[agent], (t, i)
+            np.testing.assert_array_equal(obs[i], o["observation"], err_msg=f"step {t} table {i}")
+            np.testing.assert_array_equal(info["action_mask"][i], o["action_mask"])
+        if t % 7 == 0:  # critic input and any seat's view, now and then
+            seat = rng.integers(n, size=num_envs)
+            st = venv.state_for(seat)
+            ob = venv.observe(seat)
+            for i, e in enumerate(envs):
+                np.testing.assert_array_equal(st[i], e.state_for(f"player_{seat[i]}"))
+                np.testing.assert_array_equal(ob[i], e.observe(f"player_{seat[i]}")["observation"])
+        actions = sample_legal(info["action_mask"], rng)
+        wrong = rng.random(num_envs) < illegal_p
+        for i in np.flatnonzero(wrong):
+            actions[i] = rng.choice(np.flatnonzero(info["action_mask"][i] == 0))
+        mask_before = info["action_mask"]
+        obs, rewards, term, trunc, info = venv.step(actions)
+        assert rewards.shape == (num_envs, n) and rewards.dtype == np.float32
+        assert info["illegal"].tolist() == wrong.tolist()
+        for i, e in enumerate(envs):
+            played = e.game.hands_played
+            if wrong[i]:
+                with pytest.warns(UserWarning, match="the episode ends"):
+                    e.step(int(actions[i]))
+            else:
+                assert mask_before[i, actions[i]]
+                e.step(int(actions[i]))
+            expected = np.array([e.rewards[a] for a in e.possible_agents], np.float32)
+            np.testing.assert_allclose(rewards[i], expected, rtol=0, atol=1e-5, err_msg=f"step {t} table {i}")
+            assert term[i] == all(e.terminations.values()), (t, i)
+            # env() ends an illegal episode as terminated and truncated; the engine reports it terminated
+            assert trunc[i] == (all(e.truncations.values()) and not wrong[i]), (t, i)
+            seen["illegal"] += int(wrong[i])
+            hand = e.infos["player_0"]["hand"] if e.game.hands_played != played else None
+            assert info["hand_over"][i] == (hand is not None)
+            assert info["hand"][i] == hand
+            if hand is not None:
+                seen["hands"] += 1
+                assert abs(rewards[i].sum()) < 1e-3 or flags.get("reward") in ("team_score", "win_loss")
+            if term[i] or trunc[i]:
+                seen["episodes"] += 1
+                seen["truncated"] += int(trunc[i])
+                e.reset()  # continues its stream, as the vector table does
+    return seen
+
+
+@pytest.mark.call_partner
+@pytest.mark.parametrize("flags", [
+    {"players": 5, "deck": "no_twos_to_fours", "reward": "team_score", "nest_discard": "no_counters_unless_forced"},
+    {"players": 6, "all_pass": "redeal", "no_counter_redeal": "off", "first_lead": "bidder", "reward": "win_loss"},
+    {"players": 4, "deck": "no_twos_to_fours", "first_lead": "left_of_bidder"},
+])
+def test_lockstep_other_flags(flags):
+    assert lockstep(flags, num_envs=3, steps=300, seed=7)["episodes"] >= 2
+
+
+@pytest.mark.call_partner
+def test_auto_reset_convention_and_shapes():
+    env = CallPartnerVectorEnv(2, players=5)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (2, env.obs_dim) and obs.dtype == np.float32
+    assert info["action_mask"].shape == (2, env.n_actions) and info["action_mask"].dtype == np.int8
+    assert env.single_observation_space.shape == (env.obs_dim,) and env.single_action_space.n == env.n_actions
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        obs, rewards, term, trunc, info = env.step(sample_legal(info["action_mask"], rng))
+        if term.any():
+            i = int(np.flatnonzero(term)[0])
+            assert rewards[i].any() and info["hand_over"][i]
+            # the returned observation is already the next episode's first decision: a fresh auction
+            assert env.states[i].phase == 0 and not env.states[i].bid_history
+            assert env.states[i].scores == [0] * 5
+            return
+    pytest.fail("no hand finished in 2000 steps")
+
+
+@pytest.mark.call_partner
+def test_seeded_reset_is_reproducible_and_tables_differ():
+    a, b = CallPartnerVectorEnv(3, players=4), CallPartnerVectorEnv(3, players=4)
+    oa, _ = a.reset(seed=11)
+    ob, _ = b.reset(seed=11)
+    np.testing.assert_array_equal(oa, ob)
+    assert len(set(a.table_seeds)) == 3
+    assert len({tuple(s.hands) for s in a.states}) == 3
+
+
+@pytest.mark.call_partner
+def test_fixed_deals_through_options():
+    env = CallPartnerVectorEnv(2, players=5)
+    hands, nest = cp_deal(env.config)
+    env.reset(seed=0, options=[{"hands": hands, "nest": nest, "dealer": 2}, None])
+    assert [sorted(np.flatnonzero([(h >> c) & 1 for c in range(env.layout.n_cards)])) for h in env.states[0].hands] \
+        == [sorted(h) for h in hands]
+    assert env.current[0] == 3  # left of the dealer bids first
+    with pytest.raises(ValueError, match=r"options\[1\].*hands"):
+        env.reset(options=[None, {"hands": hands[:2], "nest": nest}])
+    with pytest.raises(ValueError, match="unknown key"):
+        env.reset(options=[{"dealr": 1}, None])
+
+
+@pytest.mark.call_partner
+def test_bad_actions_raise_naming_the_table_and_apply_nothing():
+    env = CallPartnerVectorEnv(3, players=5)
+    obs, info = env.reset(seed=1)
+    legal = info["action_mask"].argmax(axis=1)
+    illegal = legal.copy()
+    illegal[1] = np.flatnonzero(info["action_mask"][1] == 0)[0]
+    before = [list(s.bid_history) for s in env.states]
+    with pytest.raises(ValueError, match=r"table 1: illegal action"):
+        env.step(illegal)
+    assert [list(s.bid_history) for s in env.states] == before
+    with pytest.raises(ValueError, match="outside the action space"):
+        env.step(np.full(3, env.n_actions))
+    with pytest.raises(ValueError, match="shape"):
+        env.step(legal[:2])
+    with pytest.raises(ValueError, match="integer"):
+        env.step(legal.astype(np.float32))
+    with pytest.raises(ValueError, match="seat must be"):
+        env.observe(5)
+
+
+@pytest.mark.call_partner
+def test_the_front_door_returns_the_call_partner_engine():
+    from rook_env.games.call_partner.vector import CallPartnerVectorEnv as OldPath
+    from rook_env.games.call_partner.vector import CallPartnerVectorEnv as Engine
+
+    env = RookVectorEnv(2, game="call_partner", players=6)
+    assert type(env) is Engine and OldPath is Engine and isinstance(env, RookVectorEnv)
+    assert env.game == "call_partner" and env.players == env.n_seats == 6 and env.backend == "numpy"
+    assert Engine(2, players=6).config == env.config  # the engine class itself takes the same arguments
+    with pytest.raises(ValueError, match=r"plays game 'call_partner', not game='partnership'"):
+        Engine(2, game="partnership")
+    with pytest.raises(ValueError, match=r"game 'call_partner' has no compiled kernels"):
+        RookVectorEnv(2, game="call_partner", backend="numba")
+    with pytest.raises(ValueError, match="deal_source: game 'call_partner'"):
+        RookVectorEnv(2, game="call_partner", deal_source=lambda t, ng: [None] * len(t))
+
+
+@pytest.mark.call_partner
+def test_state_for_matches_raw_env_after_partners_are_known():
+    """state_for is read from the rules states (no raw_env inside the engine): late in a hand, with the
+    partners fixed, every seat's vector equals raw_env's."""
+    env = CallPartnerVectorEnv(3, players=5)
+    _, info = env.reset(seed=4)
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        _, _, _, _, info = env.step(sample_legal(info["action_mask"], rng))
+    assert any(s.partners for s in env.states)
+    raw = cp_raw_env(players=5)
+    for seat in range(5):
+        st = env.state_for(seat)
+        for i, state in enumerate(env.states):
+            raw.game = state
+            np.testing.assert_array_equal(st[i], raw.state_for(f"player_{seat}"))
+    assert st.shape == (3, raw.state_space.shape[0]) == (3, env.state_dim)
+
+
+@pytest.mark.call_partner
+def test_terminate_mode_pays_the_offender_and_starts_a_new_episode():
+    """illegal_action="terminate" (the shared step loop): the offending table's episode ends, its offender
+    gets illegal_reward and the others 0, info["illegal"] marks it, the table is dealt anew; the other
+    tables step normally."""
+    env = CallPartnerVectorEnv(3, players=5, illegal_action="terminate", illegal_reward=-3.0)
+    _, info = env.reset(seed=2)
+    rng = np.random.default_rng(2)
+    for _ in range(7):  # into the auction, away from the first decision
+        _, _, _, _, info = env.step(sample_legal(info["action_mask"], rng))
+    offender = int(info["seat"][1])
+    actions = sample_legal(info["action_mask"], rng)
+    actions[1] = np.flatnonzero(info["action_mask"][1] == 0)[0]
+    history = [list(s.bid_history) for s in env.states]
+    _, rewards, term, trunc, info = env.step(actions)
+    assert info["illegal"].tolist() == [False, True, False] and term.tolist() == [False, True, False]
+    expected = np.zeros(5, np.float32)
+    expected[offender] = -3.0
+    np.testing.assert_array_equal(rewards[1], expected)
+    assert not info["hand_over"][1] and info["hand"][1] is None
+    assert env.states[1].bid_history == [] and env.states[1].hands_played == 0  # a fresh deal
+    for i in (0, 2):
+        assert len(env.states[i].bid_history) > len(history[i]) or env.states[i].phase != 0
