@@ -1,4 +1,4 @@
-"""Rounds of counterfactual labels and fits (rook_env.training.label_rounds): each round's labels are made by the
+"""Rounds of counterfactual labels and fits (rook_env.training.labels.rounds): each round's labels are made by the
 previous round's network on their own deals, the fitted network is the next base, a rerun resumes, and bad
 arguments are named."""
 
@@ -13,12 +13,14 @@ import pytest
 import torch
 
 from rook_env.agents.learned.model import load_checkpoint, model_from_checkpoint
-from rook_env.training import label_rounds, network_labels
+from rook_env.training import cli
 from rook_env.training.expert import read_shards, shard_paths
+from rook_env.training.labels import counterfactual
+from rook_env.training.labels import rounds as label_rounds
 
 NETWORK = "rook_env/agents/checkpoints/ppo_default.pt"
 SMALL = dict(self_hands=4, heuristic_hands=4, shard_hands=4, label_prob=0.5, tables=64, processes=1, epochs=1,
-             threads=1, seed=500)
+             threads=1, seed=500, final_eval_deals=4)
 
 
 def test_two_rounds_chain_and_resume(tmp_path):
@@ -34,7 +36,7 @@ def test_two_rounds_chain_and_resume(tmp_path):
     # round 2's self-play labels are round 1's network playing round 2's deals
     torch.set_num_threads(1)
     model = model_from_checkpoint(load_checkpoint(first["network"]), first["network"]).eval()
-    expected = network_labels.label_deals(model, 4, 2_000_500, label_prob=0.5, tables=64)
+    expected = counterfactual.label_deals("partnership", 4, 2_000_500, label_prob=0.5, tables=64, network=model)
     got = read_shards(shard_paths(second["labels"]["self"]["folder"]))
     assert len(got["hint"]) > 0
     np.testing.assert_array_equal(got["hint"], expected["hint"])
@@ -89,8 +91,7 @@ def test_rounds_from_a_random_network(tmp_path):
     """network: random starts the loop from scratch: round 1's base is a fresh network of train.py's default shape,
     made from the seed (the same seed, the same weights), written once and read again on a resume."""
     from rook_env.training.checkpoints import new_model
-    from rook_env.training.config import Config
-    from rook_env.training.games import game_of
+    from rook_env.training.config import Config, game_of
 
     cfgs = [label_rounds.RoundsConfig(network="random", out=str(tmp_path / name), rounds=1, **SMALL) for name in "ab"]
     summaries = [label_rounds.run_rounds(cfg, log=lambda *_: None) for cfg in cfgs]
@@ -119,10 +120,10 @@ def test_selection_ships_the_best_round_on_the_selection_deals(tmp_path):
     import dataclasses
     import shutil
 
-    from rook_env.training.config import Config
+    from rook_env.training.config import LabelRoundsConfig
 
     rounds = label_rounds.RoundsConfig(network=NETWORK, rounds=2, select_deals=6, select_seed=7, **SMALL)
-    cfg = Config(name="sel", run_dir=str(tmp_path), algorithm="label_rounds", rounds=rounds)
+    cfg = LabelRoundsConfig(name="sel", run_dir=str(tmp_path), rounds=rounds)
     lines = []
     result = label_rounds.train_rounds(cfg, log=lines.append)
     summary = json.loads((tmp_path / "sel" / "rounds.json").read_text())
@@ -154,10 +155,10 @@ def test_average_of_the_last_rounds_is_a_selection_candidate(tmp_path):
     and ships where it scores at least as well as the best round; asked for on a resume, nothing is labelled again."""
     import dataclasses
 
-    from rook_env.training.config import Config
+    from rook_env.training.config import LabelRoundsConfig
 
     rounds = label_rounds.RoundsConfig(network=NETWORK, rounds=3, select_deals=6, select_seed=7, **SMALL)
-    cfg = Config(name="avg", run_dir=str(tmp_path), algorithm="label_rounds", rounds=rounds)
+    cfg = LabelRoundsConfig(name="avg", run_dir=str(tmp_path), rounds=rounds)
     label_rounds.train_rounds(cfg, log=lambda *_: None)
     run = tmp_path / "avg"
     stamps = {p: os.path.getmtime(p) for p in run.rglob("*.npz")}
@@ -193,7 +194,7 @@ def test_average_of_the_last_rounds_is_a_selection_candidate(tmp_path):
 def test_replay_fits_on_the_last_rounds_labels(tmp_path, monkeypatch):
     """replay: round k's fit reads the labels of rounds k - replay + 1 to k (fewer at the start), and what it
     reads is what the rounds.json summary says it replayed."""
-    from rook_env.training import residual_fit
+    from rook_env.training.labels import fit as residual_fit
 
     read = []
     real_fit = residual_fit.fit
@@ -224,7 +225,7 @@ def test_phase_label_prob_reaches_the_labels(tmp_path):
                                                                                           "trump": 0.0}, **SMALL)
     (summary,) = label_rounds.run_rounds(cfg, log=lambda *_: None)
     got = read_shards(shard_paths(summary["labels"]["self"]["folder"]))
-    assert len(got["hint"]) > 0 and set(got["phase"].tolist()) == {3}  # rook_env.rules: play
+    assert len(got["hint"]) > 0 and set(got["phase"].tolist()) == {3}  # rook_env.games.partnership.rules: play
     np.testing.assert_array_equal(got["prob"], np.full(len(got["hint"]), 0.5, np.float32))  # SMALL's label_prob
     with pytest.raises(ValueError, match=r"other arguments \(phase_label_prob: "):
         label_rounds.run_rounds(label_rounds.RoundsConfig(network=NETWORK, out=out, rounds=2, **SMALL))
@@ -234,7 +235,7 @@ def test_opponents_add_label_sets_against_a_field(tmp_path, monkeypatch):
     """rounds.opponents: each agent spec is one more label set a round, the network playing one team and the agent
     the other, on its own block of seeds; the fit reads every set, and the rounds.json summary names them."""
     from rook_env.agents import make_agent
-    from rook_env.training import residual_fit
+    from rook_env.training.labels import fit as residual_fit
 
     read = []
     real_fit = residual_fit.fit
@@ -256,7 +257,7 @@ def test_opponents_add_label_sets_against_a_field(tmp_path, monkeypatch):
     # the past network's set is the network against that one on those deals
     torch.set_num_threads(1)
     model = model_from_checkpoint(load_checkpoint(NETWORK), NETWORK).eval()
-    expected = network_labels.label_deals(model, 4, 2_000_500, label_prob=0.5, tables=64,
+    expected = counterfactual.label_deals("partnership", 4, 2_000_500, label_prob=0.5, tables=64, network=model,
                                           opponent=make_agent(past))
     got = read_shards(shard_paths(labels[past]["folder"]))
     assert len(got["hint"]) > 0
@@ -273,21 +274,21 @@ def test_the_default_configs_field_loads():
     cfg = make_train_config("configs/default.yaml").rounds
     assert len(cfg.opponents) == 4 and all(hands > 0 for hands in cfg.opponents.values())
     for spec in cfg.opponents:
-        assert hasattr(network_labels.opponent_agent(spec, {}), "act_batch")
+        assert hasattr(counterfactual.opponent_agent(spec, {}), "act_batch")
 
 
 def test_cli_reads_opponents(tmp_path, capsys):
     """--opponents takes SPEC=DEALS words (a spec may hold "="); a bad word or a spec that loads no agent is named
     before any work."""
-    from rook_env.training.config import parse_opponents
+    from rook_env.training.labels.config import parse_opponents
 
     assert parse_opponents(["search[samples=96]:ppo=10", "ppo:a.pt=4"]) == {"search[samples=96]:ppo": 10,
                                                                           "ppo:a.pt": 4}
-    args = ["--network", NETWORK, "--out", str(tmp_path / "r"), "--opponents"]
-    assert label_rounds.main(args + ["ppo:a.pt"]) == 2
-    assert "opponents: give SPEC=DEALS (e.g. ppo:past.pt=10240), got 'ppo:a.pt'" in capsys.readouterr().out
-    assert label_rounds.main(args + [f"ppo:{tmp_path / 'missing.pt'}=8"]) == 2
-    assert "opponent 'ppo:" in capsys.readouterr().out
+    args = ["rounds", "--network", NETWORK, "--out", str(tmp_path / "r"), "--opponents"]
+    assert cli.main(args + ["ppo:a.pt"]) == 2
+    assert "error: opponents: give SPEC=DEALS (e.g. ppo:past.pt=10240), got 'ppo:a.pt'" in capsys.readouterr().err
+    assert cli.main(args + [f"ppo:{tmp_path / 'missing.pt'}=8"]) == 2
+    assert "error: opponent 'ppo:" in capsys.readouterr().err
     assert not (tmp_path / "r" / "round_1").exists()
 
 
@@ -322,28 +323,26 @@ def test_bad_arguments_are_named(tmp_path, change, message):
 
 
 def test_cli_reports_bad_arguments(tmp_path, capsys):
-    assert label_rounds.main(["--network", str(tmp_path / "missing.pt"), "--out", str(tmp_path / "r")]) == 2
-    assert "network must be a checkpoint file that exists" in capsys.readouterr().out
+    assert cli.main(["rounds", "--network", str(tmp_path / "missing.pt"), "--out", str(tmp_path / "r")]) == 2
+    assert "network must be a checkpoint file that exists" in capsys.readouterr().err
 
 
 def test_cli_reads_phase_shares(tmp_path, capsys):
     """--phase-label-prob takes PHASE=SHARE words (the config's phase_label_prob); a word without a number is named."""
-    from rook_env.training.config import parse_shares
+    from rook_env.training.labels.config import parse_shares
 
     assert parse_shares(["bid=0.15", "play=0.45"]) == {"bid": 0.15, "play": 0.45}
-    args = ["--network", NETWORK, "--out", str(tmp_path / "r"), "--phase-label-prob"]
-    assert label_rounds.main(args + ["play"]) == 2
-    assert "phase_label_prob: give PHASE=SHARE (e.g. play=0.45), got 'play'" in capsys.readouterr().out
-    assert label_rounds.main(args + ["auction=0.2"]) == 2
-    assert "unknown phase 'auction'" in capsys.readouterr().out
+    args = ["rounds", "--network", NETWORK, "--out", str(tmp_path / "r"), "--phase-label-prob"]
+    assert cli.main(args + ["play"]) == 2
+    assert "phase_label_prob: give PHASE=SHARE (e.g. play=0.45), got 'play'" in capsys.readouterr().err
+    assert cli.main(args + ["auction=0.2"]) == 2
+    assert "unknown phase 'auction'" in capsys.readouterr().err
     assert not (tmp_path / "r" / "round_1").exists()
 
 
 def test_train_py_runs_the_rounds_of_the_default_config(tmp_path, capsys):
     """``python train.py --config configs/default.yaml`` is a round of labels (algorithm: label_rounds) in
     runs/<name>/, its network copied to agent.pt; a rerun resumes, --overwrite starts afresh, --resume is refused."""
-    from rook_env.training import cli
-
     field_ = 'rounds.opponents={"ppo:networks/ppo_v5.pt": 4}'  # the config's field, smaller
     sets = [f"rounds.{k}={v}" for k, v in SMALL.items()] + [f"run_dir={tmp_path}", field_]
     args = ["--config", "configs/default.yaml"] + [a for s in sets for a in ("--set", s)]
@@ -355,8 +354,9 @@ def test_train_py_runs_the_rounds_of_the_default_config(tmp_path, capsys):
     assert list(summary["rounds"][0]["labels"]) == ["self", "heuristic", "ppo:networks/ppo_v5.pt"]
     assert (run / "agent.pt").read_bytes() == (run / "round_1" / "network.pt").read_bytes()
     stamp = os.path.getmtime(run / "round_1" / "network.pt")
+    assert "== default: 1 round(s) of labels from " + NETWORK in capsys.readouterr().out  # the summary
     assert cli.main(args) == 0 and os.path.getmtime(run / "round_1" / "network.pt") == stamp  # resumed: nothing to do
-    assert "round 1: done" in capsys.readouterr().out
+    assert "round 1: done" in (run / "train.log").read_text()  # every log line in the run folder
 
     assert cli.main(args + ["--resume", str(run / "agent.pt")]) == 2
     assert "--resume is PPO's" in capsys.readouterr().err
@@ -373,8 +373,6 @@ def test_train_py_runs_the_rounds_of_the_default_config(tmp_path, capsys):
     ("rounds.hands=3", "unknown config field 'rounds.hands'"),
 ])
 def test_train_py_names_bad_round_fields(tmp_path, capsys, change, message):
-    from rook_env.training import cli
-
     assert cli.main(["--config", "configs/default.yaml", "--set", f"run_dir={tmp_path}", "--set", change]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "default").exists()

@@ -1,4 +1,4 @@
-"""Expert iteration's online labels (rook_env.training.online_labels): the current network plays, search rates its
+"""Expert iteration's online labels (rook_env.training.labels.online): the current network plays, search rates its
 card plays through act_batch, each seat's label a function of its own observations only; and act_batch's
 ``played`` (the memory follows the card really played)."""
 
@@ -9,10 +9,10 @@ import pytest
 import torch
 from helpers import strict_search
 
-from rook_env import kernels
+from rook_env.games.partnership import kernels
 from rook_env.agents.learned.model import ActorCritic
-from rook_env.rules import PLAY
-from rook_env.training.online_labels import TableLabeller
+from rook_env.games.partnership.rules import PLAY
+from rook_env.training.labels.online import TableLabeller
 from rook_env.vector import RookVectorEnv
 
 pytestmark = pytest.mark.skipif(not kernels.AVAILABLE, reason="batched search needs numba")

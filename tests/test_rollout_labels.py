@@ -1,4 +1,5 @@
-"""Counterfactual labels (rook_env.training.rollout_labels) and the residual fit on them (residual_fit): every
+"""Counterfactual labels of call-your-partner Rook, the heuristic playing on (rook_env.training.labels.counterfactual),
+and the residual fit on them (rook_env.training.labels.fit): every
 label is checked against the environment itself (the same deal replayed through ``raw_env`` by the registry's
 heuristic at every seat, the alternative action taken there); the fit writes a residual checkpoint that plays
 as an agent, exactly the heuristic when the margin is out of reach; bad input is named."""
@@ -14,12 +15,18 @@ import torch
 from rook_env.agents import make_agent
 from rook_env.agents.learned import PPOAgent
 from rook_env.agents.learned.model import load_checkpoint
-from rook_env.call_partner import raw_env as call_partner_raw_env
-from rook_env.call_partner.config import make_config
-from rook_env.call_partner.rules import CallPartnerState
-from rook_env.cards import bits
-from rook_env.training import residual_fit, rollout_labels
-from rook_env.training.ray_labels import write_shard
+from rook_env.games.call_partner import raw_env as call_partner_raw_env
+from rook_env.games.call_partner.config import make_config
+from rook_env.games.call_partner.rules import CallPartnerState
+from rook_env.games.partnership.cards import bits
+from rook_env.training.labels import counterfactual
+from rook_env.training.labels import fit as label_fit
+from rook_env.training.labels.shards import write_shard
+
+
+def label(hands, seed, **kwargs):
+    """Call-your-partner labels: ``hands`` hands from deal seed ``seed``, the heuristic playing on."""
+    return counterfactual.label_deals("call_partner", hands, seed, **kwargs)
 
 
 def _replay(seed: int, players: int = 5):
@@ -43,7 +50,7 @@ def _finish(env, heuristic) -> dict[str, float]:
 
 
 def test_labels_are_what_the_environment_gives_for_each_action():
-    rec = rollout_labels.label_hands(3, seed=123, label_prob=0.5, players=5)
+    rec = label(3, seed=123, label_prob=0.5, players=5)
     n = len(rec["hint"])
     assert n > 0 and rec["obs"].shape == (n, 1084) and rec["q"].shape == (n, 86)
     assert np.array_equal(np.isfinite(rec["q"]), rec["mask"])  # every legal action valued, nothing else
@@ -55,7 +62,7 @@ def test_labels_are_what_the_environment_gives_for_each_action():
         env, heuristic = _replay(int(seed))
         pending = list(rows)
         for agent in env.agent_iter():
-            obs, reward, term, trunc, info = env.last()
+            obs, _, term, trunc, info = env.last()
             if term or trunc:
                 env.step(None)
                 continue
@@ -76,14 +83,14 @@ def test_labels_are_what_the_environment_gives_for_each_action():
 
 
 def test_labels_are_reproducible_and_refuse_bad_input():
-    a = rollout_labels.label_hands(1, seed=7, label_prob=0.3)
-    b = rollout_labels.label_hands(1, seed=7, label_prob=0.3)
+    a = label(1, seed=7, label_prob=0.3)
+    b = label(1, seed=7, label_prob=0.3)
     for k in a:
         np.testing.assert_array_equal(a[k], b[k])
     with pytest.raises(ValueError, match="label_prob must be in"):
-        rollout_labels.label_hands(1, seed=7, label_prob=0.0)
+        label(1, seed=7, label_prob=0.0)
     with pytest.raises(ValueError, match="episode must be 'hand'"):
-        rollout_labels.label_hands(1, seed=7, episode="game")
+        label(1, seed=7, episode="game")
 
 
 def test_margin_report_counts_the_true_gain_of_leaving_the_heuristic():
@@ -91,21 +98,21 @@ def test_margin_report_counts_the_true_gain_of_leaving_the_heuristic():
     adv = np.array([[0.0, 12.0, -5.0], [0.0, -30.0, np.nan]])
     hint = np.array([0, 0])
     pred = np.array([[0.0, 8.0, 20.0], [0.0, 3.0, 99.0]])  # action 2 of row 1 was not tried: never chosen
-    rep = {r["margin"]: r for r in residual_fit.margin_report(pred, adv, hint, [0.0, 5.0, 25.0], per_hand=10.0)}
+    rep = {r["margin"]: r for r in label_fit.margin_report(pred, adv, hint, [0.0, 5.0, 25.0], per_hand=10.0)}
     assert rep[0.0]["leaves"] == 1.0 and rep[0.0]["gain"] == pytest.approx((-5.0 - 30.0) / 2)
     assert rep[5.0]["leaves"] == 0.5 and rep[5.0]["gain"] == pytest.approx(-5.0 / 2)
     assert rep[5.0]["gain_per_hand"] == pytest.approx(-25.0)
     assert rep[25.0]["leaves"] == 0.0 and rep[25.0]["gain"] == 0.0
-    np.testing.assert_array_equal(residual_fit.advantage_targets(np.array([[3.0, 5.0, np.nan]]), np.array([1])),
+    np.testing.assert_array_equal(label_fit.advantage_targets(np.array([[3.0, 5.0, np.nan]]), np.array([1])),
                                   np.array([[-2.0, 0.0, np.nan]]))
 
 
 def test_fit_writes_a_residual_checkpoint_that_plays(tmp_path):
-    write_shard(str(tmp_path / "shard_5_00000.npz"), rollout_labels.label_hands(4, seed=5, label_prob=0.5))
+    write_shard(str(tmp_path / "shard_5_00000.npz"), label(4, seed=5, label_prob=0.5))
     out = str(tmp_path / "fit.pt")
     lines = []
-    summary = residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=out, epochs=2, hidden=[32],
-                                                      margin=10_000.0, val_share=0.25, threads=1), log=lines.append)
+    summary = label_fit.fit(label_fit.FitConfig(labels=str(tmp_path), out=out, epochs=2, hidden=[32],
+                                                margin=10_000.0, val_share=0.25, threads=1), log=lines.append)
     assert summary["margin"] == 10_000.0 and len(summary["history"]) == 2
     assert "validation MSE" in lines[1]
     ckpt = load_checkpoint(out)
@@ -133,16 +140,16 @@ def test_fit_writes_a_residual_checkpoint_that_plays(tmp_path):
 
 def test_fit_names_bad_labels(tmp_path):
     with pytest.raises(ValueError, match="no label shards"):
-        residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt")))
-    rec = rollout_labels.label_hands(1, seed=5, label_prob=0.5)
+        label_fit.fit(label_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt")))
+    rec = label(1, seed=5, label_prob=0.5)
     rec["q"][0, np.flatnonzero(rec["mask"][0])[0]] = np.nan
     write_shard(str(tmp_path / "shard_5_00000.npz"), rec)
     with pytest.raises(ValueError, match="exactly the legal actions"):
-        residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt")))
+        label_fit.fit(label_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt")))
     with pytest.raises(ValueError, match="phases: unknown phase.*'bidding'; the phases are bid, discard"):
-        residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), phases=["bidding"]))
+        label_fit.fit(label_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), phases=["bidding"]))
     with pytest.raises(ValueError, match="epochs must be >= 1"):
-        residual_fit.fit(residual_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), epochs=0))
+        label_fit.fit(label_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), epochs=0))
 
 
 def test_hint_input_actor_reads_the_heuristics_action():
@@ -157,3 +164,26 @@ def test_hint_input_actor_reads_the_heuristics_action():
         model.actor_logits(obs)
     a, b = model.actor_logits(obs, torch.tensor([3, 3])), model.actor_logits(obs, torch.tensor([3, 7]))
     assert torch.equal(a[0], b[0]) and not torch.equal(a[1], b[1])  # the same observation, another hint
+
+
+def test_the_command_line_writes_the_shards_of_label_deals(tmp_path, capsys):
+    """``rook-train labels --game call_partner``: one deal seed per hand, shards of ``--shard-hands`` hands written by
+    the label processes, each the records of :func:`label_deals` on its hands; a rerun skips them."""
+    from rook_env.training import cli
+
+    out = tmp_path / "labels"
+    args = ["labels", "--game", "call_partner", "--players", "4", "--out", str(out), "--hands", "3", "--seed", "40",
+            "--shard-hands", "2", "--label-prob", "0.4", "--processes", "1"]
+    assert cli.main(args) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["shard_40_00000.npz", "shard_40_00001.npz"]
+    for name, first, hands in (("shard_40_00000.npz", 40, 2), ("shard_40_00001.npz", 42, 1)):
+        expected = label(hands, first, label_prob=0.4, players=4)
+        with np.load(out / name) as got:
+            assert sorted(got.files) == sorted(expected)
+            for k in expected:
+                np.testing.assert_array_equal(got[k], expected[k])
+    assert "labelled decisions in" in capsys.readouterr().out  # a line per shard
+    stamp = (out / "shard_40_00000.npz").stat().st_mtime
+    assert cli.main(args) == 0 and (out / "shard_40_00000.npz").stat().st_mtime == stamp
+    assert cli.main([*args[:-2], "--processes", "0"]) == 2
+    assert "--processes must be >= 1" in capsys.readouterr().err

@@ -9,21 +9,32 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-# bottom to top: a module may import only those before it
-LAYERS = ["ray_cluster", "config", "games", "ppo", "collection", "ray_collection", "ray_labels", "search_labels",
-          "rollout_labels", "network_labels", "online_labels", "expert", "behaviour_cloning", "selection",
-          "checkpoints", "residual_fit", "label_rounds",
-          "reporting", "loop", "cli"]
+# bottom to top: a module may import only those before it (labels.*: the subpackage rook_env/training/labels/)
+LAYERS = ["ray_cluster", "labels.config", "config", "ppo", "collection", "ray_collection", "labels.shards",
+          "labels.ray_workers", "labels.search", "labels.counterfactual", "labels.online", "expert",
+          "behaviour_cloning", "selection", "checkpoints", "labels.fit", "labels.rounds", "reporting", "labels.report",
+          "labels.commands", "run", "collectors", "losses", "callbacks", "loop", "cli"]
+TRAINING = ROOT / "rook_env" / "training"
+
+
+def imported(name: str, node: ast.ImportFrom) -> str:
+    """The module of rook_env.training that ``node`` (in module ``name``) imports from, dotted from the package; ""
+    for one outside it."""
+    if node.level:
+        package = name.split(".")[:-1][:len(name.split(".")) - node.level]
+        return ".".join(package + ([node.module] if node.module else []))
+    module = node.module or ""
+    return module[len("rook_env.training."):] if module.startswith("rook_env.training.") else ""
 
 
 def test_every_module_imports_only_downward():
-    files = {p.stem for p in (ROOT / "rook_env" / "training").glob("*.py")} - {"__init__"}
-    assert files == set(LAYERS)
+    files = {".".join(p.relative_to(TRAINING).with_suffix("").parts) for p in TRAINING.rglob("*.py")}
+    assert {f for f in files if not f.endswith("__init__")} == set(LAYERS)
     for name in LAYERS:
-        tree = ast.parse((ROOT / "rook_env" / "training" / f"{name}.py").read_text())
+        tree = ast.parse((TRAINING / f"{name.replace('.', '/')}.py").read_text())
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("rook_env.training")):
-                target = node.module.rsplit(".", 1)[-1] if node.module else ""
+            if isinstance(node, ast.ImportFrom) and imported(name, node):
+                target = imported(name, node)
                 assert target in LAYERS[:LAYERS.index(name)], f"{name} imports {target}, not below it"
 
 

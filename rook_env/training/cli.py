@@ -1,29 +1,53 @@
-"""The command line of ``python train.py`` (:func:`main`): a YAML config, any field overridden with
-``--set field=value`` or ``--field value``, ``--resume`` a checkpoint, ``--overwrite`` a run folder.
+"""The command line of training, ``python train.py`` and ``rook-train`` (:func:`main`).
 
-Exit codes: 0 a finished run, 2 a bad config, file or checkpoint (one ``error:`` line), 130 interrupted.
+Without a subcommand (or with ``run``) it is a training run: a YAML config, any field overridden with ``--set
+field=value`` or ``--field value``, ``--resume`` a PPO checkpoint, ``--overwrite`` a run folder; the config's
+``algorithm`` says what runs (``ppo``: :func:`rook_env.training.loop.train`; ``label_rounds``:
+:func:`rook_env.training.labels.commands.run_config_rounds`). The tools are subcommands, each with ``--help``:
+``labels``, ``fit``, ``rounds``, ``search-labels`` (:mod:`rook_env.training.labels.commands`) and ``distill``
+(:func:`rook_env.training.expert.main`).
+
+Exit codes: 0 a finished run, 2 a bad config, file or checkpoint (one ``error:`` line), 130 interrupted (Ctrl-C or
+SIGTERM, which stop a run the same way).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
+import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from rook_env.agents.learned.model import CheckpointError, load_checkpoint
+RUN_HELP = ("Train Rook: the config's algorithm (ppo: PPO self-play; label_rounds: rounds of counterfactual labels "
+            "and fits). Any config field can be set with --set field=value or --field value; a map entry with "
+            "--opponent_mix.heuristic 0.5, a section's field with --rounds.rounds 3.")
 
-from .config import make_train_config
-from .loop import train
+
+def subcommands() -> dict[str, str]:
+    """The subcommands and what each does."""
+    from .labels.commands import COMMANDS
+
+    return {"run": "a training run (the default): the algorithm from the config",
+            **{name: what for name, (what, _) in COMMANDS.items()},
+            "distill": "distil search's card play into a network from search labels (expert iteration, offline)"}
+
+
+def _epilog() -> str:
+    lines = [f"  {name:14s}{what}" for name, what in subcommands().items()]
+    return "subcommands (rook-train <subcommand> --help):\n" + "\n".join(lines)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        description="PPO self-play training for Rook. Any config field (see rook_env.training.Config) can be set with "
-        "--set field=value or --field value; a map entry with --opponent_mix.heuristic 0.5.",
-    )
+    """A run's arguments; the words after the known ones are ``--field value`` overrides (added to ``set``)."""
+    p = argparse.ArgumentParser(prog=f"{program()} [run]", description=RUN_HELP, epilog=_epilog(),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", help="YAML config file (fields of rook_env.training.Config)")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="override a config field")
-    p.add_argument("--resume", metavar="PATH", help="resume from a checkpoint written by this script (last.pt)")
+    p.add_argument("--resume", metavar="PATH", help="resume a PPO run from its last.pt (a label_rounds run resumes "
+                   "when its command is run again)")
     p.add_argument("--overwrite", action="store_true",
                    help="delete an existing runs/<name>/ and start afresh (a new run refuses it otherwise)")
     args, rest = p.parse_known_args(argv)
@@ -44,7 +68,26 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def program() -> str:
+    """How the user called this command line: ``rook-train``, or ``python train.py`` from a checkout."""
+    return "rook-train" if os.path.basename(sys.argv[0]) == "rook-train" else "python train.py"
+
+
+def resume_command(argv: Sequence[str]) -> str:
+    """The command that goes on with an interrupted label_rounds run: the same one, without ``--overwrite``."""
+    return " ".join([program(), *(shlex.quote(a) for a in argv if a != "--overwrite")])
+
+
+def _sigterm_as_ctrl_c(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def run(argv: Sequence[str]) -> int:
+    """A training run (module docstring); SIGTERM stops it as Ctrl-C does."""
+    from rook_env.agents.learned.model import CheckpointError, load_checkpoint
+
+    from .config import make_train_config
+
     args = parse_args(argv)
     try:
         base = load_checkpoint(args.resume)["config"] if args.resume else None
@@ -52,27 +95,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError) as exc:  # bad config, unreadable file or checkpoint (CheckpointError)
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if cfg.algorithm == "label_rounds":  # rounds of counterfactual labels; a rerun of the command resumes them
-        from .label_rounds import train_rounds
+    previous = signal.signal(signal.SIGTERM, _sigterm_as_ctrl_c)
+    try:
+        if cfg.algorithm == "label_rounds":  # rounds of counterfactual labels; a rerun of the command resumes them
+            from .labels.commands import run_config_rounds
 
-        if args.resume:
-            print("error: --resume is PPO's; a label_rounds run resumes when its command is run again", file=sys.stderr)
-            return 2
+            if args.resume:
+                print("error: --resume is PPO's; a label_rounds run resumes when its command is run again",
+                      file=sys.stderr)
+                return 2
+            return run_config_rounds(cfg, args.overwrite, resume_command(argv), getattr(cfg, "progress", True))
+        from .loop import train
+
         try:
-            train_rounds(cfg, overwrite=args.overwrite)
-        except ValueError as exc:  # a CheckpointError too
+            summary = train(cfg, resume=args.resume, overwrite=args.overwrite)
+        except (CheckpointError, FileExistsError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        except KeyboardInterrupt:  # the shards written so far are kept: the same command goes on from them
-            print("interrupted: run the same command again to go on", file=sys.stderr)
-            return 130
-        return 0
-    try:
-        summary = train(cfg, resume=args.resume, overwrite=args.overwrite)
-    except (CheckpointError, FileExistsError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 130 if summary["stop_reason"] == "interrupted" else 0
+        return 130 if summary["stop_reason"] == "interrupted" else 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_subcommand(name: str, argv: Sequence[str]) -> int:
+    """One of the tools (:func:`subcommands`), with its own options."""
+    if name == "distill":
+        from .expert import main as distill
+
+        return distill(list(argv))
+    from .labels.commands import COMMANDS
+
+    what, add = COMMANDS[name]
+    p = argparse.ArgumentParser(prog=f"{program()} {name}", description=what)
+    runner = add(p)
+    return runner(p.parse_args(argv))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python train.py`` / ``rook-train``: a run, or a subcommand named first."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in subcommands() and argv[0] != "run":
+        return run_subcommand(argv[0], argv[1:])
+    return run(argv[1:] if argv and argv[0] == "run" else argv)
 
 
 if __name__ == "__main__":

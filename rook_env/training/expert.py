@@ -130,7 +130,7 @@ def shard_paths(folder: str) -> list[str]:
     paths = [p for p in paths if not p.endswith(".tmp.npz")]
     if not paths:
         raise ValueError(f"no label shards (shard_*.npz) in {folder!r}: write some with "
-                         f"python -m rook_env.training.search_labels --out {folder}")
+                         f"rook-train search-labels --out {folder}")
     return paths
 
 
@@ -214,7 +214,7 @@ def label_worker(model_kwargs: dict, seed: int, samples: int, tables: int, flags
     ``seed``, search's worlds drawn as ``worlds`` says). Each weights message is also a request: the hands finished since the last one go back as one
     message (a message a hand would cross the pipe one per poll of the loop)."""
     torch.set_num_threads(1)
-    from .online_labels import TableLabeller
+    from .labels.online import TableLabeller
 
     out.cancel_join_thread()  # a stopped worker exits without waiting for the loop to take its last hands
     model = ActorCritic(**model_kwargs).eval()
