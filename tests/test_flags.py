@@ -1,5 +1,8 @@
 """Every configuration flag of RULES.md, each with a test that fails when the flag is ignored,
-and the validation of flag names and values."""
+and the validation of flag names and values: the partnership game's (R1-R10, F1-F21) and the 2s flags of
+call-your-partner Rook (RULES.md F17, F18 applied to section C: the black 2 takes a trick the Rook Bird
+would win; the red 2 is the little rook, a trump above every other trump and under a high Rook Bird);
+the 2s need the full deck in every game."""
 
 import random
 
@@ -11,14 +14,24 @@ from helpers import (
     DEAL_90_30,
     L,
     complete_deal,
+    cp_deal,
+    cp_ids,
     ids,
+    over_games,
+    per_game,
     play_designed_hand,
     play_random,
+    scripted_setup,
     state_in_play,
     step_text,
 )
 
 import rook_env
+from rook_env.games import get_game
+from rook_env.games.call_partner.config import CallPartnerConfig
+from rook_env.games.call_partner.config import make_config as cp_make_config
+from rook_env.games.call_partner.layout import layout_for as cp_layout_for
+from rook_env.games.call_partner.rules import CallPartnerState, trick_winner_index
 from rook_env.games.partnership.cards import bits, layout_for
 from rook_env.games.partnership.config import CHOICES, FLAG_NAMES, RookConfig, make_config
 from rook_env.games.partnership.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
@@ -37,6 +50,7 @@ def mask_names(st):
 
 
 # ------------------------------------------------------------------------------ validation
+@pytest.mark.partnership
 @pytest.mark.parametrize("flag", sorted(CHOICES))
 def test_bad_enum_value_names_flag_and_allowed_values(flag):
     with pytest.raises(ValueError) as exc:
@@ -47,6 +61,7 @@ def test_bad_enum_value_names_flag_and_allowed_values(flag):
         assert allowed in msg
 
 
+@pytest.mark.partnership
 def test_unknown_flag_name_lists_known_flags():
     with pytest.raises(ValueError) as exc:
         rook_env.env(rook_rnak="high")
@@ -56,6 +71,7 @@ def test_unknown_flag_name_lists_known_flags():
         assert name in msg
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize(
     "flags,name",
     [
@@ -76,6 +92,7 @@ def test_bad_numeric_values(flags, name):
         make_config(**flags)
 
 
+@pytest.mark.partnership
 def test_defaults_are_the_bold_values_of_rules_md():
     c = RookConfig()
     assert (c.target_score, c.min_bid, c.max_bid, c.bid_step) == (300, 70, 120, 5)
@@ -86,6 +103,7 @@ def test_defaults_are_the_bold_values_of_rules_md():
 
 
 # ------------------------------------------------------------------------------ target_score
+@pytest.mark.partnership
 def test_target_score_ends_the_game():
     e = rook_env.raw_env(episode="game", target_score=90)
     play_designed_hand(e, DEAL_90_30, 85)  # 90 vs 30
@@ -95,6 +113,7 @@ def test_target_score_ends_the_game():
     assert e.unwrapped.game.winner == -1 and e.unwrapped.game.phase == BID
 
 
+@pytest.mark.partnership
 def test_target_score_scales_observed_scores():
     e = rook_env.raw_env(episode="game", target_score=500)
     e.reset(options={"scores": [250, -100]})
@@ -105,6 +124,7 @@ def test_target_score_scales_observed_scores():
 
 
 # ------------------------------------------------------------------------------ bid bounds
+@pytest.mark.partnership
 def test_min_max_bid_step():
     e = rook_env.raw_env(min_bid=80, max_bid=100, bid_step=10)
     lay = e.unwrapped.layout
@@ -119,6 +139,7 @@ def test_min_max_bid_step():
     assert e.unwrapped.game.phase == DISCARD and e.unwrapped.game.bidder == 1
 
 
+@pytest.mark.partnership
 def test_dealer_forced_bid_is_min_bid():
     hands, nest = complete_deal({})
     e = rook_env.raw_env(min_bid=85)
@@ -127,6 +148,7 @@ def test_dealer_forced_bid_is_min_bid():
     assert legal_names(e) == ["bid 85"]
 
 
+@pytest.mark.partnership
 def test_max_bid_below_total_is_respected_by_the_mask():
     e = rook_env.raw_env(max_bid=100)
     e.reset(seed=1)
@@ -135,6 +157,7 @@ def test_max_bid_below_total_is_respected_by_the_mask():
 
 
 # ------------------------------------------------------------------------------ all_pass
+@pytest.mark.partnership
 def test_all_pass_redeal_redeals_by_same_dealer():
     hands, nest = complete_deal({})
     e = rook_env.raw_env(all_pass="redeal", episode="game")
@@ -149,6 +172,7 @@ def test_all_pass_redeal_redeals_by_same_dealer():
     assert all(r == 0 for r in e.rewards.values()) and not any(e.terminations.values())
 
 
+@pytest.mark.partnership
 def test_all_pass_redeal_still_lets_the_fourth_bid_after_a_bid():
     hands, nest = complete_deal({})
     e = rook_env.raw_env(all_pass="redeal")
@@ -158,6 +182,7 @@ def test_all_pass_redeal_still_lets_the_fourth_bid_after_a_bid():
 
 
 # ------------------------------------------------------------------------------ no_counter_redeal
+@pytest.mark.partnership
 @pytest.mark.parametrize("value,expect", [("on", True), ("off", False), (True, True), (False, False)])
 def test_no_counter_redeal_flag(value, expect):
     hands, nest = complete_deal({0: NO_COUNTER_HAND})
@@ -169,6 +194,7 @@ def test_no_counter_redeal_flag(value, expect):
             step_text(e, "redeal")
 
 
+@pytest.mark.partnership
 def test_no_counter_redeal_off_forced_dealer_has_only_the_minimum():
     hands, nest = complete_deal({3: NO_COUNTER_HAND})
     for value, expect in (("on", ["bid 70", "redeal"]), ("off", ["bid 70"])):
@@ -192,6 +218,7 @@ def _bidder_with(cards14: str, flags):
 GERMAN = {"nest_discard": "no_counters_unless_forced"}
 
 
+@pytest.mark.partnership
 def test_german_discard_names_trump_first():
     e = _bidder_with("R6 R7 R8 G6 G7 G8 B6 B7 B8 Y6 Y7 Y8 Y9 R5", GERMAN)
     game = e.unwrapped.game
@@ -207,6 +234,7 @@ def test_german_discard_names_trump_first():
         assert not e.unwrapped.decode(agent).nest_has_counters
 
 
+@pytest.mark.partnership
 def test_german_discard_counters_only_when_forced_and_announced():
     # Trump black; besides counters and trumps only Y6 and Y7.
     e = _bidder_with("Y6 Y7 B6 B7 R5 R10 R14 G5 G10 G14 B5 B10 B14 Rook", GERMAN)
@@ -230,6 +258,7 @@ def test_german_discard_counters_only_when_forced_and_announced():
             assert view.nest == [] and view.discards == []
 
 
+@pytest.mark.partnership
 def test_any_discard_allows_counters_and_announces_nothing():
     e = _bidder_with("Y6 Y7 B6 B7 R5 R10 R14 G5 G10 G14 B5 B10 B14 Rook", {})
     game = e.unwrapped.game
@@ -240,6 +269,7 @@ def test_any_discard_allows_counters_and_announces_nothing():
     assert not any(e.unwrapped.decode(a).nest_has_counters for a in e.agents)
 
 
+@pytest.mark.partnership
 def test_german_discard_with_other_trump_choice_changes_the_mask():
     # The restriction depends on the trump colour named first.
     e = _bidder_with("Y6 Y7 B6 B7 R5 R10 R14 G5 G10 G14 B5 B10 B14 Rook", GERMAN)
@@ -251,6 +281,7 @@ def test_german_discard_with_other_trump_choice_changes_the_mask():
 
 
 # ------------------------------------------------------------------------------ first_lead
+@pytest.mark.partnership
 @pytest.mark.parametrize("first_lead,leader", [("left_of_dealer", 1), ("left_of_bidder", 3), ("bidder", 2)])
 def test_first_lead(first_lead, leader):
     hands, nest = complete_deal({})
@@ -265,6 +296,7 @@ def test_first_lead(first_lead, leader):
 
 
 # ------------------------------------------------------------------------------ rook_rank
+@pytest.mark.partnership
 @pytest.mark.parametrize(
     "rank,trick,winner",
     [
@@ -285,6 +317,7 @@ def test_rook_rank_trick_winner(rank, trick, winner):
     assert st.trick_winner_index(ids(trick)) == winner
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize("rank", ["high", "low", "ten_and_half"])
 def test_rook_rank_play_any_time_privilege_only_for_high(rank):
     cfg = RookConfig(rook_rank=rank)
@@ -306,6 +339,7 @@ def test_rook_rank_play_any_time_privilege_only_for_high(rank):
     assert mask_names(st) == ["B5", "Rook"]
 
 
+@pytest.mark.partnership
 def test_rook_rank_low_rook_trick_in_play():
     """Through a real trick: a low Rook loses to the trump 5."""
     cfg = RookConfig(rook_rank="low")
@@ -320,6 +354,7 @@ def test_rook_rank_low_rook_trick_in_play():
 
 
 # ------------------------------------------------------------------------------ deck
+@pytest.mark.partnership
 def test_full_deck_layout_and_counters():
     cfg = RookConfig(deck="full")
     lay = layout_for(cfg)
@@ -344,6 +379,7 @@ def test_full_deck_layout_and_counters():
     assert half.trick_winner_index([lay.parse_card(n) for n in "R10 Rook R11 R1".split()]) == 3
 
 
+@pytest.mark.partnership
 def test_full_deck_hand():
     e = rook_env.raw_env(deck="full")
     e.reset(seed=4)
@@ -359,12 +395,14 @@ def test_full_deck_hand():
     assert res["bid"] in range(100, 181, 5)
 
 
+@pytest.mark.partnership
 def test_full_deck_fixed_deal_needs_thirteen_cards():
     e = rook_env.raw_env(deck="full")
     with pytest.raises(ValueError, match="13"):
         e.reset(options={"hands": [list(range(9))] * 4, "nest": [0, 1, 2, 3, 4]})
 
 
+@pytest.mark.partnership
 def test_one_high_partnership_variant():
     """deck=full, rook_rank=low, majority_tricks_bonus=20: bonus counted, 180 + 20 in all."""
     st = RookState(RookConfig(deck="full", rook_rank="low", majority_tricks_bonus=20), seed=9)
@@ -377,6 +415,7 @@ def test_one_high_partnership_variant():
 
 
 # ------------------------------------------------------------------------------ bonuses
+@pytest.mark.partnership
 def test_majority_tricks_bonus():
     e = rook_env.raw_env(majority_tricks_bonus=20)
     play_designed_hand(e, DEAL_90_30, 85)  # team 0 takes 7 of 9 tricks
@@ -385,6 +424,7 @@ def test_majority_tricks_bonus():
     assert hand["counters"] == [90, 30] and hand["hand_scores"] == [110, 30]
 
 
+@pytest.mark.partnership
 def test_majority_tricks_bonus_counts_toward_the_bid():
     """The implemented decision: bonuses join the bidding team's captured points when judging the bid."""
     plain = rook_env.raw_env()
@@ -396,6 +436,7 @@ def test_majority_tricks_bonus_counts_toward_the_bid():
     assert hand["made"] and hand["hand_scores"] == [100, 40]
 
 
+@pytest.mark.partnership
 def test_last_trick_bonus():
     e = rook_env.raw_env(last_trick_bonus=20)
     play_designed_hand(e, DEAL_80_40, 85)  # team 0 takes the last trick: 80 + 20 makes 85
@@ -407,6 +448,7 @@ def test_last_trick_bonus():
     assert hand["bonus"] == [0, 20] and not hand["made"] and hand["hand_scores"] == [-95, 65]
 
 
+@pytest.mark.partnership
 def test_both_bonuses():
     e = rook_env.raw_env(last_trick_bonus=20, majority_tricks_bonus=20)
     play_designed_hand(e, DEAL_75_45, 95)  # team 0: 6 tricks; team 1: last trick
@@ -415,6 +457,7 @@ def test_both_bonuses():
 
 
 # ------------------------------------------------------------------------------ episode / reward
+@pytest.mark.partnership
 def test_episode_hand_vs_game():
     e = rook_env.raw_env()
     play_designed_hand(e, DEAL_90_30, 85)
@@ -426,6 +469,7 @@ def test_episode_hand_vs_game():
     assert game.scores == [90, 30] and game.dealer == 0
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize(
     "reward,episode,expect",
     [
@@ -444,18 +488,21 @@ def test_reward_modes(reward, episode, expect):
     assert e._cumulative_rewards == e.rewards
 
 
+@pytest.mark.partnership
 def test_win_loss_hand_is_the_sign_of_the_score_difference():
     e = rook_env.raw_env(reward="win_loss")
     play_designed_hand(e, DEAL_90_30, 85)
     assert e.rewards["player_0"] == 1 and e.rewards["player_3"] == -1
 
 
+@pytest.mark.partnership
 def test_win_loss_game_end():
     e = rook_env.raw_env(reward="win_loss", episode="game")
     play_designed_hand(e, DEAL_80_40, 85, scores=[250, 270])  # 165 vs 310
     assert e.rewards == {"player_0": -1, "player_1": 1, "player_2": -1, "player_3": 1}
 
 
+@pytest.mark.partnership
 def test_observation_size_follows_flags():
     default = rook_env.raw_env().observation_space("player_0")["observation"].shape
     full = rook_env.raw_env(deck="full").observation_space("player_0")["observation"].shape
@@ -466,3 +513,141 @@ def test_observation_size_follows_flags():
     obs.reset(seed=0)
     assert obs.observe("player_0")["observation"].shape == full
     assert np.isfinite(obs.observe("player_0")["observation"]).all()
+
+
+# ============================================================================== the 2s in every game
+# Each game's deck without the 2s, and the flags of a table with the full deck.
+SMALL_DECK = per_game({"partnership": [("tournament", {"deck": "full"})],
+                       "call_partner": [("no_twos_to_fours", {})]})
+
+
+@pytest.mark.parametrize("flag", ["black_two_trump", "red_two_little_rook"])
+@pytest.mark.parametrize("game, small, full", over_games(SMALL_DECK))
+def test_twos_need_the_full_deck(game, small, full, flag):
+    make = get_game(game).load("config")
+    with pytest.raises(ValueError, match=f"{flag}='on' needs deck='full'"):
+        make(deck=small, **{flag: "on"})
+    assert getattr(make(**full, **{flag: True}), flag) == "on"  # booleans as for every on/off flag
+    with pytest.raises(ValueError, match=f"{flag}='maybe' is not allowed"):
+        make(**full, **{flag: "maybe"})
+
+
+# ============================================================================== call-your-partner Rook's 2s
+RED, YELLOW, GREEN, BLACK = range(4)
+
+
+def lay(**flags):
+    return cp_layout_for(cp_make_config(players=4, **flags))
+
+
+def winner(L, text, trump, rook_high=True):
+    return trick_winner_index(L, cp_ids(text, L), trump, rook_high)
+
+
+@pytest.mark.call_partner
+def test_call_partner_black_two_takes_the_trick_the_rook_would_win():
+    on, off = lay(black_two_trump="on"), lay()
+    # Green trump, Rook high: the Rook would win; with the flag the black 2 takes it.
+    assert winner(off, "G5 Rook B2 G1", GREEN) == 1
+    assert winner(on, "G5 Rook B2 G1", GREEN) == 2
+    # Rook low: the trump 1 wins, the Rook does not, so the black 2 takes nothing.
+    assert winner(on, "G5 Rook B2 G1", GREEN, rook_high=False) == 3
+    # Without the Rook in the trick the black 2 is a plain black 2 (the black 14 wins black).
+    assert winner(on, "B5 B2 B14 R1", GREEN) == 2
+    assert winner(on, "B5 B2 G2 R1", GREEN) == 2
+
+
+@pytest.mark.call_partner
+def test_call_partner_red_two_is_the_little_rook():
+    on, off = lay(red_two_little_rook="on"), lay()
+    # Green trump: the red 2 beats the trump 1, loses to a high Rook, beats a low Rook.
+    assert winner(off, "G5 R2 G1 G14", GREEN) == 2
+    assert winner(on, "G5 R2 G1 G14", GREEN) == 1
+    assert winner(on, "G5 R2 Rook G1", GREEN) == 2
+    assert winner(on, "G5 R2 Rook G1", GREEN, rook_high=False) == 1
+    # A red lead: the red 2 is not red (it cannot win the red trick as a red card, but as a trump it wins).
+    assert winner(on, "R5 R14 R2 Y1", GREEN) == 2
+    # Red trump: the red 2 is still above the red 1.
+    assert winner(on, "R1 R2 Y5 R14", RED) == 1
+    assert winner(off, "R1 R2 Y5 R14", RED) == 0
+
+
+@pytest.mark.call_partner
+def test_little_rook_follows_trump_not_red():
+    L = lay(red_two_little_rook="on")
+    R2, R7, G9, Y3 = cp_ids("R2 R7 G9 Y3", L)
+    # Green trump led: the red 2 must be played by a seat whose only trump it is.
+    assert L.suit_cards[GREEN][G9] & (1 << R2)
+    # A red lead: the red 2 does not follow red.
+    assert not L.suit_cards[GREEN][R7] & (1 << R2)
+    # A led red 2 is a trump lead: trumps follow it, other reds do not.
+    assert L.suit_cards[GREEN][R2] & (1 << G9) and not L.suit_cards[GREEN][R2] & (1 << R7)
+    assert not L.suit_cards[GREEN][R2] & (1 << Y3)
+
+
+@pytest.mark.call_partner
+@pytest.mark.parametrize("seat1,legal_after_red_lead", [
+    ("R2 R9", "R9"),  # holding a plain red card, the red 2 may not follow red
+    ("R2 Y5", None),  # no plain red card: any card, the red 2 included
+])
+def test_play_mask_with_the_little_rook(seat1, legal_after_red_lead):
+    cfg = cp_make_config(players=4, red_two_little_rook="on")
+    L = cp_layout_for(cfg)
+    st = CallPartnerState(cfg)
+    # dealer 3: seat 0 bids, wins the auction and leads the first trick (left of the dealer)
+    hands, nest = cp_deal(cfg, {0: "R7 R14", 1: seat1}, "")
+    st.new_game(dealer=3, hands=hands, nest=nest)
+    scripted_setup(st, trump=GREEN)
+    assert st.current == 0
+    st.apply(L.parse_card("R7"))  # a red lead
+    want = set(cp_ids(legal_after_red_lead, L)) if legal_after_red_lead else set(cp_ids(" ".join(
+        L.card_name(c) for c in range(L.n_cards) if st.hands[1] >> c & 1), L))
+    assert set(st.legal_actions()) == want
+    if legal_after_red_lead is None:
+        assert L.little_rook in want
+
+
+@pytest.mark.call_partner
+@pytest.mark.parametrize("flag,forced", [("on", True), ("off", False)])
+def test_german_discard_counts_the_little_rook_as_trump(flag, forced):
+    # The bidder's non-counters are green (trump) and the red 2: with the little rook every
+    # non-counter is a trump, so counters may go to the nest (F5 with F18); without it the red 2 is free.
+    cfg = cp_make_config(players=4, red_two_little_rook=flag, nest_discard="no_counters_unless_forced")
+    L = cp_layout_for(cfg)
+    hands, nest = cp_deal(cfg, {1: "G2 G3 G4 G6 G7 G8 G9 G11 G12 G13 R2 R5 R10"}, "R14 R1 Y5 Y10 Rook")
+    st = CallPartnerState(cfg)
+    st.new_game(dealer=0, hands=hands, nest=nest)
+    st.apply(L.bid_action(L.bids[0]))  # seat 1 bids, the others pass
+    for _ in range(3):
+        st.apply(L.PASS)
+    st.apply(L.TRUMP0 + GREEN)  # trump before the discard (C5.1)
+    hand = st.hands[1]
+    assert st.legal_mask() == (hand if forced else hand & ~L.counter_mask)
+
+
+@pytest.mark.call_partner
+@pytest.mark.parametrize("players", [4, 5, 6])
+def test_random_games_with_both_flags_keep_200_points_a_hand(players):
+    cfg = CallPartnerConfig(players=players, black_two_trump="on", red_two_little_rook="on")
+    for seed in range(20):
+        st = CallPartnerState(cfg, seed=seed)
+        st.new_game()
+        play_random(st, random.Random(seed))
+        assert sum(st.points) == 200
+        assert st.hand_result["hand_scores"] == st.scores
+
+
+@pytest.mark.call_partner
+def test_the_flags_reach_the_environment_through_every_door():
+    for door in (rook_env.env, rook_env.raw_env):
+        e = door(game="call_partner", players=5, black_two_trump="on", red_two_little_rook=True)
+        assert (e.config.black_two_trump, e.config.red_two_little_rook) == ("on", "on")
+        assert e.layout.black_two == e.layout.card_id(BLACK, 2) and e.layout.little_rook == e.layout.card_id(RED, 2)
+        e.reset(seed=3)
+        rng = random.Random(0)
+        while e.agents:
+            if e.terminations[e.agent_selection] or e.truncations[e.agent_selection]:
+                e.step(None)
+                continue
+            e.step(int(rng.choice(np.flatnonzero(e.observe(e.agent_selection)["action_mask"]))))
+    assert rook_env.raw_env(game="call_partner").layout.little_rook == -1  # off by default
