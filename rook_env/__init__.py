@@ -15,6 +15,8 @@ below are the partnership game's, the default.
 
 from __future__ import annotations
 
+import pettingzoo
+
 from rook_env.games.partnership.cards import BID0, N_ACTIONS, N_CARDS, PASS, REDEAL, ROOK, TRUMP0, Layout, layout_for
 from rook_env.games.partnership.config import FLAG_NAMES, RookConfig, make_config
 from rook_env.games.partnership.env import AGENTS, ENV_ID, CheckedRookEnv, IllegalActionWarning, NotResetError, env, raw_env
@@ -36,8 +38,6 @@ __all__ = [
 
 def _register() -> None:
     """Register every game's id with PettingZoo's registry where there is one (PettingZoo >= 1.27)."""
-    import pettingzoo
-
     registry = getattr(pettingzoo, "aec_registry", None)
     register = getattr(pettingzoo, "register", None)
     if registry is None or register is None:  # PettingZoo 1.24 to 1.26: no registry, nothing to do

@@ -40,6 +40,7 @@ from typing import Any, Mapping, Sequence
 import gymnasium
 import numpy as np
 
+from .agents import make_agent
 from .core.aec import RENDER_MODES, IllegalActionWarning
 from .core.loop import play_turns
 from .games import get_game
@@ -116,8 +117,6 @@ class SingleAgentRookEnv(gymnasium.Env):
         self._ended_illegal = False
 
     def _make_others(self, seed: int | None, seats: Sequence[int], flags: Mapping[str, Any]) -> dict[int, Any]:
-        from .agents import make_agent
-
         return {s: make_agent(self._spec, seed=None if seed is None else seed * 4 + s, **flags) for s in seats}
 
     # ---------------------------------------------------------------- gymnasium

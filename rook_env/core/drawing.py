@@ -30,6 +30,7 @@ import numpy as np
 from gymnasium.error import DependencyNotInstalled
 
 from .deck import COLOUR_NAMES, DeckLayout as Layout
+from .optional import MissingDependency, require
 
 INSTALL_HINT = 'pip install "rook_env[render]"'
 
@@ -95,12 +96,11 @@ class RenderDependencyError(DependencyNotInstalled, ImportError):
 def require_pillow() -> Any:
     """The ``PIL`` modules used here; raises :class:`RenderDependencyError` naming the extra when missing."""
     try:
-        from PIL import Image, ImageDraw, ImageFont
-    except ImportError as exc:
+        return require("PIL.Image"), require("PIL.ImageDraw"), require("PIL.ImageFont")
+    except MissingDependency as exc:
         raise RenderDependencyError(
             f"render_mode='rgb_array' draws with Pillow, which is not installed; run: {INSTALL_HINT}"
         ) from exc
-    return Image, ImageDraw, ImageFont
 
 
 @lru_cache(maxsize=None)

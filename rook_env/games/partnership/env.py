@@ -71,7 +71,7 @@ from rook_env.core.aec import (
     TrickTakingEnv,
     env_metadata,
 )
-from .observation import SCORE_CLIP, ObservationEncoder
+from .observation import SCORE_CLIP, ObservationEncoder, decode
 from .rules import OVER, RookState
 
 __all__ = ["AGENTS", "AGENT_SEAT", "ENV_ID", "OPTION_KEYS", "RENDER_MODES", "CheckedRookEnv", "IllegalActionWarning",
@@ -165,8 +165,6 @@ class raw_env(TrickTakingEnv):
 
     def decode(self, agent: str):
         """This seat's observation as a readable :class:`rook_env.games.partnership.observation.PlayerView`."""
-        from .observation import decode
-
         return decode(self.observe(agent)["observation"], self.config)
 
 
