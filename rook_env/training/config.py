@@ -1,7 +1,9 @@
-"""The training config: the :class:`Config` dataclass (every option, its default and what it means),
-its checks (one function per concern), how a YAML file and the command line override it
-(:func:`make_train_config`), and the schedules that move with the training progress (:func:`linear`,
-:func:`mix_at`).
+"""The training configs, one class per algorithm: :class:`PPOConfig` (PPO self-play, every option with its default
+and what it means, its sections :class:`RayConfig` and :class:`ExitConfig`; ``Config`` is its other name) and
+:class:`LabelRoundsConfig` (rounds of counterfactual labels: a run's name and folder and the :class:`RoundsConfig`
+section). The checks (one function per concern), how a YAML file and the command line override a config
+(:func:`make_train_config`, which takes the class from the ``algorithm`` field), and the schedules that move with
+the training progress (:func:`linear`, :func:`mix_at`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from omegaconf.errors import OmegaConfBaseException
 
 from rook_env.agents.learned.model import GRAD_PRECISIONS
 from rook_env.agents.registry import GAMES, game_config
+from rook_env.games import Game, get_game
+
+from .labels.config import RANDOM_NETWORK, SEED_STRIDE, RoundsConfig  # noqa: F401 - the rounds section
 
 OPPONENT_KINDS = ("self", "pool", "heuristic", "random")
 EVAL_NAMES = ("random", "heuristic", "search")  # besides checkpoint paths; "heuristic" is the game's heuristic
@@ -66,149 +71,26 @@ class ExitConfig:
     kl_coef: float = 0.0  # weight of the KL to init_checkpoint's policy on the searched decisions min_gap leaves out
 
 
-def phase_probs(label_prob: float, phase_label_prob: dict[str, float] | None = None, prefix: str = "") -> list[float]:
-    """The chance that a decision with a choice is labelled, per phase id (``rook_env.rules.PHASE_NAMES``):
-    ``label_prob``, or ``phase_label_prob[name]`` for the phases it names; a ValueError names a bad one (after
-    ``prefix``, "rounds." in a train.py config)."""
-    from rook_env.rules import PHASE_NAMES
-
-    if not 0.0 < label_prob <= 1.0:
-        raise ValueError(f"{prefix}label_prob must be in (0, 1], got {label_prob!r}")
-    probs = [float(label_prob)] * len(PHASE_NAMES)
-    for name, share in (phase_label_prob or {}).items():
-        if name not in PHASE_NAMES:
-            raise ValueError(f"{prefix}phase_label_prob: unknown phase {name!r}; the phases are "
-                             f"{', '.join(PHASE_NAMES)}")
-        if not 0.0 <= share <= 1.0:
-            raise ValueError(f"{prefix}phase_label_prob.{name} must be in [0, 1], got {share!r}")
-        probs[PHASE_NAMES.index(name)] = float(share)
-    return probs
-
-
-def parse_pairs(items: Sequence[str], value: type, field_name: str, form: str) -> dict:
-    """A command line's KEY=VALUE words as a mapping, each value read by ``value``; a word without a key or whose
-    value does not read is named, with ``form`` (e.g. "PHASE=SHARE (e.g. play=0.45)"). The key is what comes before
-    the last "=", so it may hold "=" itself (an agent spec's options)."""
-    pairs = {}
-    for item in items:
-        key, _, text = item.rpartition("=")
-        try:
-            if not key:
-                raise ValueError
-            pairs[key] = value(text)
-        except ValueError:
-            raise ValueError(f"{field_name}: give {form}, got {item!r}") from None
-    return pairs
-
-
-def parse_shares(items: Sequence[str]) -> dict[str, float]:
-    """``["bid=0.15", "play=0.45"]`` (``--phase-label-prob``) as ``{"bid": 0.15, "play": 0.45}``."""
-    return parse_pairs(items, float, "phase_label_prob", "PHASE=SHARE (e.g. play=0.45)")
-
-
-def parse_opponents(items: Sequence[str]) -> dict[str, int]:
-    """``["ppo:past.pt=10240"]`` (``--opponents``) as ``{"ppo:past.pt": 10240}``."""
-    return parse_pairs(items, int, "opponents", "SPEC=DEALS (e.g. ppo:past.pt=10240)")
-
-
-SEED_STRIDE = 1_000_000  # seeds between label sets of rook_env.training.label_rounds: a set's shards must fit in it
-ALGORITHMS = ("ppo", "label_rounds")
-RANDOM_NETWORK = "random"  # RoundsConfig.network: round 1's base is a freshly initialised network (from scratch)
-
-
 @dataclass
-class RoundsConfig:
-    """Rounds of counterfactual labels (rook_env.training.label_rounds): the ``rounds`` section of a config with
-    ``algorithm: label_rounds``, and the arguments of ``python -m rook_env.training.label_rounds``."""
+class LabelRoundsConfig:
+    """The config of ``algorithm: label_rounds`` (rook_env.training.label_rounds): the run's folder and its
+    ``rounds`` section."""
 
-    # the partnership checkpoint of round 1's base, or "random": a network of train.py's default shape initialised
-    # from ``seed`` (written to <out>/round_0/network.pt), the loop from scratch
-    network: str = "rook_env/agents/checkpoints/ppo_default.pt"
-    out: str = ""  # the folder of the rounds; "" in a train.py config: the run's folder, runs/<name>/
-    rounds: int = 1
-    # A time budget: a round starts only while the minutes of the rounds so far (labels, fits, selection, as
-    # rounds.json records them) plus the last round's minutes fit in it, so the loop stops near the budget whatever
-    # the machine's speed; ``rounds`` stays the most it runs. 0: no budget (``rounds`` rounds)
-    max_minutes: float = 0.0
-    self_hands: int = 111_616  # deals labelled in self-play per round
-    heuristic_hands: int = 136_704  # deals labelled against the heuristic per round
-    # More label sets per round, the other team played by an agent of the field: {agent spec: deals}, e.g.
-    # {"ppo:rook_env/agents/checkpoints/ppo_v2.pt": 10240} (a past network, a best response). Labels against a field
-    # hold the network where a best response found gains (docs/results.md, the league round); {}: none
-    opponents: dict[str, int] = field(default_factory=dict)
-    seed: int = 95_000_000  # round 1's first self-play shard (label_rounds' docstring)
-    shard_hands: int = 256
-    label_prob: float = 0.25
-    # other label shares for the phases named (rook_env.rules.PHASE_NAMES), e.g. {bid: 0.15, play: 0.45}: a bid's or
-    # a discard's branches play the whole hand out, a card's the rest of it (docs/training.md, what a label costs)
-    phase_label_prob: dict[str, float] = field(default_factory=dict)
-    tables: int = 2048
-    processes: int = 2
-    margin: float = 10.0  # residual_fit's, trained in
-    lr: float = 1e-4
-    epochs: int = 5
-    # Rounds of labels each fit reads: this round's and the replay - 1 rounds before it (1: this round's only). Older
-    # labels value the actions under an older network's play-out: more deals per fit for the price of some
-    # staleness, so that one noisy round does not undo what the rounds before it taught.
-    replay: int = 1
-    threads: int = 2
-    # Selection: every round's network plays select_deals duplicate deals (seed select_seed, apart from every held-out
-    # seed) against the heuristic and agent.pt is the best of them; 0: agent.pt is the last round's network
-    select_deals: int = 0
-    select_seed: int = 1000
-    # With selection: the mean of the weights of the last ``average`` rounds' networks (one lineage, each round a
-    # fine-tune of the one before) is a candidate too, scored on the same deals (<out>/average.pt); 0: none
-    average: int = 0
-    # label-worker actors on a Ray cluster instead of the processes (docs/cluster.md: the same shards); 0: processes
-    workers: int = 0
-    ray_address: str = ""  # with workers: the cluster ("auto", HOST:PORT; "": a private local Ray instance)
+    algorithm: str = "label_rounds"
+    name: str = "default"  # run directory runs/<name>/ (the rounds' ``out`` when that is "")
+    run_dir: str = "runs"
+    rounds: RoundsConfig = field(default_factory=RoundsConfig)
 
-    def check(self, prefix: str = "") -> RoundsConfig:
-        """Raise ValueError naming the first field (after ``prefix``, "rounds." in a train.py config) out of range."""
-        def fail(name: str, why: str) -> None:
-            raise ValueError(f"{prefix}{name} {why}, got {getattr(self, name)!r}")
-
-        for name in ("rounds", "shard_hands", "tables", "processes", "epochs", "replay", "threads"):
-            if getattr(self, name) < 1:
-                fail(name, "must be >= 1")
-        for name in ("self_hands", "heuristic_hands", "seed", "workers", "select_deals", "select_seed"):
-            if getattr(self, name) < 0:
-                fail(name, "must be >= 0")
-        if self.average == 1 or self.average < 0:
-            fail("average", "must be 0 (none) or at least 2 rounds")
-        if self.average and not self.select_deals:
-            fail("average", "is a candidate of the selection: give select_deals > 0 too")
-        for spec, hands in self.opponents.items():
-            if spec in ("self", "heuristic"):
-                raise ValueError(f"{prefix}opponents: {spec!r} has its own field ({spec}_hands), got it in opponents")
-            if isinstance(hands, bool) or not isinstance(hands, int) or hands < 0:
-                raise ValueError(f"{prefix}opponents: the deals against {spec!r} must be an integer >= 0, "
-                                 f"got {hands!r}")
-        if self.self_hands + self.heuristic_hands + sum(self.opponents.values()) < 2:
-            fail("self_hands", "+ heuristic_hands + the opponents' deals must be at least 2 (the fit validates on "
-                 "held-out deals)")
-        shards = -(-max(self.self_hands, self.heuristic_hands, *self.opponents.values()) // self.shard_hands)
-        if shards > SEED_STRIDE:
-            fail("shard_hands", f"is too small: {shards} shards per label set would overlap the next set's seeds "
-                 f"(at most {SEED_STRIDE})")
-        if not 0.0 < self.label_prob <= 1.0:
-            fail("label_prob", "must be in (0, 1]")
-        phase_probs(self.label_prob, self.phase_label_prob, prefix)
-        if not self.lr > 0:
-            fail("lr", "must be > 0")
-        if not self.max_minutes >= 0:
-            fail("max_minutes", "must be >= 0 (0: no time budget)")
-        if self.margin < 0:
-            fail("margin", "must be >= 0")
-        if self.network != RANDOM_NETWORK and not os.path.isfile(self.network):
-            fail("network", f"must be a checkpoint file that exists or {RANDOM_NETWORK!r} (from scratch)")
+    def check(self) -> LabelRoundsConfig:
+        """Raise ValueError naming the first field out of range; returns the config."""
+        self.rounds.check("config field rounds.")
         return self
 
 
 @dataclass
-class Config:
-    """Every training option. A YAML file and the command line override these defaults (OmegaConf
-    checks the types); :meth:`check` checks the values.
+class PPOConfig:
+    """Every option of PPO self-play (rook_env.training.loop). A YAML file and the command line override these
+    defaults (OmegaConf checks the types); :meth:`check` checks the values.
 
     The budget: a run stops at ``total_decisions`` learner decisions or when its wall time reaches
     ``max_minutes``, whichever comes first. ``max_minutes`` is the budget of the whole run, across
@@ -220,10 +102,7 @@ class Config:
     it). The playoff and the held-out evaluation at the end run after the cap.
     """
 
-    # "ppo": PPO self-play (rook_env.training.loop, every field below but ``rounds``); "label_rounds": rounds of
-    # counterfactual labels and fits from a trained network (rook_env.training.label_rounds, the ``rounds`` section
-    # and name/run_dir only)
-    algorithm: str = "ppo"
+    algorithm: str = "ppo"  # the algorithm of make_train_config's config classes (ALGORITHMS)
     name: str = "default"  # run directory runs/<name>/
     run_dir: str = "runs"
     seed: int = 1
@@ -327,22 +206,19 @@ class Config:
     progress: bool = True  # the progress line (rook_env.training.reporting); false: log lines
     ray: RayConfig = field(default_factory=RayConfig)  # collectors on a Ray cluster; see RayConfig
     exit: ExitConfig = field(default_factory=ExitConfig)  # expert iteration; see ExitConfig
-    rounds: RoundsConfig = field(default_factory=RoundsConfig)  # algorithm: label_rounds; see RoundsConfig
 
-    def check(self) -> Config:
+    def check(self) -> PPOConfig:
         """Raise ValueError naming the first field whose value is out of range; returns the config."""
-        if self.algorithm not in ALGORITHMS:
-            bad(self, "algorithm", f"must be one of {', '.join(ALGORITHMS)}")
-        if self.algorithm == "label_rounds":
-            self.rounds.check("config field rounds.")
-            return self
         for check in (check_numbers, check_run, check_network, check_opponents, check_evaluation, check_game,
                       check_ray, check_exit, check_prior, check_play_by):
             check(self)
         return self
 
 
-def bad(cfg: Config, name: str, why: str) -> None:
+Config = PPOConfig  # the name rook_env.training exports for PPO's config
+
+
+def bad(cfg: PPOConfig, name: str, why: str) -> None:
     """Raise the ValueError of a bad field: its name, what is wrong and the value it has."""
     raise ValueError(f"config field {name!r}: {why} (got {getattr(cfg, name)!r})")
 
@@ -358,7 +234,7 @@ NON_NEGATIVE = ("seed", "eval_seed", "final_eval_seed", "playoff_candidates", "p
 UNIT_INTERVAL = ("gamma", "gae_lambda")
 
 
-def check_numbers(cfg: Config) -> None:
+def check_numbers(cfg: PPOConfig) -> None:
     """Finite floats; counts, rates and coefficients in their ranges."""
     for f in dataclasses.fields(cfg):
         if f.type == "float" and not math.isfinite(getattr(cfg, f.name)):
@@ -378,7 +254,7 @@ def check_numbers(cfg: Config) -> None:
         bad(cfg, "bc_dtype", "must be float32 or float16")
 
 
-def check_run(cfg: Config) -> None:
+def check_run(cfg: PPOConfig) -> None:
     """The run folder's name and the device."""
     if not cfg.name or os.sep in cfg.name or cfg.name in (".", ".."):
         bad(cfg, "name", "must be a folder name (not empty, no path separator)")
@@ -386,7 +262,7 @@ def check_run(cfg: Config) -> None:
         bad(cfg, "device", "must be auto, cpu or cuda[:N]")
 
 
-def check_network(cfg: Config) -> None:
+def check_network(cfg: PPOConfig) -> None:
     """Layer widths of the actor and the critic."""
     if not cfg.hidden or min(cfg.hidden) <= 0:
         bad(cfg, "hidden", "must be a non-empty list of positive integers")
@@ -396,7 +272,7 @@ def check_network(cfg: Config) -> None:
         bad(cfg, "grad_precision", f"must be one of {', '.join(GRAD_PRECISIONS)}")
 
 
-def check_play_by(cfg: Config) -> None:
+def check_play_by(cfg: PPOConfig) -> None:
     """Card play by search: a search spec without a base, in the partnership game, in this process."""
     if not cfg.play_by:
         return
@@ -423,7 +299,7 @@ def play_by_agent(spec: str, flags: dict, seed: int | None, base: Any = None) ->
     return SearchAgent(seed=seed, base=base, **parsed[1], **flags)  # the base's auction ("search" plays cards only)
 
 
-def check_prior(cfg: Config) -> None:
+def check_prior(cfg: PPOConfig) -> None:
     """A residual policy (heuristic_prior > 0) with what records no hints: cloning, expert iteration, the league
     (plain networks), Ray's collectors."""
     if not cfg.heuristic_prior:
@@ -435,7 +311,7 @@ def check_prior(cfg: Config) -> None:
                              f"the heuristic; got heuristic_prior={cfg.heuristic_prior!r}): set it to its default")
 
 
-def check_opponents(cfg: Config) -> None:
+def check_opponents(cfg: PPOConfig) -> None:
     """The opponent mixes (known kinds, weights that can be normalised) and the league's checkpoints."""
     for name in ("opponent_mix", "opponent_mix_end"):
         mix = getattr(cfg, name)
@@ -453,7 +329,7 @@ def check_opponents(cfg: Config) -> None:
             bad(cfg, "league", f"{path!r} is not a checkpoint path (*.pt)")
 
 
-def check_evaluation(cfg: Config) -> None:
+def check_evaluation(cfg: PPOConfig) -> None:
     """Evaluation opponents, the selection rule, and seeds that keep the playoff's deals fresh."""
     if not cfg.eval_opponents:
         bad(cfg, "eval_opponents", "must name at least one opponent")
@@ -476,7 +352,7 @@ def check_evaluation(cfg: Config) -> None:
         bad(cfg, "playoff_seed", "must differ from eval_seed and final_eval_seed (its deals would not be fresh)")
 
 
-def check_game(cfg: Config) -> None:
+def check_game(cfg: PPOConfig) -> None:
     """The game, its seat count and rule flags (checked by the game registry), and game episodes' hand limit."""
     if cfg.env_flags.get("episode") == "game" and cfg.max_hands <= 0:
         bad(cfg, "max_hands", "must be > 0 with env_flags.episode=game: early policies can play a game for ever "
@@ -493,7 +369,7 @@ def check_game(cfg: Config) -> None:
         raise ValueError(f"config field 'env_flags': {exc}") from None
 
 
-def check_ray(cfg: Config) -> None:
+def check_ray(cfg: PPOConfig) -> None:
     """The ``ray`` section: counts and resources in range."""
     r = cfg.ray
     for name, ok, why in (("collectors", r.collectors >= 0, "must be >= 0 (0: collect in-process)"),
@@ -511,7 +387,7 @@ def check_ray(cfg: Config) -> None:
 EXIT_SOURCES = ("", "offline", "online")
 
 
-def check_exit(cfg: Config) -> None:
+def check_exit(cfg: PPOConfig) -> None:
     """The ``exit`` section: a known source, its labels folder, the loss's numbers in range."""
     e = cfg.exit
 
@@ -548,51 +424,69 @@ def check_exit(cfg: Config) -> None:
         fail("batch", f"must be at most exit.buffer ({e.buffer})")
 
 
-def game_flags(cfg: Config) -> dict[str, Any]:
+def game_flags(cfg: PPOConfig) -> dict[str, Any]:
     """The rule flags of the config's table with its ``game`` key (rook_env.agents.registry.game_config)."""
     return {**cfg.env_flags, "game": cfg.game, **({"players": cfg.players} if cfg.players else {})}
 
 
+def game_of(cfg: PPOConfig) -> Game:
+    """The game a run plays: the registry's spec bound to the config's table (players resolved)."""
+    flags = game_flags(cfg)
+    return get_game(flags.pop("game")).bind(**flags)
 
-SECTIONS = ("ray", "exit", "rounds")  # Config fields that are dataclasses of their own
+
+ALGORITHMS: dict[str, type] = {"ppo": PPOConfig, "label_rounds": LabelRoundsConfig}  # the config class of each
+
+
+def sections(cls: type) -> dict[str, type]:
+    """The fields of a config class that are dataclasses of their own (PPO's ``ray`` and ``exit``), by name."""
+    return {f.name: type(f.default_factory()) for f in dataclasses.fields(cls)
+            if f.default_factory is not dataclasses.MISSING and dataclasses.is_dataclass(f.default_factory())}
 
 
 def make_train_config(config_path: str | None = None, overrides: Sequence[str] = (),
-                      base: dict | None = None) -> Config:
-    """Defaults <- ``base`` (a resumed checkpoint's config) <- YAML file <- ``field=value`` overrides.
+                      base: dict | None = None) -> PPOConfig | LabelRoundsConfig:
+    """Defaults <- ``base`` (a resumed checkpoint's config) <- YAML file <- ``field=value`` overrides, in the config
+    class of the ``algorithm`` they name (:data:`ALGORITHMS`; PPO's when none does).
 
     A dotted override (``opponent_mix.heuristic=0.5``) sets one entry of a mapping; a whole value
     (``opponent_mix={self: 1}``, or a mapping in the YAML file) replaces the field. A section (``ray``, ``exit``) is
-    set field by field: ``ray: {collectors: 2}`` leaves its other fields as they were. Errors are
-    ValueErrors naming the field (or the file and line of a YAML syntax error).
+    set field by field: ``ray: {collectors: 2}`` leaves its other fields as they were. ``base`` sets only the fields
+    the class has (a checkpoint may come from a config with others). Errors are ValueErrors naming the field (or
+    the file and line of a YAML syntax error).
     """
-    cfg = OmegaConf.structured(Config)
-
-    def apply(items: dict, source: str) -> None:
-        for key, value in items.items():
-            if key in SECTIONS and isinstance(value, dict):  # a section is set field by field (a dataclass)
-                apply({f"{key}.{k}": v for k, v in value.items()}, source)
-                continue
-            try:
-                OmegaConf.update(cfg, str(key), value, merge=False)
-            except OmegaConfBaseException as exc:
-                what = "unknown config field" if "' not in '" in str(exc) else "config field"
-                raise ValueError(f"{what} {exc.full_key!r} (from {source}): {str(exc).splitlines()[0]}") from None
-            except ValueError:  # OmegaConf: a dotted key below a list or a number
-                raise ValueError(f"config field {key!r} (from {source}): no such entry") from None
-
+    data = read_config_file(config_path) if config_path else {}
+    parsed = parse_overrides(overrides)
+    algorithm = parsed.get("algorithm", data.get("algorithm", (base or {}).get("algorithm", "ppo")))
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
+        raise ValueError(f"config field 'algorithm': must be one of {', '.join(ALGORITHMS)} (got {algorithm!r})")
+    cls = ALGORITHMS[algorithm]
+    cfg = OmegaConf.structured(cls)
     if base:
-        apply(base, "the checkpoint")
-    if config_path:
-        try:
-            data = OmegaConf.to_container(OmegaConf.load(config_path))
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            raise ValueError(f"{config_path}{where}: malformed YAML: {getattr(exc, 'problem', None) or exc}") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"{config_path}: a config file must be a YAML mapping of field: value")
-        apply(data, config_path)
+        apply(cfg, cls, known_fields(cls, base), "the checkpoint")
+    apply(cfg, cls, data, config_path or "")
+    apply(cfg, cls, parsed, "the command line")
+    try:
+        return OmegaConf.to_object(cfg).check()
+    except OmegaConfBaseException as exc:  # e.g. an unresolvable ${interpolation}
+        raise ValueError(f"config field {exc.full_key!r}: {str(exc).splitlines()[0]}") from None
+
+
+def read_config_file(path: str) -> dict:
+    """A YAML config file as a mapping; a ValueError names a syntax error's line or a file that is no mapping."""
+    try:
+        data = OmegaConf.to_container(OmegaConf.load(path))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ValueError(f"{path}{where}: malformed YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a config file must be a YAML mapping of field: value")  # noqa: TRY004
+    return data
+
+
+def parse_overrides(overrides: Sequence[str]) -> dict:
+    """The command line's ``field=value`` words as a mapping, each value read as YAML."""
     parsed = {}
     for item in overrides:
         key, eq, value = item.partition("=")
@@ -602,12 +496,31 @@ def make_train_config(config_path: str | None = None, overrides: Sequence[str] =
             parsed[key.strip()] = yaml.safe_load(value) if value.strip() else ""
         except yaml.YAMLError:
             raise ValueError(f"override {item!r}: the value is not valid YAML") from None
-    apply(parsed, "the command line")
-    try:
-        return OmegaConf.to_object(cfg).check()
-    except OmegaConfBaseException as exc:  # e.g. an unresolvable ${interpolation}
-        raise ValueError(f"config field {exc.full_key!r}: {str(exc).splitlines()[0]}") from None
+    return parsed
 
+
+def known_fields(cls: type, items: dict) -> dict:
+    """The entries of ``items`` that name fields of ``cls`` (within its sections too)."""
+    names, inner = {f.name for f in dataclasses.fields(cls)}, sections(cls)
+    return {k: known_fields(inner[k], v) if k in inner and isinstance(v, dict) else v
+            for k, v in items.items() if k in names}
+
+
+def apply(cfg: Any, cls: type, items: dict, source: str) -> None:
+    """Set the fields ``items`` names in the OmegaConf config ``cfg`` of ``cls``; a section field by field. A
+    ValueError names a field that ``cls`` lacks or a value of the wrong type, and ``source``."""
+    inner = sections(cls)
+    for key, value in items.items():
+        if key in inner and isinstance(value, dict):  # a section is set field by field (a dataclass)
+            apply(cfg, cls, {f"{key}.{k}": v for k, v in value.items()}, source)
+            continue
+        try:
+            OmegaConf.update(cfg, str(key), value, merge=False)
+        except OmegaConfBaseException as exc:
+            what = "unknown config field" if "' not in '" in str(exc) else "config field"
+            raise ValueError(f"{what} {exc.full_key!r} (from {source}): {str(exc).splitlines()[0]}") from None
+        except ValueError:  # OmegaConf: a dotted key below a list or a number
+            raise ValueError(f"config field {key!r} (from {source}): no such entry") from None
 
 
 # ============================================================================================ schedules
@@ -617,7 +530,7 @@ def linear(start: float, end: float, progress: float) -> float:
     return start + (end - start) * min(max(progress, 0.0), 1.0)
 
 
-def mix_at(cfg: Config, progress: float) -> dict[str, float]:
+def mix_at(cfg: PPOConfig, progress: float) -> dict[str, float]:
     """The opponent mix (normalised) at a training progress in [0, 1]."""
     end = cfg.opponent_mix_end or cfg.opponent_mix
     w = {k: linear(float(cfg.opponent_mix.get(k, 0.0)), float(end.get(k, 0.0)), progress) for k in OPPONENT_KINDS}
