@@ -12,25 +12,28 @@ import numpy as np
 import torch
 from torch import nn
 
+from rook_env.agents import batched, make_agent
 from rook_env.agents.learned.model import ActorCritic
+from rook_env.games import Game
 from rook_env.vector import sample_legal
 
 from .collection import TRAIN_SEED_LOW
-from .config import Config
-from .games import game_of
+from .config import Config, game_of
 from .ppo import make_optimizer
 
 
-def heuristic_games(cfg: Config, rng: np.random.Generator, progress: Callable[[str, int, int], None]) -> dict:
+def heuristic_games(cfg: Config, rng: np.random.Generator, progress: Callable[[str, int, int], None],
+                    game: Game | None = None) -> dict:
     """``bc_hands`` episodes of the heuristic in every seat, ``num_envs`` at a time on the batched engine:
     every non-forced decision (``skip_forced``) with its observation, mask, critic input, action,
     episode number (in starting order) and Monte Carlo return (gamma = 1: the seat's rewards of the
-    episode, times ``reward_scale``). ``progress`` is called after every finished episode."""
+    episode, times ``reward_scale``). ``progress`` is called after every finished episode. ``game``: the run's
+    (built from ``cfg`` when not given)."""
     N = min(cfg.num_envs, cfg.bc_hands)
-    game = game_of(cfg)
+    game = game or game_of(cfg)
     S = game.seats
     env = game.vector_env(N, max_hands=cfg.max_hands or None, **game.flags)
-    teacher = game.heuristic_batch()
+    teacher = batched(make_agent(game.heuristic, **game.agent_flags))
     tables = np.arange(N)
     obs, info = env.reset(seed=int(rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))
     episode, active = tables.copy(), np.ones(N, bool)
@@ -68,16 +71,16 @@ def heuristic_games(cfg: Config, rng: np.random.Generator, progress: Callable[[s
 
 
 def behaviour_clone(model: ActorCritic, cfg: Config, device: torch.device, rng: np.random.Generator,
-                    progress: Callable[[str, int, int], None]) -> dict:
+                    progress: Callable[[str, int, int], None], game: Game | None = None) -> dict:
     """Imitate the heuristic agent (actor: cross-entropy with legal-action label smoothing) and fit the
     critic to the heuristic games' returns (:func:`heuristic_games`). 5% of the hands are held out to
     report the imitation accuracy on unseen decisions; with ``bc_eval_every`` it is measured every that
     many steps and the model ends with the weights of the best measurement (early stopping).
     ``progress(what, done, total)`` is called after every hand and step."""
     t0 = time.time()
-    game = game_of(cfg)
+    game = game or game_of(cfg)
     phase = slice(0, game.phase_columns)  # the observation starts with the phase one-hot (Game.phases, over, ...)
-    data = heuristic_games(cfg, rng, progress)
+    data = heuristic_games(cfg, rng, progress, game)
     obs, masks, cins, acts, rets, hand_ids = (data[k] for k in ("obs", "mask", "cin", "act", "ret", "episode"))
     O = torch.as_tensor(obs, device=device)
     M = torch.as_tensor(masks, device=device)

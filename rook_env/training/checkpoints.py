@@ -16,6 +16,7 @@ import dataclasses
 import os
 import random
 import shutil
+from typing import Any
 
 import numpy as np
 import torch
@@ -24,9 +25,11 @@ from torch import nn
 from rook_env.agents.learned import check_checkpoint_game
 from rook_env.agents.learned.model import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, ActorCritic, CheckpointError,
                                            load_checkpoint, model_from_checkpoint)
+from rook_env.games import Game
 
-from .config import Config
-from .games import Game, game_of
+from .config import Config, game_of
+
+COLLECTION_KEYS = ("ahead", "ray")  # what the collector plug-ins save in a full checkpoint (save_checkpoint)
 
 
 # ======================================================================================== random state
@@ -61,16 +64,19 @@ def seed_everything(seed: int) -> np.random.Generator:
 # ========================================================================================= checkpoints
 def save_checkpoint(path: str, model: ActorCritic, optimizer: torch.optim.Optimizer | None, cfg: Config, state: dict,
                     rng: np.random.Generator | None, pool: list[nn.Module], full: bool = True,
-                    gens: dict[str, torch.Generator] | None = None, ahead: dict | None = None) -> None:
+                    gens: dict[str, torch.Generator] | None = None, collection: dict | None = None,
+                    flags: dict | None = None) -> None:
     """Write a checkpoint atomically. ``full=False``: the model only (what ships with the repo).
-    ``ahead``: how the rollout collected ahead (``overlap``) was started, so that a resume collects it again."""
+    ``collection``: what the collector plug-in saves (rook_env.training.collectors: ``ahead``, how the rollout
+    collected ahead started, so that a resume collects it again; ``ray``, the Ray collectors' ledger).
+    ``flags``: the table's rule flags (the run's :class:`Game`'s; built from ``cfg`` when not given)."""
     ckpt = {
         "format": CHECKPOINT_FORMAT,
         "format_version": CHECKPOINT_VERSION,
         "model_kwargs": model.kwargs(),
         "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
         "game": cfg.game,
-        "env_flags": game_of(cfg).flags,  # the table's rule flags (call_partner: players included)
+        "env_flags": game_of(cfg).flags if flags is None else flags,  # the table's rule flags (players included)
         "config": dataclasses.asdict(cfg),
         "iteration": state["iteration"],
         "decisions": state["decisions"],
@@ -85,18 +91,19 @@ def save_checkpoint(path: str, model: ActorCritic, optimizer: torch.optim.Optimi
             rng=rng_state(rng, gens),
             pool=[{k: v.detach().cpu() for k, v in a.state_dict().items()} for a in pool],
             bc=state.get("bc"),
-            ahead=ahead,
+            **{"ahead": None, **(collection or {})},
         )
     tmp = path + ".tmp"
     torch.save(ckpt, tmp)
     os.replace(tmp, path)
 
 
-def save_agent(path: str, model: ActorCritic, cfg: Config, state: dict, source: dict) -> None:
+def save_agent(path: str, model: ActorCritic, cfg: Config, state: dict, source: dict,
+               flags: dict | None = None) -> None:
     """Write ``agent.pt``: ``model`` alone (no optimizer, random states or pool), labelled with the iteration
     and decisions of the checkpoint it comes from (``source``: the best one, or the playoff's winner)."""
     save_checkpoint(path, model, None, cfg, {**state, "iteration": source["iteration"],
-                                             "decisions": source["decisions"]}, None, [], full=False)
+                                             "decisions": source["decisions"]}, None, [], full=False, flags=flags)
 
 
 # ===================================================================================== resume and load
@@ -123,10 +130,10 @@ def load_model(path: str, game: Game, obs_dim: int, n_actions: int, like: ActorC
 
 
 def restore(path: str, device: torch.device, game: Game, model: ActorCritic, optimizer: torch.optim.Optimizer,
-            rng: np.random.Generator, gens: dict[str, torch.Generator], state: dict) -> tuple[list[dict], dict | None]:
+            rng: np.random.Generator, gens: dict[str, torch.Generator], state: Any) -> tuple[list[dict], dict]:
     """Load a full checkpoint (``--resume``) into the run: the model's weights, the optimizer, every random
-    state and the counters in ``state``. Returns the snapshot pool's actor weights and how the rollout
-    collected ahead started (None: none was)."""
+    state and the counters (attributes of ``state``, a RunState). Returns the snapshot pool's actor weights and
+    what the collector plug-in saved (``ahead``, ``ray``: :func:`save_checkpoint`'s ``collection``)."""
     ckpt = load_checkpoint(path, map_location=device)
     check_checkpoint_game(ckpt, path, game.name, game.flags)
     if "optimizer" not in ckpt or "rng" not in ckpt:
@@ -139,8 +146,8 @@ def restore(path: str, device: torch.device, game: Game, model: ActorCritic, opt
     optimizer.load_state_dict(ckpt["optimizer"])
     set_rng_state(rng, ckpt["rng"], gens)  # after building ``loaded``, whose initialisation drew from torch's
     for k in ("iteration", "decisions", "wall_seconds", "best", "history", "bc", "candidates"):
-        state[k] = ckpt.get(k, state[k])
-    return ckpt["pool"], ckpt.get("ahead")
+        setattr(state, k, ckpt.get(k, getattr(state, k)))
+    return ckpt["pool"], {k: ckpt[k] for k in COLLECTION_KEYS if ckpt.get(k) is not None}
 
 
 # ========================================================================================== run folder

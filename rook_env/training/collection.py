@@ -1,5 +1,5 @@
 """Rollout collection on the batched engine: ``num_envs`` tables of the game's
-:class:`~rook_env.training.games.Game` engine are arrays stepped together.
+:class:`~rook_env.games.Game` engine are arrays stepped together.
 
 **One network for every seat.** Observations are seat-relative, so a single masked-categorical actor
 (rook_env/agents/learned/model.py) plays all seats; partners are the same policy. Illegal logits are set
@@ -49,16 +49,18 @@ seat's observation plus every hidden hand and the nest). Training only: the acto
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
+from rook_env.agents import batched, make_agent
 from rook_env.agents.learned.model import ActorCritic, MaskedCategorical, prior_logits
+from rook_env.games import Game
 from rook_env.vector import sample_legal
 
-from .config import OPPONENT_KINDS, Config, mix_at, play_by_agent
-from .games import game_of
+from .config import OPPONENT_KINDS, Config, game_of, mix_at, play_by_agent
 from .ppo import trajectory_advantages
 
 # Deal seeds: evaluation uses small seeds (Config.eval_seed / final_eval_seed / playoff_seed); training deals are
@@ -108,13 +110,14 @@ class Collector:
     learns), pool snapshot, episode number and each seat's latest decision; every step is a handful
     of array operations over all tables."""
 
-    def __init__(self, cfg: Config, device: torch.device, rng: np.random.Generator) -> None:
+    def __init__(self, cfg: Config, device: torch.device, rng: np.random.Generator, game: Game | None = None) -> None:
         self.cfg, self.device, self.rng = cfg, device, rng
-        self.game = game = game_of(cfg)
+        self.game = game = game or game_of(cfg)  # the run's (built from cfg when not given)
         self.env = game.vector_env(cfg.num_envs, max_hands=cfg.max_hands or None, **game.flags)
-        self.heuristic = game.heuristic_batch()  # one instance; memories keyed by table * seats + seat
+        # one instance of the heuristic; memories keyed by table * seats + seat
+        self.heuristic = batched(make_agent(game.heuristic, **game.agent_flags))
         # a residual policy's prior: the heuristic again, deciding for the networks' seats (hints)
-        self.prior = game.heuristic_batch() if cfg.heuristic_prior else None
+        self.prior = batched(make_agent(game.heuristic, **game.agent_flags)) if cfg.heuristic_prior else None
         # card play by search (play_by): it plays the learner's cards, which are not recorded
         self.player = play_by_agent(cfg.play_by, game.flags, seed=int(rng.integers(2**62))) if cfg.play_by else None
         self.play_column = game.phases.index("play")  # of the observation's leading phase one-hot
@@ -158,112 +161,145 @@ class Collector:
         """One rollout played by ``model`` (sampling) at training ``progress`` (the opponent mix's), on fresh
         tables. Returns the batch (obs, mask, cin, act, logp, val, adv, ret: one row per learner decision, in
         the order taken) and stats (training points per opponent kind, hands, the time breakdown)."""
-        cfg, env, rng, device, clock = self.cfg, self.env, self.rng, self.device, self.clock
-        N, S, G = cfg.num_envs, self.game.seats, self.game.groups
-        tables = np.arange(N)
+        cfg, env, clock = self.cfg, self.env, self.clock
         mix = mix_at(cfg, progress)
         p = np.array([mix[k] for k in OPPONENT_KINDS])
-        obs, info = env.reset(seed=int(rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))  # fresh tables
-        self.heuristic.reset()
-        if self.prior is not None:
-            self.prior.reset()
-        if self.player is not None:
-            self.player.reset()
-        self._episodes = 0
-        self._new_episodes(tables, p)
-        roll = Rollout(cfg.rollout_decisions + 64 * N)
-        n_learner = 0  # decisions of finished episodes
-        finished_kind, finished_return = [np.zeros(0, np.int64)], [np.zeros(0)]  # per finished episode
-        t_env = t_opp = t_net = 0.0
+        obs, info = self._fresh_tables(p)
+        roll = Rollout(cfg.rollout_decisions + 64 * cfg.num_envs)
+        self._finished: dict[str, Any] = {"decisions": 0, "kind": [np.zeros(0, np.int64)], "return": [np.zeros(0)]}
+        self._t = {"env": 0.0, "opp": 0.0, "net": 0.0}
         t_start = clock()
         while self.active.any():
             seat, mask = info["seat"], info["action_mask"]
-            # ---- 1. who acts where: every row is one of learner, pool, heuristic, random, forced, idle
-            learner = self.active & ((self.kind == SELF) | ((seat % G) == self.team))
-            forced = (mask.sum(axis=1) == 1) if cfg.skip_forced else np.zeros(N, bool)
-            opponent = self.active & ~learner
-            actions = mask.argmax(axis=1)  # what forced rows play (heuristic ones decide themselves, equally)
-            learn = np.flatnonzero(learner & ~forced)
+            learner = self.active & ((self.kind == SELF) | ((seat % self.game.groups) == self.team))
             t0 = clock()
-            heur = np.flatnonzero(opponent & (self.kind == HEURISTIC))
-            if heur.size:  # the heuristic sees its forced moves too: its card memory follows every trick
-                actions[heur] = self.heuristic.act_batch(obs[heur], mask[heur], keys=heur * S + seat[heur])
-            rand = np.flatnonzero(~self.active | (opponent & (self.kind == RANDOM)))
-            if rand.size:
-                actions[rand] = sample_legal(mask[rand], rng)
-            hint = None  # a residual policy's hints: the heuristic's action at each table
-            if self.prior is not None:  # the networks' seats, forced moves too (the heuristic's memory)
-                hint = np.full(N, -1, np.int64)
-                nets = np.flatnonzero(learner | (opponent & (self.kind == POOL)))
-                if nets.size:
-                    hint[nets] = self.prior.act_batch(obs[nets], mask[nets], keys=nets * S + seat[nets])
-            if self.player is not None:  # search plays the learner's cards (forced ones too: its card memory)
-                cards = np.flatnonzero(learner & (obs[:, self.play_column] > 0))
-                if cards.size:
-                    actions[cards] = self.player.act_batch(obs[cards], mask[cards], keys=cards * S + seat[cards])
-                    learn = learn[obs[learn, self.play_column] == 0]
-            pool_rows = np.flatnonzero(opponent & (self.kind == POOL) & ~forced)
-            for snap in np.unique(self.snap[pool_rows]):  # one forward pass per snapshot
-                rows = pool_rows[self.snap[pool_rows] == snap]
-                o = torch.from_numpy(obs[rows]).to(device)
-                m = torch.from_numpy(mask[rows].view(np.bool_)).to(device)
-                actor = (self.league + self.pool)[snap]  # league members first, then the snapshots
-                logits = prior_logits(actor(o), _rows(hint, rows, device), cfg.heuristic_prior)
-                actions[rows] = MaskedCategorical(logits, m).sample(self.gen).cpu().numpy()
+            actions, learn, hint = self._others_act(obs, seat, mask, learner)
             t1 = clock()
-            # ---- 2. one forward pass for every learner seat to act
+            self._t["opp"] += t1 - t0
             if learn.size:
-                cin = env.state_for(seat)[learn] if cfg.central_critic else None
-                t2 = clock()
-                o_np, m_np = obs[learn], mask[learn].view(np.bool_)
-                o = torch.from_numpy(o_np).to(device)
-                dist = model.dist(o, torch.from_numpy(m_np).to(device), _rows(hint, learn, device))
-                a = dist.sample(self.gen)
-                logp = dist.log_prob(a).cpu().numpy()
-                val = model.value(torch.from_numpy(cin).to(device) if cfg.central_critic else o).cpu().numpy()
-                a = a.cpu().numpy()
-                t3 = clock()
-                actions[learn] = a
-                s = seat[learn]
-                idx = roll.add(o_np, m_np, cin, act=a, logp=logp, val=val, traj=self.episode[learn] * S + s,
-                               **({} if hint is None else {"hint": hint[learn]}))
-                self.last[learn, s] = idx
-                self.count[learn] += 1
-                t_env += t2 - t1
-                t_net += t3 - t2
-            # ---- 3. step every table; credit each seat's reward to its latest decision
+                actions[learn] = self._learners_act(model, obs, mask, seat, learn, hint, roll)
             t4 = clock()
             obs, rewards, terminated, truncated, info = env.step(actions)
-            t5 = clock()
-            t_env += t5 - t4
-            t_opp += t1 - t0
-            paid = np.flatnonzero(rewards.any(axis=1) & self.active)
-            if paid.size:
-                r = rewards[paid].astype(np.float64)
-                li = self.last[paid]
-                ok = li >= 0  # a learning seat that has decided at least once
-                roll.s["rew"][li[ok]] += cfg.reward_scale * r[ok]
-                self.ep_return[paid] += r[np.arange(len(paid)), np.maximum(self.team[paid], 0)]
-            ended = (terminated | truncated) & self.active
-            done = np.flatnonzero(ended)
-            if done.size:  # in table order: episodes finish, and new ones start until the rollout is full
-                total = n_learner + np.cumsum(self.count[done])
-                n_learner = int(total[-1])
-                # decisions already taken in the episodes still running count towards the rollout too: all
-                # of them will finish, so the rollout holds at least rollout_decisions without overshooting
-                # by whole episodes on every table
-                running = int(self.count[self.active & ~ended].sum())
-                finished_kind.append(self.kind[done])
-                finished_return.append(self.ep_return[done])
-                more = total + running < cfg.rollout_decisions
-                self.active[done[~more]] = False
-                self.last[done[~more]] = -1
-                if more.any():
-                    self._new_episodes(done[more], p)
-        n = roll.n
+            self._t["env"] += clock() - t4
+            self._credit(rewards, roll)
+            self._finish((terminated | truncated) & self.active, p)
+        batch = self._batch(roll)
+        kinds, returns = np.concatenate(self._finished["kind"]), np.concatenate(self._finished["return"])
+        stats = {"returns": {name: returns[kinds == k].tolist() for k, name in enumerate(OPPONENT_KINDS)},
+                 "hands": len(kinds)}
+        t = self._t
+        stats.update(t_env=t["env"], t_opp=t["opp"], t_net=t["net"],
+                     t_book=clock() - t_start - t["env"] - t["opp"] - t["net"])
+        return batch, stats
+
+    def _fresh_tables(self, p: np.ndarray) -> tuple[np.ndarray, dict]:
+        """Every table dealt afresh from the run's generator, every heuristic's memory cleared, new episodes."""
+        obs, info = self.env.reset(seed=int(self.rng.integers(TRAIN_SEED_LOW, 2 * TRAIN_SEED_LOW)))
+        for agent in (self.heuristic, self.prior, self.player):
+            if agent is not None:
+                agent.reset()
+        self._episodes = 0
+        self._new_episodes(np.arange(self.cfg.num_envs), p)
+        return obs, info
+
+    def _others_act(self, obs: np.ndarray, seat: np.ndarray, mask: np.ndarray,
+                    learner: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Step 1 of a step: who acts where (every row is one of learner, pool, heuristic, random, forced, idle) and
+        what every row but the learner's network decisions plays: forced moves, the heuristic, random play, search's
+        cards (``play_by``), the pool's networks. Returns the actions, the rows the learner's network decides and a
+        residual policy's hints (the heuristic's action at each table; None without one)."""
+        cfg, rng, N, S = self.cfg, self.rng, self.cfg.num_envs, self.game.seats
+        forced = (mask.sum(axis=1) == 1) if cfg.skip_forced else np.zeros(N, bool)
+        opponent = self.active & ~learner
+        actions = mask.argmax(axis=1)  # what forced rows play (heuristic ones decide themselves, equally)
+        learn = np.flatnonzero(learner & ~forced)
+        heur = np.flatnonzero(opponent & (self.kind == HEURISTIC))
+        if heur.size:  # the heuristic sees its forced moves too: its card memory follows every trick
+            actions[heur] = self.heuristic.act_batch(obs[heur], mask[heur], keys=heur * S + seat[heur])
+        rand = np.flatnonzero(~self.active | (opponent & (self.kind == RANDOM)))
+        if rand.size:
+            actions[rand] = sample_legal(mask[rand], rng)
+        hint = None
+        if self.prior is not None:  # the networks' seats, forced moves too (the heuristic's memory)
+            hint = np.full(N, -1, np.int64)
+            nets = np.flatnonzero(learner | (opponent & (self.kind == POOL)))
+            if nets.size:
+                hint[nets] = self.prior.act_batch(obs[nets], mask[nets], keys=nets * S + seat[nets])
+        if self.player is not None:  # search plays the learner's cards (forced ones too: its card memory)
+            cards = np.flatnonzero(learner & (obs[:, self.play_column] > 0))
+            if cards.size:
+                actions[cards] = self.player.act_batch(obs[cards], mask[cards], keys=cards * S + seat[cards])
+                learn = learn[obs[learn, self.play_column] == 0]
+        pool_rows = np.flatnonzero(opponent & (self.kind == POOL) & ~forced)
+        for snap in np.unique(self.snap[pool_rows]):  # one forward pass per snapshot
+            rows = pool_rows[self.snap[pool_rows] == snap]
+            o = torch.from_numpy(obs[rows]).to(self.device)
+            m = torch.from_numpy(mask[rows].view(np.bool_)).to(self.device)
+            actor = (self.league + self.pool)[snap]  # league members first, then the snapshots
+            logits = prior_logits(actor(o), _rows(hint, rows, self.device), cfg.heuristic_prior)
+            actions[rows] = MaskedCategorical(logits, m).sample(self.gen).cpu().numpy()
+        return actions, learn, hint
+
+    def _learners_act(self, model: ActorCritic, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
+                      learn: np.ndarray, hint: np.ndarray | None, roll: Rollout) -> np.ndarray:
+        """Step 2: one forward pass for every learner seat to act; its decisions recorded. Returns the actions."""
+        cfg, device, clock = self.cfg, self.device, self.clock
+        t1 = clock()
+        cin = self.env.state_for(seat)[learn] if cfg.central_critic else None
+        t2 = clock()
+        o_np, m_np = obs[learn], mask[learn].view(np.bool_)
+        o = torch.from_numpy(o_np).to(device)
+        dist = model.dist(o, torch.from_numpy(m_np).to(device), _rows(hint, learn, device))
+        a = dist.sample(self.gen)
+        logp = dist.log_prob(a).cpu().numpy()
+        val = model.value(torch.from_numpy(cin).to(device) if cfg.central_critic else o).cpu().numpy()
+        a = a.cpu().numpy()
+        t3 = clock()
+        s = seat[learn]
+        idx = roll.add(o_np, m_np, cin, act=a, logp=logp, val=val, traj=self.episode[learn] * self.game.seats + s,
+                       **({} if hint is None else {"hint": hint[learn]}))
+        self.last[learn, s] = idx
+        self.count[learn] += 1
+        self._t["env"] += t2 - t1
+        self._t["net"] += t3 - t2
+        return a
+
+    def _credit(self, rewards: np.ndarray, roll: Rollout) -> None:
+        """Step 3: each seat's reward credited to its latest decision; the learning group's points booked."""
+        paid = np.flatnonzero(rewards.any(axis=1) & self.active)
+        if paid.size:
+            r = rewards[paid].astype(np.float64)
+            li = self.last[paid]
+            ok = li >= 0  # a learning seat that has decided at least once
+            roll.s["rew"][li[ok]] += self.cfg.reward_scale * r[ok]
+            self.ep_return[paid] += r[np.arange(len(paid)), np.maximum(self.team[paid], 0)]
+
+    def _finish(self, ended: np.ndarray, p: np.ndarray) -> None:
+        """Episodes that ended, in table order: booked; new ones start until the rollout is full."""
+        done = np.flatnonzero(ended)
+        if not done.size:
+            return
+        f = self._finished
+        total = f["decisions"] + np.cumsum(self.count[done])
+        f["decisions"] = int(total[-1])
+        # decisions already taken in the episodes still running count towards the rollout too: all of them will
+        # finish, so the rollout holds at least rollout_decisions without overshooting by whole episodes on every
+        # table
+        running = int(self.count[self.active & ~ended].sum())
+        f["kind"].append(self.kind[done])
+        f["return"].append(self.ep_return[done])
+        more = total + running < self.cfg.rollout_decisions
+        self.active[done[~more]] = False
+        self.last[done[~more]] = -1
+        if more.any():
+            self._new_episodes(done[more], p)
+
+    def _batch(self, roll: Rollout) -> dict:
+        """The rollout's decisions as the update's batch, with their advantages and returns (GAE per seat)."""
+        cfg, n = self.cfg, roll.n
         adv, ret = trajectory_advantages(roll.s["traj"][:n], roll.s["rew"][:n], roll.s["val"][:n], cfg.gamma,
                                          cfg.gae_lambda)
-        batch = {
+        return {
             "obs": np.concatenate(roll.obs),
             "mask": np.concatenate(roll.mask),
             "cin": np.concatenate(roll.cin) if cfg.central_critic else None,
@@ -274,12 +310,6 @@ class Collector:
             "ret": ret,
             "hint": roll.s["hint"][:n].copy() if self.prior is not None else None,
         }
-        kinds, returns = np.concatenate(finished_kind), np.concatenate(finished_return)
-        stats = {"returns": {name: returns[kinds == k].tolist() for k, name in enumerate(OPPONENT_KINDS)},
-                 "hands": len(kinds)}
-        total = clock() - t_start
-        stats.update(t_env=t_env, t_opp=t_opp, t_net=t_net, t_book=total - t_env - t_opp - t_net)
-        return batch, stats
 
 
 def _rows(hint: np.ndarray | None, rows: np.ndarray, device: torch.device) -> torch.Tensor | None:

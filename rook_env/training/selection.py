@@ -16,24 +16,27 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from rook_env.agents.learned.model import ActorCritic, load_checkpoint, model_from_checkpoint
 from rook_env.evaluation.deals import hand_flags
+from rook_env.games import Game
 
-from .config import Config, play_by_agent
-from .games import game_of
+from .config import Config, game_of, play_by_agent
 
 
-def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cfg: Config) -> dict:
+def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cfg: Config,
+                    game: Game | None = None) -> dict:
     """Evaluation of the greedy policy by the game's fair match (:attr:`Game.match`): partnership
     duplicate (rook_env.evaluation.play_match) or call-your-partner rotation (play_rotation_match).
-    ``opponent``: random, heuristic (the game's heuristic) or a checkpoint path."""
+    ``opponent``: random, heuristic (the game's heuristic) or a checkpoint path. ``game``: the run's
+    (built from ``cfg`` when not given)."""
     from rook_env.agents.learned import PPOAgent
     from rook_env.agents.learned.agent import heuristic_prior_agent
 
-    game = game_of(cfg)
+    game = game or game_of(cfg)
     frozen = copy.deepcopy(model).cpu().eval()
 
     def factory(seed: int) -> PPOAgent:  # the matches' callable member spec: factory(seed) -> agent
@@ -55,9 +58,9 @@ def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cf
     return {"opponent": opponent, "mean": mean, "ci95": [lo, hi], "half_width": (hi - lo) / 2, "deals": deals}
 
 
-def evaluate_field(model: ActorCritic, cfg: Config, deals: int, seed: int) -> dict[str, dict]:
+def evaluate_field(model: ActorCritic, cfg: Config, deals: int, seed: int, game: Game | None = None) -> dict[str, dict]:
     """:func:`evaluate_policy` against each of ``eval_opponents`` on the same deals, by opponent name."""
-    return {opp: evaluate_policy(model, opp, deals, seed, cfg) for opp in cfg.eval_opponents}
+    return {opp: evaluate_policy(model, opp, deals, seed, cfg, game) for opp in cfg.eval_opponents}
 
 
 def score_of(ev: dict, cfg: Config) -> float:
@@ -70,25 +73,25 @@ def score_of(ev: dict, cfg: Config) -> float:
     return ev[cfg.select_by]["mean"]
 
 
-def new_best(state: dict, ev: dict, cfg: Config) -> bool:
-    """Book an evaluation of the model at ``state``'s iteration; True when it is the best so far (``state["best"]``
-    then holds it, and the caller writes best.pt)."""
+def new_best(state: Any, ev: dict, cfg: Config) -> bool:
+    """Book an evaluation of the model at ``state``'s iteration (a RunState); True when it is the best so far
+    (``state.best`` then holds it, and the caller writes best.pt)."""
     score = score_of(ev, cfg)
-    if state["best"] is not None and score <= state["best"]["score"]:
+    if state.best is not None and score <= state.best["score"]:
         return False
-    state["best"] = {"score": score, "iteration": state["iteration"], "decisions": state["decisions"], "eval": ev}
+    state.best = {"score": score, "iteration": state.iteration, "decisions": state.decisions, "eval": ev}
     return True
 
 
-def keep_candidate(state: dict, ev: dict, cfg: Config, out_dir: str) -> str | None:
-    """Book the evaluated model as a playoff candidate: ``state["candidates"]`` keeps the ``playoff_candidates``
+def keep_candidate(state: Any, ev: dict, cfg: Config, out_dir: str) -> str | None:
+    """Book the evaluated model as a playoff candidate: ``state.candidates`` keeps the ``playoff_candidates``
     best by periodic score (a tie goes to the later iteration) and the dropped ones' files are deleted. Returns
     the file the caller writes the model to when it is among them (None: it is not, or there is no playoff)."""
     if not cfg.playoff_candidates:
         return None
-    cands = state["candidates"]
-    entry = {"score": score_of(ev, cfg), "iteration": state["iteration"], "decisions": state["decisions"],
-             "path": os.path.join(out_dir, "candidates", f"it{state['iteration']}.pt")}
+    cands = state.candidates
+    entry = {"score": score_of(ev, cfg), "iteration": state.iteration, "decisions": state.decisions,
+             "path": os.path.join(out_dir, "candidates", f"it{state.iteration}.pt")}
     cands.append(entry)
     cands.sort(key=lambda c: (-c["score"], -c["iteration"]))
     for dropped in cands[cfg.playoff_candidates:]:
@@ -101,8 +104,8 @@ def keep_candidate(state: dict, ev: dict, cfg: Config, out_dir: str) -> str | No
     return entry["path"]
 
 
-def run_playoff(cfg: Config, candidates: list[dict],
-                log: Callable[[str], None]) -> tuple[list[dict], tuple[dict, ActorCritic] | None]:
+def run_playoff(cfg: Config, candidates: list[dict], log: Callable[[str], None],
+                game: Game | None = None) -> tuple[list[dict], tuple[dict, ActorCritic] | None]:
     """Play the kept candidates again on ``playoff_deals`` deals of ``playoff_seed`` (the same deals for all).
     Returns each candidate's record (``playoff``, ``playoff_score``; the winner's with ``winner: True``) and
     the winner's (checkpoint, model), or None without candidates. The best playoff score wins; a tie goes to
@@ -111,7 +114,7 @@ def run_playoff(cfg: Config, candidates: list[dict],
     for cand in candidates if cfg.playoff_candidates else []:
         ckpt = load_checkpoint(cand["path"])
         models.append((ckpt, model_from_checkpoint(ckpt, cand["path"])))
-        res = evaluate_field(models[-1][1], cfg, cfg.playoff_deals, cfg.playoff_seed)
+        res = evaluate_field(models[-1][1], cfg, cfg.playoff_deals, cfg.playoff_seed, game)
         playoff.append({**cand, "playoff_score": score_of(res, cfg), "playoff": res})
         log(f"playoff: iteration {cand['iteration']} (periodic {cand['score']:+.1f}): "
             + ", ".join(f"vs {o} {res[o]['mean']:+.1f}" for o in cfg.eval_opponents))
