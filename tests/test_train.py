@@ -186,7 +186,7 @@ def test_rewards_are_credited_to_the_seats_that_earned_them():
     the learner decisions, their masks and actions, and (gamma = lambda = 1) each decision's return =
     its own seat's hand reward, match the batch row for row (rows found by their observation)."""
     from rook_env import raw_env
-    from rook_env.env import AGENT_SEAT
+    from rook_env.games.partnership.env import AGENT_SEAT
 
     cfg, model, col = _collector("opponent_mix={self: 1, pool: 1, heuristic: 1, random: 1}", "gamma=1.0",
                                  "gae_lambda=1.0", "reward_scale=0.01")
@@ -569,7 +569,7 @@ def test_game_episodes_train_and_are_evaluated_hand_by_hand(tmp_path):
 
 
 def test_game_episode_runs_are_evaluated_with_the_running_game_score(monkeypatch):
-    import rook_env.evaluation as evaluation
+    import rook_env.games.partnership.match as evaluation  # the partnership game's match (its train_match calls it)
 
     seen, real = [], evaluation.play_match
 
@@ -683,13 +683,13 @@ def test_ctrl_c_in_an_update_saves_last_pt_and_resumes_exactly(straight_run, tmp
 def test_ctrl_c_during_behaviour_cloning_saves_the_cloned_network(tmp_path, monkeypatch, capsys):
     real_bc = loop.behaviour_clone
 
-    def interrupted_bc(model, cfg, device, rng, progress):
+    def interrupted_bc(model, cfg, device, rng, progress, *game):
         def progress_then_interrupt(what, done, total):
             progress(what, done, total)
             if what == "steps" and done == 5:
                 raise KeyboardInterrupt
 
-        return real_bc(model, cfg, device, rng, progress_then_interrupt)
+        return real_bc(model, cfg, device, rng, progress_then_interrupt, *game)
 
     monkeypatch.setattr(loop, "behaviour_clone", interrupted_bc)
     cfg = _tiny(tmp_path, "bc", "total_decisions=1000")

@@ -8,9 +8,9 @@ seat's next decision, and the trajectory ends (done) at the seat's last decision
 seat's reward is never paired with another seat's observation (:func:`episode_advantages`).
 
 The update (CleanRL's formulation): clipped surrogate, clipped value loss, entropy bonus, advantage
-normalisation per minibatch, global gradient clipping, optional early stop on the approximate KL. It
-takes only the settings it reads (:class:`PPOSettings`); the learning rate and entropy schedules are
-the loop's (rook_env.training.loop).
+normalisation per minibatch, global gradient clipping, optional early stop on the approximate KL; the loss
+terms of plug-ins (rook_env.training.losses) are added to each minibatch's. It takes only the settings it
+reads (:class:`PPOSettings`); the learning rate and entropy schedules are the loop's (rook_env.training.loop).
 """
 
 from __future__ import annotations
@@ -139,19 +139,24 @@ class PPOSettings:
         return cls(**{f: getattr(cfg, f) for f in cls.__dataclass_fields__})
 
 
+LossFn = Callable[[ActorCritic], dict]  # a loss term's minibatch loss: f(model) -> {"loss": ..., parts}
+
+
 def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: dict, s: PPOSettings,
                ent_coef: float, generator: torch.Generator | None = None,
-               extra: Callable[[ActorCritic], dict] | None = None, policy: bool = True) -> dict:
+               extra: LossFn | Sequence[LossFn] | None = None, policy: bool = True) -> dict:
     """``s.update_epochs`` passes of minibatch PPO over one rollout; returns the mean of each loss term.
 
     ``batch`` is the collector's (rook_env.training.collection): obs, mask, act, the behaviour policy's
     logp and val, adv, ret, cin (the centralized critic's input; None: the critic reads obs) and hint (a residual
     policy's heuristic actions; None for a plain network).
     ``ent_coef`` is the scheduled entropy coefficient. ``generator`` shuffles the minibatches (its own,
-    so that an update beside a collection stays reproducible). ``extra(model)``: a loss added to every minibatch's
-    (its ``loss`` and parts, logged as ``exit_<part>``: expert iteration's distillation, rook_env.training.expert).
+    so that an update beside a collection stays reproducible). ``extra``: loss terms (one or a sequence), each
+    ``f(model)`` a loss added to every minibatch's after PPO's (its ``loss`` and parts, logged as ``exit_<part>``:
+    expert iteration's distillation, rook_env.training.losses).
     ``policy=False`` trains the critic alone (the value loss; the config's ``critic_warmup``): the actor is unchanged."""
     device = next(model.parameters()).device
+    terms = [] if extra is None else [extra] if callable(extra) else list(extra)
     b = {k: torch.as_tensor(v, device=device) for k, v in batch.items() if v is not None}
     critic_in = b["cin"] if "cin" in b else b["obs"]  # the collector leaves cin None without central_critic
     n = len(b["act"])
@@ -170,8 +175,8 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: dict
                 m["ret"], dist.entropy(), s.clip_coef, s.vf_coef, ent_coef, s.clip_vloss, s.norm_adv,
             )
             loss = out["loss"] if policy else s.vf_coef * out["v_loss"]
-            if extra is not None and policy:
-                for k, v in extra(model).items():
+            for term in terms if policy else ():
+                for k, v in term(model).items():
                     if k == "loss":
                         loss = loss + v
                     else:

@@ -4,7 +4,9 @@ ETA), the summary printed at the end, the learning curve, and the machine it ran
 The stopping rule is ``total_decisions`` or ``max_minutes`` of the run's wall time (across resumes),
 whichever comes first (:class:`RunClock`). The progress line's percentage and ETA follow the limit that is
 expected to stop the run, from the decision rate this session has measured so far: a run that will stop at
-its time cap near 16M decisions shows its time cap and about 16M, not 22M decisions it will never reach.
+its time cap near 16M decisions shows its time cap and about 16M, not 22M decisions it will never reach. Its
+decision rate (``dps``) is that average, evaluations and checkpoints included, with the last ten iterations'
+beside it (:func:`progress_figures`).
 """
 
 from __future__ import annotations
@@ -198,11 +200,20 @@ def iteration_scalars(batch: dict, cstats: dict, losses: dict, lr: float, ent_co
     return scalars
 
 
-def progress_figures(rec: dict, history: list[dict]) -> dict[str, str]:
-    """What the progress line shows of an iteration (its history record): the decision rate, the losses, and
-    the latest evaluation against random and the heuristic."""
-    shown = {"dps": f"{rec['decisions_per_s']:.0f}", "pg": f"{rec['pg_loss']:.3f}", "vf": f"{rec['v_loss']:.3f}",
-             "ent": f"{rec['entropy']:.2f}"}
+RECENT = 10  # iterations of the progress line's recent decision rate
+
+
+def progress_figures(rec: dict, history: list[dict], average: float | None) -> dict[str, str]:
+    """What the progress line shows of an iteration (its history record): the decision rate (``average``: this
+    session's decisions per wall second since PPO started, evaluations and checkpoints included; and over the last
+    :data:`RECENT` iterations), the losses, and the latest evaluation against random and the heuristic."""
+    rate = f"{average:.0f}" if average else "?"
+    if len(history) > RECENT:
+        then, now = history[-RECENT - 1], history[-1]
+        seconds = now["wall_seconds"] - then["wall_seconds"]
+        if seconds > 0:
+            rate += f" (last {RECENT} it: {(now['decisions'] - then['decisions']) / seconds:.0f})"
+    shown = {"dps": rate, "pg": f"{rec['pg_loss']:.3f}", "vf": f"{rec['v_loss']:.3f}", "ent": f"{rec['entropy']:.2f}"}
     last_eval = next((h["eval"] for h in reversed(history) if "eval" in h), None)
     for opp in ("random", "heuristic"):
         if last_eval and opp in last_eval:
