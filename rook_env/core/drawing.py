@@ -96,6 +96,7 @@ class RenderDependencyError(DependencyNotInstalled, ImportError):
 def require_pillow() -> Any:
     """The ``PIL`` modules used here; raises :class:`RenderDependencyError` naming the extra when missing."""
     try:
+        require("PIL")  # the package first: a submodule imported before would hide its absence
         return require("PIL.Image"), require("PIL.ImageDraw"), require("PIL.ImageFont")
     except MissingDependency as exc:
         raise RenderDependencyError(
