@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 from helpers import (
-    DEAL_90_30, GAMES, L, bits_of, complete_deal, cp_deal, make_env, over_games, per_game, play_designed_hand,
+    DEAL_90_30, GAMES, L, complete_deal, cp_deal, make_env, over_games, per_game, play_designed_hand,
     step_text, walk,
 )
 

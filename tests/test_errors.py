@@ -14,20 +14,12 @@ import warnings
 import numpy as np
 import pettingzoo
 import pytest
-from helpers import complete_deal
+from helpers import complete_deal, walk
 
 import rook_env
 from rook_env.games.partnership.observation import SCORE_CLIP, obs_layout
 
 MAKERS = [rook_env.raw_env, rook_env.env]
-
-
-def play_random(e, steps: int, seed: int = 0) -> None:
-    rng = random.Random(seed)
-    for _ in range(steps):
-        if not e.agents or all(e.terminations.values()) or all(e.truncations.values()):
-            return
-        e.step(rng.choice(e.unwrapped.game.legal_actions()))
 
 
 def finish_episode(e, seed: int = 0) -> None:
@@ -241,7 +233,7 @@ def test_numeric_illegal_reward_is_accepted(value):
 def test_pickle_mid_episode_continues_identically(make, steps):
     e = make(episode="game", target_score=200, reward="win_loss")
     e.reset(seed=12)
-    play_random(e, steps, seed=steps)
+    walk(e, seed=steps, steps=steps)
     p = pickle.loads(pickle.dumps(e))
     assert p.unwrapped.game.to_dict() == e.unwrapped.game.to_dict()
     r1, r2 = random.Random(5), random.Random(5)

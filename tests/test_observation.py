@@ -1,12 +1,12 @@
-"""Observations: the incremental encoder equals the reference ``encode`` after every step under
-every flag combination, and ``decode`` gives back the true state as seen from the seat."""
+"""Observations: in every game the environment's observation equals the game's reference ``encode`` at every
+position of random hands; in the partnership game the incremental encoder equals ``encode`` after every step
+under every flag combination, and ``decode`` gives back the true state as seen from the seat."""
 
 import itertools
-import random
 
 import numpy as np
 import pytest
-from helpers import complete_deal, step_text
+from helpers import complete_deal, encoder, over_games, positions, step_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -81,16 +81,14 @@ def check_views(e, full=True):
 
 
 def run_random(e, seed, max_steps=400, decode_every=3):
-    """Random legal play; the encoders are compared after every step, the decoded views every few."""
-    rng = random.Random(seed)
-    check_views(e)
-    for k in range(max_steps):
-        if all(e.terminations.values()):
-            break
-        e.step(rng.choice(e.unwrapped.game.legal_actions()))
-        check_views(e, full=k % decode_every == 0 or all(e.terminations.values()))
+    """Random legal play (the shared walk); the encoders are compared at every position, the decoded views at
+    the first, every few moves and at the end."""
+    for moves, _ in enumerate(positions(e, seed, max_steps)):
+        check_views(e, full=moves == 0 or (moves - 1) % decode_every == 0)
+    check_views(e, full=True)
 
 
+@pytest.mark.partnership
 def test_default_layout():
     ol = obs_layout(rook_env.RookConfig())
     assert ol.size == OBS_SIZE == 583
@@ -99,6 +97,7 @@ def test_default_layout():
     assert starts[0] == 0 and starts[1:] == stops[:-1] and stops[-1] == ol.size
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize("combo", range(len(ALL_COMBOS)))
 def test_incremental_equals_encode_every_flag_combination(combo):
     flags = ALL_COMBOS[combo]
@@ -109,6 +108,7 @@ def test_incremental_equals_encode_every_flag_combination(combo):
     assert all(e.terminations.values())
 
 
+@pytest.mark.partnership
 @pytest.mark.parametrize("combo", range(0, len(ALL_COMBOS), 11))
 def test_incremental_equals_encode_in_game_episodes(combo):
     """Across hand boundaries (next deal, dealer rotated), redeals and the game end."""
@@ -118,6 +118,7 @@ def test_incremental_equals_encode_in_game_episodes(combo):
     run_random(e, combo, max_steps=1000, decode_every=10)
 
 
+@pytest.mark.partnership
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31), combo=st.integers(0, len(ALL_COMBOS) - 1))
 def test_incremental_equals_encode_random(seed, combo):
@@ -126,6 +127,7 @@ def test_incremental_equals_encode_random(seed, combo):
     run_random(e, seed)
 
 
+@pytest.mark.partnership
 def test_redeal_resets_the_auction_in_observations():
     hands, nest = complete_deal({1: "R6 R7 R8 R9 R11 R12 R13 Y6 Y7"})
     e = rook_env.raw_env(episode="game")
@@ -140,6 +142,7 @@ def test_redeal_resets_the_auction_in_observations():
     assert e.unwrapped.decode("player_1").scores == (5, 35)
 
 
+@pytest.mark.partnership
 def test_decode_rejects_wrong_shape():
     with pytest.raises(ValueError, match="583"):
         decode(np.zeros(100, np.float32))
@@ -148,6 +151,7 @@ def test_decode_rejects_wrong_shape():
         decode(np.zeros(583, np.float32), full)
 
 
+@pytest.mark.partnership
 def test_incremental_equals_encode_through_a_forced_counter_discard():
     """The 'nest holds counters' announcement (rare in random play) reaches every seat's vector."""
     names = "Y6 Y7 B6 B7 R5 R10 R14 G5 G10 G14 B5 B10 B14 Rook".split()
@@ -159,3 +163,20 @@ def test_incremental_equals_encode_through_a_forced_counter_discard():
         check_views(e)
     assert e.unwrapped.game.nest_has_counters
     run_random(e, 0)
+
+
+# Tables of each game walked with random moves: hand and game episodes (call-your-partner Rook at every size).
+WALKS = {"partnership": [{}, {"episode": "game", "target_score": 200, "deck": "full"}],
+         "call_partner": [{"players": 4}, {"players": 5}, {"players": 6},
+                          {"players": 5, "episode": "game", "target_score": 300, "deck": "no_twos_to_fours"}]}
+
+
+@pytest.mark.parametrize("game, flags", over_games(WALKS, ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()) or "default"))
+def test_observe_equals_the_reference_encoder_at_every_position(game, flags):
+    encode_game = encoder(game)
+    for seed in range(3):
+        for e, _ in positions(game, seed, 600, flags=flags):
+            state = e.unwrapped.game
+            for me, agent in enumerate(e.possible_agents):
+                assert np.array_equal(e.observe(agent)["observation"], encode_game(state, me)), (agent, seed)
+
