@@ -23,12 +23,18 @@ loops, and because the bound is hardly ever reached when ``max_lag`` is at least
 
 **Faults.** A collector that dies (its process or node killed: ``ray.exceptions.RayActorError``) loses its
 rollout in flight (never received, so never counted); it is replaced by a new actor in its slot, which the
-log says. When the driver dies Ray ends its collectors with it; ``--resume last.pt`` starts new ones, and the
-checkpoint's counters hold exactly the rollouts booked before it.
+log says. A new actor (a replacement, or a first one that waited for a node) gets its first rollout's weights
+when it has started, so it plays the learner's weights of then: starting can take seconds, or as long as a node
+is down, and weights from the moment it was asked for would make its first rollout too old to book. While
+collectors wait for a node the log says so every ``WAIT_LOG_SECONDS``. When the driver dies Ray ends its
+collectors with it; ``--resume last.pt`` starts new ones, and the checkpoint's counters hold exactly the rollouts
+booked before it.
 
 **Bookkeeping.** Each rollout carries an id (the driver session, the collector slot, its incarnation and a
 sequence number), the node it was collected on, the weights version and the lag; the loop records it in the
-iteration's history entry (``rollout``), so that a run's decisions can be checked to be counted once.
+iteration's history entry (``rollout``), so that a run's decisions can be checked to be counted once. The ledger
+(:meth:`RayCollectors.report`: rollouts and decisions booked and dropped, collectors replaced) is saved in every
+checkpoint and a resumed run goes on from it, so the summary's covers the whole run.
 
 Ray is imported only here, and only when a :class:`RayCollectors` is built: the in-process default never
 imports it (tests/test_ray_cluster.py).
@@ -233,16 +239,27 @@ class RayCollectors:
         self.actors: list[Any] = []
         self.incarnation: list[int] = []
         self.pending: dict[Any, int] = {}  # rollout in flight -> slot
+        self.starting: dict[Any, tuple[int, float]] = {}  # a new actor's first call in flight -> (slot, since)
+        self.short_logged = 0.0  # when the log last said collectors are waiting for a node
         self.model_kwargs: dict | None = None
         self.closed = False
-        # the ledger: what came back and what became of it
+        # the ledger: what came back and what became of it, over the whole run (resume() adds the earlier sessions')
         self.ledger = {"booked_rollouts": 0, "booked_decisions": 0, "dropped_rollouts": 0, "dropped_decisions": 0,
                        "collectors_replaced": 0, "in_flight_at_close": 0}
         self.dropped: list[dict] = []  # the dropped rollouts' ids (the summary's ray.dropped)
+        self.sessions = 1  # driver sessions of the run (a resume is one more)
+
+    def resume(self, saved: dict) -> None:
+        """Go on with the ledger of the run's earlier sessions (what :meth:`report` gave at the checkpoint)."""
+        for k in self.ledger:
+            self.ledger[k] += int(saved.get(k, 0))
+        self.dropped = list(saved.get("dropped", [])) + self.dropped
+        self.sessions += int(saved.get("sessions", 1))
 
     # ---------------------------------------------------------------------------------------- actors
     def _start(self, slot: int) -> None:
-        """A new collector actor in ``slot`` (its first, or a replacement)."""
+        """A new collector actor in ``slot`` (its first, or a replacement). It gets its first rollout's weights
+        once it has started (:meth:`_started`): the learner's then, not those of the moment it was asked for."""
         ray, r = self.ray, self.cfg.ray
         if slot == len(self.actors):
             self.actors.append(None)
@@ -259,19 +276,57 @@ class RayCollectors:
         actor_class = ray.remote(CollectorWorker)
         self.actors[slot] = actor_class.options(**options).remote(
             collector_config(self.cfg), self.model_kwargs, int(self.rng.integers(2**62)), rid)
+        self.starting[self.actors[slot].node_id.remote()] = (slot, time.time())
 
-    def _await_placement(self) -> None:
-        """Wait until the collectors have started (placed on nodes, the package imported), so that they all begin
-        on the first weights; log where they are. One that cannot be placed within WAIT_LOG_SECONDS is left to
-        start later (its rollouts then simply arrive later)."""
-        ray = self.ray
-        refs = {actor.node_id.remote(): slot for slot, actor in enumerate(self.actors)}
-        ready, waiting = ray.wait(list(refs), num_returns=len(refs), timeout=WAIT_LOG_SECONDS)
-        nodes = collections.Counter(ray.get(ready))
-        self.log(f"ray: {len(ready)} collectors started on {len(nodes)} node(s) "
+    def _started(self, ref: Any, progress: float, first: bool = False) -> str | None:
+        """A new actor's first call came back: it is placed and set up; it gets the current weights for its first
+        rollout. Returns its node (None: it died while starting, and is replaced)."""
+        slot, _ = self.starting.pop(ref)
+        try:
+            node = self.ray.get(ref)
+        except self.ray.exceptions.RayActorError as exc:
+            self._replace(slot, exc, starting=True)
+            return None
+        self._submit(slot, progress)
+        if not first:
+            self.log(f"ray: collector {slot} (incarnation {self.incarnation[slot]}) started on node {node[:8]}: "
+                     f"its first rollout plays the learner's weights of now (version {self.version})")
+        return node
+
+    def _replace(self, slot: int, exc: BaseException, starting: bool = False) -> None:
+        """Collector ``slot`` died: what it had in flight is lost (never booked); a new actor takes its slot."""
+        self.pending = {ref: s for ref, s in self.pending.items() if s != slot}
+        self.ledger["collectors_replaced"] += 1
+        lost = "while starting" if starting else "its rollout in flight lost"
+        self.log(f"ray: collector {slot} (incarnation {self.incarnation[slot]}) died, {lost}: {type(exc).__name__}; "
+                 f"replaced by a new collector")
+        self._start(slot)
+
+    def _await_placement(self, progress: float) -> None:
+        """Wait until the first collectors have started (placed on nodes, the package imported), so that they all
+        begin on the first weights; log where they are. One that cannot be placed within WAIT_LOG_SECONDS starts
+        later, on the weights of then."""
+        ready, waiting = self.ray.wait(list(self.starting), num_returns=len(self.starting), timeout=WAIT_LOG_SECONDS)
+        nodes = collections.Counter(node for ref in ready if (node := self._started(ref, progress, first=True)))
+        self.log(f"ray: {sum(nodes.values())} collectors started on {len(nodes)} node(s) "
                  f"({', '.join(f'{n[:8]}: {c}' for n, c in nodes.items())})"
-                 + (f"; {len(waiting)} still waiting for a node with {self.cfg.ray.num_cpus:g} CPU "
-                    f"{self.cfg.ray.resources or ''} free" if waiting else ""))
+                 + (f"; {len(waiting)} still waiting for {self._node_wanted()}" if waiting else ""))
+        self.short_logged = time.time()
+
+    def _node_wanted(self) -> str:
+        r = self.cfg.ray
+        return f"a node with {r.num_cpus:g} CPU{f' and {r.resources}' if r.resources else ''} free"
+
+    def _say_if_short(self) -> None:
+        """Every WAIT_LOG_SECONDS while collectors wait for a node: how many, for how long, and how many play."""
+        now = time.time()
+        if not self.starting or now - self.short_logged < WAIT_LOG_SECONDS:
+            return
+        self.short_logged = now
+        longest = now - min(since for _, since in self.starting.values())
+        self.log(f"ray: {len(self.starting)} of {self.cfg.ray.collectors} collectors waiting for "
+                 f"{self._node_wanted()} (the longest for {longest:.0f}s); the run goes on with "
+                 f"{len(set(self.pending.values()))} (ray status shows the cluster)")
 
     def _submit(self, slot: int, progress: float) -> None:
         ref = self.actors[slot].collect.remote(self.weights_ref, self.weights_version, self.opponents_ref,
@@ -295,65 +350,72 @@ class RayCollectors:
     # --------------------------------------------------------------------------------------- collect
     def collect(self, model: ActorCritic, progress: float) -> tuple[dict, dict]:
         """The next rollout that is ready and within ``max_lag`` of the learner (see the module docstring). The
-        learner's weights now are version ``self.version``; the collector that delivered is restarted on them."""
+        learner's weights now are version ``self.version``; the collector that delivered is restarted on them, and
+        so is a collector that has just started."""
         ray = self.ray
         self._publish(model)
         if not self.actors:
             self.model_kwargs = model.kwargs()
             for slot in range(self.cfg.ray.collectors):
                 self._start(slot)
-            self._await_placement()
-            for slot in range(self.cfg.ray.collectors):
-                self._submit(slot, progress)
+            self._await_placement(progress)
         waited = time.time()
         try:
             while True:
-                ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=WAIT_LOG_SECONDS)
+                ready, _ = ray.wait(list(self.pending) + list(self.starting), num_returns=1, timeout=WAIT_LOG_SECONDS)
+                self._say_if_short()
                 if not ready:
                     self.log(f"ray: no rollout for {time.time() - waited:.0f}s: {len(self.pending)} collectors in "
-                             f"flight or waiting for a node with {self.cfg.ray.num_cpus:g} CPU "
-                             f"{self.cfg.ray.resources or ''} free (ray status shows the cluster)")
+                             f"flight, {len(self.starting)} waiting for {self._node_wanted()} (ray status shows the "
+                             f"cluster)")
                     continue
-                slot = self.pending.pop(ready[0])
-                self._submit(slot, progress)  # its result is stored: it plays the next rollout while we take this one
-                t0 = time.perf_counter()
-                try:
-                    batch, stats = ray.get(ready[0])
-                except ray.exceptions.RayActorError as exc:
-                    self.pending = {ref: s for ref, s in self.pending.items() if s != slot}  # sent to the dead one
-                    self.ledger["collectors_replaced"] += 1
-                    self.log(f"ray: collector {slot} (incarnation {self.incarnation[slot]}) died, its rollout in "
-                             f"flight lost: {type(exc).__name__}; replaced by a new collector")
-                    self._start(slot)
-                    self._submit(slot, progress)
+                if ready[0] in self.starting:
+                    self._started(ready[0], progress)
                     continue
-                batch = unpack(batch)
-                meta = stats["ray"]
-                meta["receive_seconds"] = time.perf_counter() - t0  # the learner's cost of taking it in
-                meta["lag"] = self.version - meta["version"]
-                if meta["lag"] > self.cfg.ray.max_lag:
-                    self.ledger["dropped_rollouts"] += 1
-                    self.ledger["dropped_decisions"] += meta["decisions"]
-                    self.dropped.append({k: meta[k] for k in ("session", "collector", "incarnation", "seq", "lag")})
-                    self.log(f"ray: dropped a rollout of collector {slot}: lag {meta['lag']} > max_lag "
-                             f"{self.cfg.ray.max_lag} ({meta['decisions']} decisions)")
-                    continue
-                self.ledger["booked_rollouts"] += 1
-                self.ledger["booked_decisions"] += meta["decisions"]
-                return batch, stats
+                got = self._receive(ready[0], progress)
+                if got is not None:
+                    return got
         finally:
             self.version += 1  # the loop updates the model after each collect
+
+    def _receive(self, ref: Any, progress: float) -> tuple[dict, dict] | None:
+        """A rollout that came back: booked and returned, or dropped for its lag (None); its collector plays the
+        next one on the current weights (a dead one is replaced)."""
+        ray = self.ray
+        slot = self.pending.pop(ref)
+        self._submit(slot, progress)  # its result is stored: it plays the next rollout while we take this one
+        t0 = time.perf_counter()
+        try:
+            batch, stats = ray.get(ref)
+        except ray.exceptions.RayActorError as exc:
+            self._replace(slot, exc)
+            return None
+        batch = unpack(batch)
+        meta = stats["ray"]
+        meta["receive_seconds"] = time.perf_counter() - t0  # the learner's cost of taking it in
+        meta["lag"] = self.version - meta["version"]
+        if meta["lag"] > self.cfg.ray.max_lag:
+            self.ledger["dropped_rollouts"] += 1
+            self.ledger["dropped_decisions"] += meta["decisions"]
+            self.dropped.append({k: meta[k] for k in ("session", "collector", "incarnation", "seq", "lag")})
+            self.log(f"ray: dropped a rollout of collector {slot}: lag {meta['lag']} > max_lag "
+                     f"{self.cfg.ray.max_lag} ({meta['decisions']} decisions)")
+            return None
+        self.ledger["booked_rollouts"] += 1
+        self.ledger["booked_decisions"] += meta["decisions"]
+        return batch, stats
 
     def close(self) -> None:
         """End the collector actors (their rollouts in flight are discarded: never booked). Idempotent."""
         if self.closed:
             return
         self.closed = True
-        self.ledger["in_flight_at_close"] = len(self.pending)
+        self.ledger["in_flight_at_close"] += len(self.pending)
         for actor in self.actors:
             self.ray.kill(actor)
-        self.actors, self.pending = [], {}
+        self.actors, self.pending, self.starting = [], {}, {}
 
     def report(self) -> dict:
-        """The ledger and the dropped rollouts' ids (the run summary's ``ray`` entry)."""
-        return {**self.ledger, "dropped": list(self.dropped)}
+        """The ledger over the whole run, the dropped rollouts' ids and the driver sessions (the run summary's
+        ``ray`` entry, saved in checkpoints so that a resumed run's covers the part before the resume too)."""
+        return {**self.ledger, "dropped": list(self.dropped), "sessions": self.sessions}
