@@ -73,7 +73,7 @@ class ExitConfig:
 
 @dataclass
 class LabelRoundsConfig:
-    """The config of ``algorithm: label_rounds`` (rook_env.training.label_rounds): the run's folder and its
+    """The config of ``algorithm: label_rounds`` (rook_env.training.labels.rounds): the run's folder and its
     ``rounds`` section."""
 
     algorithm: str = "label_rounds"
