@@ -118,3 +118,17 @@ def test_the_fraction_is_that_of_the_limit_expected_to_stop_the_run():
     clock.now += 10
     f = run.forecast(100_000)  # 10,000 per second: 90 s to go, 290 s left
     assert f.limit == "decisions" and f.fraction == pytest.approx(0.1) and f.eta == pytest.approx(90)
+
+
+def test_the_decision_rate_shown_is_the_average_with_the_recent_window_labelled():
+    """The progress line's dps is the session's average (evaluations and waits included), not the last iteration's
+    burst; the last ten iterations' rate stands beside it, labelled (a Ray run: slow first rollouts, then fast)."""
+    from rook_env.training.reporting import progress_figures
+
+    history = [{"iteration": i, "decisions": 1000 * i, "wall_seconds": 10.0 * i} for i in range(1, 4)]
+    history += [{"iteration": i, "decisions": 1000 * i, "wall_seconds": 30.0 + 0.1 * (i - 3)} for i in range(4, 15)]
+    rec = {**history[-1], "decisions_per_s": 12588.0, "pg_loss": 0.01, "v_loss": 0.2, "entropy": 1.5}
+    shown = progress_figures(rec, history, 2368.4)
+    assert shown["dps"] == "2368 (last 10 it: 10000)"  # 10,000 decisions in the last 1.0 s
+    assert progress_figures(rec, history[:5], 2368.4)["dps"] == "2368"  # too few iterations for the window
+    assert progress_figures(rec, history[:5], None)["dps"] == "?"  # no rate measured yet
