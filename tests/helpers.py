@@ -157,6 +157,37 @@ def play_random(st, rng: random.Random, max_steps: int = 100_000) -> list[int]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Command lines and agents of the tests.
+def usage_error(main, argv, capsys, **kwargs: Any) -> str:
+    """What ``main(argv, **kwargs)`` writes to stderr when it refuses its command line: it must exit with
+    argparse's status 2 and no traceback."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv, **kwargs)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+def unseeded_agent():
+    """A fresh agent class that ignores its seed (its moves come from one generator of the class): the replay of
+    a hand it played cannot match."""
+
+    class Unseeded:
+        name = "unseeded"
+        rng = np.random.default_rng(0)
+
+        def __init__(self, seed=None):
+            pass
+
+        def act(self, obs, info=None):
+            legal = np.flatnonzero(obs["action_mask"])
+            return int(legal[Unseeded.rng.integers(legal.size)])
+
+    return Unseeded
+
+
+# ---------------------------------------------------------------------------------------------
 # Fixed deals.
 def ids(text: str, layout=L) -> list[int]:
     """Card ids of a space-separated list of card names."""
@@ -374,6 +405,32 @@ def seat_observation(st: RookState, me: int) -> dict:
     from rook_env.games.partnership.observation import encode
 
     return {"observation": encode(st, me), "action_mask": legal_mask_array(st)}
+
+
+def play_with_hidden_twins(config: RookConfig, agents, deals: int, rng: random.Random, share: float, check,
+                           phase: int | None = None) -> None:
+    """Hands of the partnership game dealt by ``RookState(config, seed=d)`` for ``d < deals`` and played by
+    ``agents`` (one a seat, reset at each deal): the shared walk of the agent information tests.
+
+    At a ``share`` of the decisions (drawn from ``rng``; only in ``phase`` if given) ``check(state, seat, obs,
+    twin, twin_obs)`` decides the move, ``twin`` a copy of the state with the cards the seat cannot see permuted
+    (:func:`shuffle_hidden`) and ``obs`` / ``twin_obs`` the seat's observations of both; the seat's agent
+    decides the other moves.
+    """
+    for d in range(deals):
+        st = RookState(config, seed=d)
+        st.new_game()
+        for agent in agents:
+            agent.reset()
+        while not st.is_over:
+            me = st.current
+            obs = seat_observation(st, me)
+            if (phase is None or st.phase == phase) and rng.random() < share:
+                twin = shuffle_hidden(st, me, rng)
+                action = check(st, me, obs, twin, seat_observation(twin, me))
+            else:
+                action = agents[me].act(obs)
+            st.apply(action)
 
 
 def strict_search(seed: int = 0, samples: int = 4, **kw):

@@ -9,6 +9,8 @@ import json
 
 import numpy as np
 import pytest
+from helpers import usage_error
+
 from rook_env.agents import make_agent
 from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic
 from rook_env.agents.random_agent import RandomAgent
@@ -221,8 +223,4 @@ def test_cli_call_partner_rotation(tmp_path, capsys):
     (["--game", "hearts", "random", "random"], "invalid choice"),
 ])
 def test_cli_call_partner_bad_input(argv, message, capsys):
-    with pytest.raises(SystemExit) as exc:
-        evaluate.main(argv)
-    assert exc.value.code == 2
-    err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err
+    assert message in usage_error(evaluate.main, argv, capsys)

@@ -14,7 +14,9 @@ import random
 import numpy as np
 import pytest
 
-from helpers import GAMES, complete_deal, cp_deal, legal_mask_array, over_games, per_game, scripted_setup, shuffle_hidden
+from helpers import (
+    GAMES, complete_deal, cp_deal, legal_mask_array, over_games, per_game, play_with_hidden_twins, scripted_setup,
+)
 
 import rook_env
 from rook_env.agents import make_agent
@@ -143,39 +145,29 @@ def test_garbage_observation_falls_back_to_a_legal_action():
 @pytest.mark.parametrize("flags", [{}, {"nest_discard": "no_counters_unless_forced", "deck": "full"},
                                    {"rook_rank": "low", "first_lead": "bidder"}])
 def test_choices_do_not_depend_on_hidden_cards(flags):
-    cfg = make_config(**flags)
     rng = random.Random(5)
     agents = [strict_agent(seed=s, **flags) for s in range(4)]
-    checked = changed = 0
-    for h in range(20):
-        st = RookState(cfg, seed=h)
-        st.new_game()
-        for a in agents:
-            a.reset()
-        while not st.is_over:
-            me = st.current
-            obs = {"observation": encode(st, me), "action_mask": legal_mask_array(st)}
-            if rng.random() < 0.4:
-                other = shuffle_hidden(st, me, rng)
-                obs2 = {"observation": encode(other, me), "action_mask": legal_mask_array(other)}
-                changed += other.hands != st.hands or other.nest != st.nest or other.discards != st.discards
-                # the seat's observation is the same; so must the agent's choice be, both for a
-                # fresh agent and for one carrying what it remembered from this hand
-                assert np.array_equal(obs["observation"], obs2["observation"])
-                assert np.array_equal(obs["action_mask"], obs2["action_mask"])
-                twins = [copy.deepcopy(agents[me]) for _ in range(3)]
-                fresh1, fresh2 = strict_agent(seed=9, **flags), strict_agent(seed=9, **flags)
-                assert fresh1.act(obs) == fresh2.act(obs2)
-                a = agents[me].act(obs)
-                assert twins[0].act(obs2) == a
-                # act_batch too, with the same memory (act's, without keys)
-                for twin, o in ((twins[1], obs), (twins[2], obs2)):
-                    assert twin.act_batch(o["observation"][None], o["action_mask"][None]).tolist() == [a]
-                checked += 1
-            else:
-                a = agents[me].act(obs)
-            st.apply(a)
-    assert checked > 50 and changed > 0.8 * checked
+    count = {"checked": 0, "changed": 0}
+
+    def check(st, me, obs, other, obs2):
+        count["changed"] += other.hands != st.hands or other.nest != st.nest or other.discards != st.discards
+        # the seat's observation is the same; so must the agent's choice be, both for a
+        # fresh agent and for one carrying what it remembered from this hand
+        assert np.array_equal(obs["observation"], obs2["observation"])
+        assert np.array_equal(obs["action_mask"], obs2["action_mask"])
+        twins = [copy.deepcopy(agents[me]) for _ in range(3)]
+        fresh1, fresh2 = strict_agent(seed=9, **flags), strict_agent(seed=9, **flags)
+        assert fresh1.act(obs) == fresh2.act(obs2)
+        a = agents[me].act(obs)
+        assert twins[0].act(obs2) == a
+        # act_batch too, with the same memory (act's, without keys)
+        for twin, o in ((twins[1], obs), (twins[2], obs2)):
+            assert twin.act_batch(o["observation"][None], o["action_mask"][None]).tolist() == [a]
+        count["checked"] += 1
+        return a
+
+    play_with_hidden_twins(make_config(**flags), agents, 20, rng, 0.4, check)
+    assert count["checked"] > 50 and count["changed"] > 0.8 * count["checked"]
 
 
 # ============================================================================ crafted situations

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import over_games, per_game
+from helpers import over_games, per_game, usage_error
 
 from rook_env.cli import play
 from rook_env.games.call_partner import layout_for, make_config
@@ -215,10 +215,7 @@ BAD_COMMAND_LINES = per_game({
 
 @pytest.mark.parametrize("game, argv, message", over_games(BAD_COMMAND_LINES, ids=lambda c: " ".join(c[0])))
 def test_bad_command_line(game, argv, message, capsys):
-    with pytest.raises(SystemExit) as exc:
-        play.main(argv, stdin=io.StringIO(""), stdout=io.StringIO())
-    assert exc.value.code == 2
-    assert message in capsys.readouterr().err
+    assert message in usage_error(play.main, argv, capsys, stdin=io.StringIO(""), stdout=io.StringIO())
 
 
 HAND_LINE = re.compile(r"(?<!This )hand: (.*)$", re.IGNORECASE)

@@ -12,7 +12,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from helpers import over_games, per_game
+from helpers import over_games, per_game, unseeded_agent, usage_error
 
 import rook_env
 from rook_env.agents import make_agent
@@ -314,17 +314,7 @@ def test_rotation_replays_are_the_hands_the_match_counted():
 
 @pytest.mark.call_partner
 def test_rotation_replays_notice_an_agent_that_is_not_reproducible():
-    class Unseeded:  # ignores its seed: the replay of a hand cannot match
-        name = "unseeded"
-        rng = np.random.default_rng(0)
-
-        def __init__(self, seed=None):
-            pass
-
-        def act(self, obs, info=None):
-            legal = np.flatnonzero(obs["action_mask"])
-            return int(legal[Unseeded.rng.integers(legal.size)])
-
+    Unseeded = unseeded_agent()  # ignores its seed: the replay of a hand cannot match
     res = play_rotation_match([Unseeded, "random"], players=4, deals=3, seed=0)
     _, notes = rotation_replays(res, [Unseeded, "random"], 4)
     assert notes and "not reproducible" in notes[0]
@@ -362,9 +352,7 @@ def test_cli_evaluate_rotation_replays(tmp_path, capsys):
     (["--game", "call_partner", "--flag", "players=7", "--hands", "1"], "players"),
 ])
 def test_replay_cli_bad_input(argv, message, capsys, tmp_path):
-    with pytest.raises(SystemExit) as exc:
-        main([*argv, "--out", str(tmp_path / "x.html")])
-    assert exc.value.code == 2 and message in capsys.readouterr().err
+    assert message in usage_error(main, [*argv, "--out", str(tmp_path / "x.html")], capsys)
 
 
 # ------------------------------------------------------------------------------ the page
