@@ -4,7 +4,7 @@
 :mod:`rook_env.vector`'s (its shared step loop, auto-reset and ``illegal_action`` modes
 included). The same game as :class:`rook_env.call_partner.raw_env` (every rule flag,
 ``episode="hand"`` and ``"game"``, ``max_hands``), with observations, masks and rewards bit for
-bit those of ``raw_env``; ``tests/test_call_partner_vector.py`` plays both in lock-step for 4, 5
+bit those of ``raw_env``; ``tests/test_vector.py`` plays both in lock-step for 4, 5
 and 6 players. Unlike the partnership engine this one is **not vectorised**: it keeps one
 :class:`~rook_env.games.call_partner.rules.CallPartnerState` per table and steps them in a loop
 (apply, ``legal_mask``, ``encode``), without the PettingZoo bookkeeping of ``raw_env``. It
