@@ -239,3 +239,26 @@ def test_a_resumed_runs_ray_ledger_covers_the_whole_run(fake_ray, tmp_path):
     assert len(sessions) == 2
     with open(os.path.join(tmp_path, "ledger", "summary.json")) as fh:
         assert json.load(fh)["ray"] == after
+
+
+def test_ctrl_c_drops_the_iterations_rollout_from_the_ledger_too(fake_ray, tmp_path, monkeypatch, capsys):
+    """Ctrl-C in an update: the iteration is dropped, and so is its rollout from the ledger, so that last.pt's
+    ledger books exactly the decisions of its iterations; the ledger's line is logged once."""
+    from rook_env.training import loop
+
+    real, calls = loop.ppo_update, []
+
+    def update(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "ppo_update", update)
+    fake_ray()
+    out = train(tiny(tmp_path, "cut", "total_decisions=5000"))
+    assert out["stop_reason"] == "interrupted" and out["iterations"] == 2
+    saved = load_checkpoint(out["paths"]["last"])
+    assert out["ray"] == saved["ray"] and saved["ray"]["booked_rollouts"] == 2
+    assert saved["ray"]["booked_decisions"] == saved["decisions"] == out["decisions"]
+    assert capsys.readouterr().err.count("ray: booked rollouts 2, booked decisions") == 1

@@ -916,3 +916,24 @@ def test_earlier_networks_play_by_path_not_by_name():
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             assert not all(torch.equal(v, states[b][k]) for k, v in states[a].items()), (a, b)
+
+
+def test_a_run_builds_its_game_once_and_passes_it_down(tmp_path, monkeypatch):
+    """The run's Game is built once (loop.set_up) and handed to the collector, behaviour cloning, every evaluation,
+    the playoff and every checkpoint: no module builds its own during a run."""
+    from rook_env.training import behaviour_cloning as bc_mod
+    from rook_env.training import checkpoints, collection, selection
+
+    calls = []
+    real = config.game_of
+
+    def counted(cfg):
+        calls.append(1)
+        return real(cfg)
+
+    for module in (loop, collection, bc_mod, selection, checkpoints):
+        monkeypatch.setattr(module, "game_of", counted)
+    s = loop.train(_tiny(tmp_path, "once", "total_decisions=2000", "eval_every=1", "playoff_candidates=2",
+                         "playoff_deals=2", "final_eval_deals=2", "overlap=false"), quiet=True)
+    assert s["iterations"] == 2 and len(s["playoff"]) == 2 and s["final_eval"]
+    assert len(calls) == 1
