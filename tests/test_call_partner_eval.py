@@ -25,6 +25,7 @@ from rook_env.core.loop import IllegalActionError
 
 
 # ------------------------------------------------------------------------------ registry
+@pytest.mark.call_partner
 def test_make_agent_builds_the_call_partner_heuristic_for_its_table():
     agent = make_agent("call_partner_heuristic", 3, players=6, deck="no_twos_to_fours")
     assert isinstance(agent, CallPartnerHeuristic)
@@ -33,6 +34,7 @@ def test_make_agent_builds_the_call_partner_heuristic_for_its_table():
     assert make_agent("call_partner_heuristic", game="call_partner").n == 5
 
 
+@pytest.mark.call_partner
 def test_random_agent_validates_flags_against_the_game_named_by_flags():
     assert isinstance(make_agent("random", 0, game="call_partner", players=5), RandomAgent)
     assert isinstance(make_agent("random", 0, game="partnership", deck="full"), RandomAgent)
@@ -44,6 +46,7 @@ def test_random_agent_validates_flags_against_the_game_named_by_flags():
         make_agent("random", game="call_partner", rook_rank="high")
 
 
+@pytest.mark.call_partner
 @pytest.mark.parametrize("spec, flags, message", [
     ("heuristic", {"game": "call_partner"}, "plays the partnership game.*call_partner_heuristic"),
     ("search", {"game": "call_partner"}, "plays the partnership game"),
@@ -58,6 +61,7 @@ def test_make_agent_refuses_an_agent_of_the_other_game_by_name(spec, flags, mess
         make_agent(spec, **flags)
 
 
+@pytest.mark.call_partner
 def test_game_config_and_split_game():
     assert split_game({"game": "call_partner", "players": 4}) == ("call_partner", {"players": 4})
     assert split_game(None) == ("partnership", {})
@@ -89,6 +93,7 @@ class SeatRecorder:
         return self.inner.act(obs, info)
 
 
+@pytest.mark.call_partner
 def test_call_partner_deals_are_rules_deals_and_rotate_the_dealer():
     for players, index in ((4, 0), (5, 7), (6, 11)):
         options, env_seed = make_deal(3, index, {"game": "call_partner", "players": players})
@@ -98,6 +103,7 @@ def test_call_partner_deals_are_rules_deals_and_rotate_the_dealer():
         assert make_deal(3, index, {"game": "call_partner", "players": players}) == (options, env_seed)
 
 
+@pytest.mark.call_partner
 def test_field_specs():
     assert field_specs(["a", "b"], 5) == ["a", "b", "b", "b", "b"]
     assert field_specs(list("abcd"), 4) == list("abcd")
@@ -105,6 +111,7 @@ def test_field_specs():
         field_specs(["a", "b", "c"], 5)
 
 
+@pytest.mark.call_partner
 def test_every_agent_plays_every_seat_of_every_deal():
     res = play_rotation_match(["call_partner_heuristic", "random"], players=4, deals=3, seed=2, block_size=2)
     rec = res.records
@@ -128,6 +135,7 @@ def test_every_agent_plays_every_seat_of_every_deal():
     assert res.mean == pytest.approx(res.deal_diffs[0].mean()) and res.ci[0] <= res.mean <= res.ci[1]
 
 
+@pytest.mark.call_partner
 def test_each_agent_is_dealt_every_seats_cards():
     SeatRecorder.hands = []
     play_rotation_match([SeatRecorder, "random", "random", "random"], players=4, deals=2, seed=5)
@@ -137,6 +145,7 @@ def test_each_agent_is_dealt_every_seats_cards():
     assert seen == [tuple(sorted(options0["hands"][(-r) % 4])) for r in range(4)]
 
 
+@pytest.mark.call_partner
 @pytest.mark.parametrize("spec", ["random", "call_partner_heuristic"])
 def test_identical_agents_give_exactly_zero(spec):
     res = play_rotation_match([spec, spec], players=5, deals=6, seed=1)
@@ -145,6 +154,7 @@ def test_identical_agents_give_exactly_zero(spec):
     assert len({a.mean_score for a in res.agents}) == 1
 
 
+@pytest.mark.call_partner
 def test_deterministic_for_a_seed_and_over_workers():
     kw = dict(players=4, deals=6, seed=4, block_size=2)
     a = play_rotation_match(["call_partner_heuristic", "random"], **kw)
@@ -155,12 +165,14 @@ def test_deterministic_for_a_seed_and_over_workers():
     assert a.to_dict(timing=False) != c.to_dict(timing=False)
 
 
+@pytest.mark.call_partner
 def test_the_heuristic_beats_random_players():
     res = play_rotation_match(["call_partner_heuristic", "random"], players=5, deals=30, seed=0)
     assert res.ci[0] > 0, res.summary()
     assert res.agents[0].illegal == 0 and res.agents[0].diff > 20
 
 
+@pytest.mark.call_partner
 def test_illegal_actions_are_counted_per_agent_and_strict_raises():
     class Bad:
         def __init__(self, seed=None):
@@ -175,6 +187,7 @@ def test_illegal_actions_are_counted_per_agent_and_strict_raises():
         play_rotation_match([Bad, "random"], players=4, deals=1, seed=0, strict=True)
 
 
+@pytest.mark.call_partner
 @pytest.mark.parametrize("kwargs, message", [
     (dict(specs=["heuristic", "random"]), "plays the partnership game"),
     (dict(specs=["random", "random"], flags={"decks": "full"}), "unknown rule flag.*decks for game=.call_partner."),
@@ -189,11 +202,13 @@ def test_bad_rotation_input_is_named(kwargs, message):
         play_rotation_match(**{"deals": 1, **kwargs})
 
 
+@pytest.mark.call_partner
 def test_play_match_refuses_call_partner_flags():
     with pytest.raises(ValueError, match="play_rotation_match"):
         play_match("random", "random", deals=1, flags={"game": "call_partner"})
 
 
+@pytest.mark.call_partner
 def test_cli_call_partner_rotation(tmp_path, capsys):
     js = tmp_path / "cp.json"
     rc = evaluate.main(["--game", "call_partner", "--players", "4", "call_partner_heuristic", "random",
@@ -211,6 +226,7 @@ def test_cli_call_partner_rotation(tmp_path, capsys):
                                           if k not in ("elapsed_s", "deals_per_s", "hands_per_s", "workers")}
 
 
+@pytest.mark.call_partner
 @pytest.mark.parametrize("argv, message", [
     (["--game", "call_partner", "heuristic", "random"], "plays the partnership game"),
     (["--game", "call_partner", "random"], "needs 5 agent specs"),

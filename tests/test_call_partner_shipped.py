@@ -35,6 +35,7 @@ def test_every_listed_network_is_shipped_and_plays_its_table():
             assert agent.checkpoint_info["game"] == name
 
 
+@pytest.mark.call_partner
 def test_make_agent_ppo_loads_the_five_player_network():
     agent = make_agent("ppo", seed=3, game="call_partner", players=5)
     assert os.path.basename(shipped_network("call_partner", {"players": 5})) == "ppo_call_partner.pt"
@@ -45,12 +46,14 @@ def test_make_agent_ppo_loads_the_five_player_network():
     assert "ppo" in GAME_SPECS["call_partner"]
 
 
+@pytest.mark.call_partner
 @pytest.mark.parametrize("players", [4, 6])
 def test_a_table_size_without_a_network_is_refused_naming_the_sizes_with_one(players):
     with pytest.raises(ValueError, match=f"network for 5 players, not for {players} players.*'ppo:<path>'"):
         make_agent("ppo", game="call_partner", players=players)
 
 
+@pytest.mark.call_partner
 def test_the_game_and_players_checks_still_apply():
     with pytest.raises(ValueError, match="players=5 is not allowed for game='partnership'"):
         make_agent("ppo", players=5)  # the partnership game has no players flag
@@ -62,6 +65,7 @@ def test_the_game_and_players_checks_still_apply():
         make_agent("ppo", game="doppelkopf")
 
 
+@pytest.mark.call_partner
 def test_best_needing_a_network_falls_back_to_the_heuristic_where_the_table_has_none(monkeypatch):
     assert BEST.get("call_partner") == "ppo"  # the shipped network beats the heuristic (docs/results.md)
     best = make_agent("best", game="call_partner", players=5)
@@ -71,6 +75,7 @@ def test_best_needing_a_network_falls_back_to_the_heuristic_where_the_table_has_
         assert isinstance(other, CallPartnerHeuristic) and other.n == players
 
 
+@pytest.mark.call_partner
 def test_the_shipped_network_plays_legal_actions_through_the_env():
     env = call_partner.env(players=5)  # the checked env: an illegal action raises
     agents = {a: make_agent("ppo", seed=i, game="call_partner", players=5) for i, a in enumerate(env.possible_agents)}
