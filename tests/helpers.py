@@ -19,19 +19,19 @@ import this module by name; ``conftest.py`` registers the games' markers.
 from __future__ import annotations
 
 import random
-from typing import Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
 
 import rook_env
 from rook_env.games import game_names, get_game
+from rook_env.games.call_partner import rules as cp_rules
 from rook_env.games.call_partner.config import CallPartnerConfig
 from rook_env.games.call_partner.layout import layout_for as cp_layout_for
-from rook_env.games.call_partner import rules as cp_rules
-from rook_env.games.partnership.cards import DEFAULT_LAYOUT
+from rook_env.games.partnership.cards import DEFAULT_LAYOUT, bits
 from rook_env.games.partnership.config import RookConfig
-from rook_env.games.partnership.cards import bits
 from rook_env.games.partnership.rules import BID, DISCARD, PLAY, TRUMP, RookState
 
 L = DEFAULT_LAYOUT

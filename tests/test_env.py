@@ -9,8 +9,17 @@ import warnings
 import numpy as np
 import pytest
 from helpers import (
-    DEAL_90_30, GAMES, L, complete_deal, cp_deal, make_env, over_games, per_game, play_designed_hand,
-    step_text, walk,
+    DEAL_90_30,
+    GAMES,
+    L,
+    complete_deal,
+    cp_deal,
+    make_env,
+    over_games,
+    per_game,
+    play_designed_hand,
+    step_text,
+    walk,
 )
 
 import rook_env

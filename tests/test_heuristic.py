@@ -13,21 +13,27 @@ import random
 
 import numpy as np
 import pytest
-
 from helpers import (
-    GAMES, complete_deal, cp_deal, legal_mask_array, over_games, per_game, play_with_hidden_twins, scripted_setup,
+    GAMES,
+    complete_deal,
+    cp_deal,
+    legal_mask_array,
+    over_games,
+    per_game,
+    play_with_hidden_twins,
+    scripted_setup,
 )
 
 import rook_env
 from rook_env.agents import make_agent
+from rook_env.agents.heuristic import HeuristicAgent
 from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic, measure
+from rook_env.agents.random_agent import RandomAgent
 from rook_env.games import get_game
 from rook_env.games.call_partner import rules as cp
 from rook_env.games.call_partner.config import CallPartnerConfig
 from rook_env.games.call_partner.observation import encode as cp_encode
 from rook_env.games.call_partner.rules import CallPartnerState
-from rook_env.agents.heuristic import HeuristicAgent
-from rook_env.agents.random_agent import RandomAgent
 from rook_env.games.partnership.cards import bits, layout_for
 from rook_env.games.partnership.config import make_config
 from rook_env.games.partnership.observation import encode

@@ -12,7 +12,16 @@ import random
 import numpy as np
 import pytest
 from helpers import (
-    GAMES, bits_of, complete_deal, cp_deal, encoder, per_game, positions, scripted_setup, step_text, walk,
+    GAMES,
+    bits_of,
+    complete_deal,
+    cp_deal,
+    encoder,
+    per_game,
+    positions,
+    scripted_setup,
+    step_text,
+    walk,
 )
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st

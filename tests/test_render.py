@@ -14,14 +14,30 @@ import pytest
 
 pytest.importorskip("PIL")
 
-import rook_env  # noqa: E402
 from helpers import (  # noqa: E402
-    GAMES, L, complete_deal, cp_deal, ids, over_games, per_game, positions, step_text,
+    GAMES,
+    L,
+    complete_deal,
+    cp_deal,
+    ids,
+    over_games,
+    per_game,
+    positions,
+    step_text,
 )
 from pettingzoo.test import render_test  # noqa: E402
+
+import rook_env  # noqa: E402
 from rook_env.agents import make_agent  # noqa: E402
 from rook_env.core.drawing import (  # noqa: E402
-    HEIGHT, PANEL_HEIGHT, PANEL_WIDTH, WIDTH, RenderDependencyError, Scene, draw_scene, seat_centres,
+    HEIGHT,
+    PANEL_HEIGHT,
+    PANEL_WIDTH,
+    WIDTH,
+    RenderDependencyError,
+    Scene,
+    draw_scene,
+    seat_centres,
 )
 from rook_env.core.render import draw_seat_view, draw_table  # noqa: E402
 from rook_env.games import get_game  # noqa: E402

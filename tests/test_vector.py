@@ -27,10 +27,10 @@ from helpers import GAMES, cp_deal, over_games, per_game
 import rook_env
 from rook_env.games.call_partner import env as cp_checked_env
 from rook_env.games.call_partner import raw_env as cp_raw_env
+from rook_env.games.partnership import kernels
 from rook_env.games.partnership.cards import bits
 from rook_env.games.partnership.env import AGENT_SEAT, AGENTS
 from rook_env.games.partnership.rules import BID, CIRCUS, DISCARD, PLAY
-from rook_env.games.partnership import kernels
 from rook_env.vector import RookVectorEnv, pick_legal, sample_legal
 
 HAND_KEYS = ("bidder", "bid", "trump", "made", "counters", "bonus", "hand_scores", "scores", "tricks_won",
@@ -888,8 +888,8 @@ def test_bad_actions_raise_naming_the_table_and_apply_nothing():
 
 @pytest.mark.call_partner
 def test_the_front_door_returns_the_call_partner_engine():
-    from rook_env.games.call_partner.vector import CallPartnerVectorEnv as OldPath
     from rook_env.games.call_partner.vector import CallPartnerVectorEnv as Engine
+    from rook_env.games.call_partner.vector import CallPartnerVectorEnv as OldPath
 
     env = RookVectorEnv(2, game="call_partner", players=6)
     assert type(env) is Engine and OldPath is Engine and isinstance(env, RookVectorEnv)
