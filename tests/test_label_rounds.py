@@ -354,7 +354,7 @@ def test_train_py_runs_the_rounds_of_the_default_config(tmp_path, capsys):
     assert list(summary["rounds"][0]["labels"]) == ["self", "heuristic", "ppo:networks/ppo_v5.pt"]
     assert (run / "agent.pt").read_bytes() == (run / "round_1" / "network.pt").read_bytes()
     stamp = os.path.getmtime(run / "round_1" / "network.pt")
-    assert "== default: 1 round(s) of labels from " + NETWORK in capsys.readouterr().out  # the summary
+    assert "== default: 1 round of labels and fits from " + NETWORK in capsys.readouterr().out  # the summary
     assert cli.main(args) == 0 and os.path.getmtime(run / "round_1" / "network.pt") == stamp  # resumed: nothing to do
     assert "round 1: done" in (run / "train.log").read_text()  # every log line in the run folder
 

@@ -27,7 +27,7 @@ from .rounds import Progress, round_minutes
 __all__ = ["RoundsDisplay", "fit_seconds_per_label", "print_rounds_summary"]
 
 
-def fit_seconds_per_label(network: str, threads: int, batch: int = 256, steps: int = 6) -> float:
+def fit_seconds_per_label(network: str, threads: int, batch: int = 256, steps: int = 12) -> float:
     """Seconds an epoch of the fit takes per label on this machine: a few optimizer steps of ``network``'s actor on
     random sparse observations of its size (batch ``batch``, ``threads`` threads), with a fifth more for the validation
     pass and the reading of the shards."""
@@ -40,14 +40,14 @@ def fit_seconds_per_label(network: str, threads: int, batch: int = 256, steps: i
     opt = torch.optim.Adam(model.actor.parameters(), lr=1e-6)
     obs = (torch.rand(batch, model.obs_dim) < 0.1).float()  # an observation is mostly zeros
     seconds = []
-    for _ in range(steps + 1):
+    for _ in range(steps + 2):
         t0 = time.perf_counter()
         loss = model.actor_logits(obs).square().mean()
         opt.zero_grad()
         loss.backward()
         opt.step()
         seconds.append(time.perf_counter() - t0)
-    return 1.2 * min(seconds[1:]) / batch  # the first step warms up
+    return 1.2 * min(seconds[2:]) / batch  # the first steps warm up; the fastest is the machine's, undisturbed
 
 
 class _Set:
