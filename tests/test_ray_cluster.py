@@ -2,11 +2,13 @@
 
 The cluster: ``ROOK_RAY_ADDRESS`` when set (a cluster started outside, e.g. by .ci/run), else two nodes started
 here on this machine (:class:`rook_env.training.ray_cluster.LocalCluster`: ``ray start --head`` and a second
-``ray start --address=...``, one CPU and a custom resource ``node_<i>`` each, loopback addresses), stopped at the
-end. Checked: rollouts come from collectors on both nodes and every decision the learner books is counted once
-(none lost, none twice); a rollout over the lag bound is dropped; a collector killed mid-run is replaced and the
-log says so; a driver killed mid-run and resumed from its checkpoint goes on with nothing lost or counted twice.
-The in-process default never imports ray (run without Ray too). About 2 minutes on 2 cores.
+``ray start --address=...``, one CPU and a custom resource ``node_<i>`` each, a token of its own), stopped at
+the end. Checked: a head, a worker and drivers join in one authentication mode after a local Ray left a token in
+``~/.ray`` (a cluster of their own, in a temporary home); rollouts come from collectors on both nodes and every
+decision the learner books is counted once (none lost, none twice); a rollout over the lag bound is dropped; a
+collector killed mid-run is replaced and the log says so; a driver killed mid-run and resumed from its checkpoint
+goes on with nothing lost or counted twice; the label workers. The in-process default never imports ray (run
+without Ray too). About 7 minutes on 2 shared cores.
 """
 
 from __future__ import annotations
@@ -113,32 +115,90 @@ def test_a_real_rollout_travels_exactly_and_far_smaller():
     assert np.array_equal(encode(np.eye(20, dtype=np.float32) * 2).decode(), np.eye(20) * 2)
 
 
+# ============================================================================== authentication (docs/cluster.md)
+def test_head_worker_and_driver_join_in_one_mode_after_a_local_ray_left_a_token(tmp_path, monkeypatch):
+    """docs/cluster.md's commands after a private local Ray (train.py --config configs/ray_smoke.yaml) has written
+    ~/.ray/auth_token (HOME is a temporary folder here; the real ~/.ray is not touched). The head, started with
+    RAY_AUTH_MODE unset, turns token authentication on because it finds the token; the worker's `ray start
+    --address` with the page's RAY_AUTH_MODE=token joins it; the page's driver command (train.py --ray.address)
+    collects on both nodes; and rook_env's driver joins with RAY_AUTH_MODE unset too (match_auth_mode: the
+    head's rule), where Ray alone would refuse it."""
+    pytest.importorskip("ray")
+    from rook_env.training.ray_cluster import AUTH_VARS, LocalCluster, match_auth_mode
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    for k in AUTH_VARS:
+        monkeypatch.setenv(k, "")  # restored afterwards, whatever match_auth_mode sets here
+        monkeypatch.delenv(k)
+    ray_bin = os.path.join(os.path.dirname(sys.executable), "ray")
+    subprocess.run([ray_bin, "get-auth-token", "--generate"], check=True, capture_output=True, timeout=120)
+    token_file = home / ".ray" / "auth_token"
+    token = token_file.read_text()
+    assert len(token.strip()) >= 32
+
+    def env(**extra: str) -> dict:
+        return {**os.environ, **extra}
+
+    with LocalCluster(nodes=1, cpus=1, own_token=False) as cluster:  # the head, in this environment as it is
+        assert os.environ.get("RAY_AUTH_MODE") is None, "a cluster in the caller's environment changed it"
+        head_log = open(cluster.logs[0]).read()
+        assert "Token authentication is enabled" in head_log, head_log[-2000:]
+        cluster.add_node({"RAY_AUTH_MODE": "token"})  # the worker: `RAY_AUTH_MODE=token ray start --address=...`
+        # the page's driver command, in the page's environment
+        run = subprocess.run(
+            [sys.executable, "train.py", "--config", "configs/ray_smoke.yaml", *[f"--set={o}" for o in TINY],
+             f"--set=run_dir={tmp_path}", "--set=name=token", "--set=total_decisions=3000",
+             f"--ray.address={cluster.address}"],
+            cwd=ROOT, env=env(RAY_AUTH_MODE="token"), capture_output=True, text=True, timeout=400)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        assert "ray: 2 collectors started on 2 node(s)" in run.stdout + run.stderr, run.stdout + run.stderr
+        # rook_env's driver with RAY_AUTH_MODE unset: it takes the head's rule
+        code = ("import os, ray\n"
+                "from rook_env.training.ray_collection import connect\n"
+                f"connect({cluster.address!r})\n"
+                "assert os.environ['RAY_AUTH_MODE'] == 'token'\n"
+                "print('alive', sum(n['Alive'] for n in ray.nodes()))\n")
+        joined = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env(), capture_output=True, text=True,
+                                timeout=180)
+        assert joined.returncode == 0 and "alive 2" in joined.stdout, joined.stdout + joined.stderr[-3000:]
+    assert token_file.read_text() == token, "the token was replaced"
+    # the rule itself: a token turns the mode on only when it is unset
+    assert match_auth_mode() == "token" and os.environ["RAY_AUTH_MODE"] == "token"
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    assert match_auth_mode() == "disabled"
+    monkeypatch.delenv("RAY_AUTH_MODE")
+    token_file.unlink()
+    assert match_auth_mode() is None and "RAY_AUTH_MODE" not in os.environ
+
+
 # ============================================================================================ the cluster
 @pytest.fixture(scope="module")
 def cluster():
-    """The cluster's address, with this process connected to it as a driver (it and its train.py subprocesses in
-    the environment of rook_env.training.ray_cluster.CLUSTER_ENV, as the nodes)."""
+    """The cluster's address, with this process connected to it as a driver. A cluster started here has a token of
+    its own, which LocalCluster hands to this process and its train.py subprocesses (RAY_AUTH_TOKEN_PATH); .ci/run
+    exports the same variables for the cluster it starts."""
     ray = pytest.importorskip("ray")
-    from rook_env.training.ray_cluster import CLUSTER_ENV, LocalCluster
+    from rook_env.training.ray_cluster import LocalCluster, match_auth_mode
     from rook_env.training.ray_collection import NAMESPACE
 
     given = os.environ.get("ROOK_RAY_ADDRESS")
-    with pytest.MonkeyPatch.context() as mp:
-        for k, v in CLUSTER_ENV.items():
-            mp.setenv(k, os.environ.get(k, v))  # .ci/run sets them for the cluster it starts
-        local = None if given else LocalCluster(nodes=2, cpus=1).start()
-        address = given or local.address
-        try:
-            ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, _node_ip_address="127.0.0.1")
-            deadline = time.time() + 60
-            while len(alive_nodes()) < 2:
-                assert time.time() < deadline, f"the cluster at {address} has fewer than two live nodes"
-                time.sleep(1)
-            yield address
-        finally:
-            ray.shutdown()
-            if local is not None:
-                local.stop()
+    local = None if given else LocalCluster(nodes=2, cpus=1).start()
+    address = given or local.address
+    try:
+        match_auth_mode()  # as rook_env's drivers join (ray_collection.connect)
+        ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, _node_ip_address="127.0.0.1")
+        deadline = time.time() + 60
+        while len(alive_nodes()) < 2:
+            assert time.time() < deadline, f"the cluster at {address} has fewer than two live nodes"
+            time.sleep(1)
+        yield address
+    finally:
+        ray.shutdown()
+        if local is not None:
+            local.stop()
 
 
 def alive_nodes() -> set[str]:
@@ -291,14 +351,14 @@ def test_a_killed_driver_resumes_from_its_checkpoint_with_nothing_lost_or_counte
 
 
 # ==================================================================================== search labels on Ray
-# rook_env.training.ray_labels: label workers as Ray actors, the shards written by the driver. The heuristic base
+# rook_env.training.labels.ray_workers: label workers as Ray actors, the shards written by the driver. The heuristic base
 # with 2 worlds per decision keeps a hand well under a second.
 LABELS = {"base": "heuristic", "samples": 2}
 
 
 def test_the_label_shards_partition_the_hands():
-    from rook_env.training.ray_labels import label_on_ray, shard_plan
-    from rook_env.training.search_labels import label_hands
+    from rook_env.training.labels.ray_workers import label_on_ray, shard_plan
+    from rook_env.training.labels.search import label_hands
 
     plan = shard_plan("out", hands=23, seed=5, shard_hands=10)
     assert [(os.path.basename(p), s, n) for p, s, n in plan] == [
@@ -330,8 +390,9 @@ def check_each_hand_once(shards: dict[str, dict], first: int, hands: int) -> Non
 def test_search_labels_come_from_workers_on_both_nodes_as_the_single_process_cli_writes_them(cluster, tmp_path):
     import numpy as np
 
-    from rook_env.training import search_labels
-    from rook_env.training.ray_labels import label_on_ray
+    from rook_env.training import cli
+    from rook_env.training.labels import search as search_labels
+    from rook_env.training.labels.ray_workers import label_on_ray
 
     ledger = label_on_ray(search_labels.label_hands, str(tmp_path / "ray"), hands=40, seed=11, shard_hands=5,
                           workers=2, address=cluster, log=lambda line: None, **LABELS)
@@ -344,8 +405,8 @@ def test_search_labels_come_from_workers_on_both_nodes_as_the_single_process_cli
     assert ledger["decisions"] == sum(n["decisions"] for n in ledger["nodes"].values()) == decisions
     assert ledger["searched"] == sum(int(np.isfinite(r["q"]).any(axis=1).sum()) for r in shards.values()) > 0
     # the same shards, byte for byte in their arrays, as the single-process CLI writes (its first two here)
-    search_labels.main(["--out", str(tmp_path / "one"), "--hands", "10", "--seed", "11", "--shard-hands", "5",
-                        "--base", LABELS["base"], "--samples", str(LABELS["samples"])])
+    cli.main(["search-labels", "--out", str(tmp_path / "one"), "--hands", "10", "--seed", "11", "--shard-hands", "5",
+              "--base", LABELS["base"], "--samples", str(LABELS["samples"])])
     alone = read_shards(tmp_path / "one")
     assert sorted(alone) == ["shard_11_00000.npz", "shard_11_00001.npz"]
     for name, rec in alone.items():
@@ -361,9 +422,9 @@ def test_search_labels_come_from_workers_on_both_nodes_as_the_single_process_cli
 def test_a_killed_label_worker_is_replaced_and_its_shard_redone(cluster, tmp_path):
     import ray
 
+    from rook_env.training.labels.ray_workers import label_on_ray
+    from rook_env.training.labels.search import label_hands
     from rook_env.training.ray_collection import NAMESPACE
-    from rook_env.training.ray_labels import label_on_ray
-    from rook_env.training.search_labels import label_hands
 
     out = tmp_path / "labels"
     lines: list[str] = []
@@ -400,12 +461,15 @@ def test_a_killed_label_worker_is_replaced_and_its_shard_redone(cluster, tmp_pat
 
 
 def test_network_labels_come_from_workers_on_both_nodes_as_the_processes_write_them(cluster, tmp_path):
-    """The label rounds' labels (rook_env.training.network_labels) on the cluster: the same shards as the processes
+    """The label rounds' labels (rook_env.training.labels.counterfactual) on the cluster: the same shards as the processes
     on this machine write, from workers on both nodes, the network travelling as bytes; a round runs there too."""
     import numpy as np
 
-    from rook_env.training.label_rounds import RoundsConfig, run_rounds
-    from rook_env.training.network_labels import write_labels
+    from rook_env.training.labels.counterfactual import write_labels as write_game_labels
+    from rook_env.training.labels.rounds import RoundsConfig, run_rounds
+
+    def write_labels(network, out, **kwargs):
+        return write_game_labels("partnership", out, network=network, **kwargs)
 
     network = os.path.join(ROOT, "rook_env", "agents", "checkpoints", "ppo_default.pt")
     small = dict(hands=8, seed=7, shard_hands=2, label_prob=0.5, tables=64)
