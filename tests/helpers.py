@@ -489,3 +489,13 @@ def scripted_setup(st, bid: int | None = None, discards: Iterable[int] | None = 
             for c in (called if called is not None else [None] * st.config.n_called):
                 st.apply(st.legal_actions()[0] if c is None else c)
     assert st.phase == cp_rules.PLAY
+
+
+def api_conformance(env, num_cycles: int) -> None:
+    """PettingZoo's ``api_test``. It resets with ``options={"options": 1}`` to see that ``reset`` takes the
+    keyword; the environment warns that it ignores that unknown option (nothing is silently dropped), and that
+    one warning is expected here, any other one is not caught."""
+    from pettingzoo.test import api_test
+
+    with pytest.warns(UserWarning, match=r"ignoring unknown reset option\(s\) 'options'"):
+        api_test(env, num_cycles=num_cycles)

@@ -8,8 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from helpers import ids
-from pettingzoo.test import api_test
+from helpers import api_conformance, ids
 
 import rook_env
 from rook_env.games.partnership.cards import bits, layout_for
@@ -519,7 +518,7 @@ def test_random_play_against_oracles_and_reference_encoder(flags):
 
 @pytest.mark.parametrize("flags", VARIANTS[:4] + VARIANTS[7:8] + VARIANTS[10:12], ids=vid)
 def test_pettingzoo_api(flags):
-    api_test(rook_env.env(**flags), num_cycles=200)
+    api_conformance(rook_env.env(**flags), num_cycles=200)
 
 
 @pytest.mark.parametrize("flags", VARIANTS, ids=vid)
