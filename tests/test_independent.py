@@ -269,7 +269,7 @@ def test_a_strong_hand_bids_and_a_weak_hand_does_not():
     action = agent.act(obs)
     assert L.BID0 <= action < L.BID0 + L.n_bids
     assert agent.last_values[action] > agent.last_values[L.PASS]
-    _st, obs = _auction_obs("R6 R7 Y6 Y7 Y8 G6 G7 B6 B5")  # one counter, nothing high
+    obs = _auction_obs("R6 R7 Y6 Y7 Y8 G6 G7 B6 B5")  # one counter, nothing high
     agent = strict_pimc(seed=1, worlds=16)
     assert agent.act(obs) == L.PASS
     assert agent.last_values[L.PASS] >= max(v for a, v in agent.last_values.items() if a != L.PASS)
@@ -277,7 +277,7 @@ def test_a_strong_hand_bids_and_a_weak_hand_does_not():
 
 def test_a_hand_without_counters_weighs_the_redeal():
     L = layout_for(make_config())
-    _st, obs = _auction_obs("R6 R7 Y6 Y7 Y8 G6 G7 B6 B7")
+    obs = _auction_obs("R6 R7 Y6 Y7 Y8 G6 G7 B6 B7")
     assert obs["action_mask"][L.REDEAL] == 1
     agent = strict_pimc(seed=2, worlds=16)
     action = agent.act(obs)
