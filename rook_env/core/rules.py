@@ -197,7 +197,7 @@ class TrickState:
         if len(hand_lists) != n:
             raise ValueError(f"'hands' must hold {n} lists (one per player), got {len(hand_lists)}")
         # One pass over the cards with the dealt ones as a bit mask: branch labels reset thousands of deals a second
-        # (rook_env.training.network_labels), so the common case (plain ints, each dealt once) stays cheap.
+        # (counterfactual labels), so the common case (plain ints, each dealt once) stays cheap.
         dealt = 0
         masks = []
         groups = [(f"hands[{i}]", h, L.hand_size) for i, h in enumerate(hand_lists)]
