@@ -15,7 +15,7 @@ from rook_env.agents import make_agent
 from rook_env.agents.learned import PPOAgent
 from rook_env.agents.learned.agent import heuristic_prior_agent
 from rook_env.agents.learned.model import ActorCritic, load_checkpoint, model_from_checkpoint, prior_logits
-from rook_env.call_partner import raw_env as call_partner_raw_env
+from rook_env.games.call_partner import raw_env as call_partner_raw_env
 from rook_env.training import collection, config, loop
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from rook_env.training import collection, config, games, loop
+from rook_env.training import collection, config, loop
 from rook_env.agents import make_agent
 from rook_env.agents.learned import DEFAULT_CHECKPOINT, PPOAgent
 from rook_env.agents.learned.model import ActorCritic, CheckpointError, load_checkpoint
-from rook_env.call_partner import env as call_partner_env
-from rook_env.call_partner import raw_env as call_partner_raw_env
+from rook_env.games.call_partner import env as call_partner_env
+from rook_env.games.call_partner import raw_env as call_partner_raw_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMOKE = os.path.join(ROOT, "configs", "call_partner_smoke.yaml")
@@ -35,13 +35,13 @@ def _collector(*overrides, players=5, seed=0):
 def test_config_fields_and_their_errors():
     cfg = config.make_train_config(SMOKE)
     assert cfg.game == "call_partner" and cfg.players == 5
-    game = games.game_of(cfg)
+    game = config.game_of(cfg)
     assert (game.seats, game.groups, game.flags, game.heuristic) == (5, 5, {"players": 5}, "call_partner_heuristic")
-    default = games.game_of(config.make_train_config(SMOKE, ["players=0"]))
+    default = config.game_of(config.make_train_config(SMOKE, ["players=0"]))
     assert default.seats == 5 and default.flags == {"players": 5}  # the game's own default
-    six = games.game_of(config.make_train_config(SMOKE, ["players=6", "env_flags={deck: no_twos_to_fours}"]))
+    six = config.game_of(config.make_train_config(SMOKE, ["players=6", "env_flags={deck: no_twos_to_fours}"]))
     assert six.flags == {"deck": "no_twos_to_fours", "players": 6}
-    partnership = games.game_of(config.make_train_config(None))
+    partnership = config.game_of(config.make_train_config(None))
     assert (partnership.name, partnership.seats, partnership.groups) == ("partnership", 4, 2)
     for override, words in [
         ("game=doppelkopf", "'game'"),
@@ -165,7 +165,7 @@ def test_smoke_config_trains_end_to_end_and_the_agent_plays_legally(smoke_run):
             assert ob["action_mask"][a]
             env.step(a)
         assert "hand" in env.infos["player_0"]
-    from rook_env.evaluation.call_partner import play_rotation_match
+    from rook_env.games.call_partner.match import play_rotation_match
 
     res = play_rotation_match([f"ppo:{s['paths']['agent']}", "call_partner_heuristic"], deals=2, seed=5,
                               flags={"players": 5}, strict=True)  # strict: an illegal action raises
