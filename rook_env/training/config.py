@@ -21,6 +21,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from rook_env.agents.learned.model import GRAD_PRECISIONS
 from rook_env.agents.registry import GAMES, game_config
+from rook_env.agents.search import SearchAgent, parse_search
 from rook_env.games import Game, get_game
 
 from .labels.config import RANDOM_NETWORK, SEED_STRIDE, RoundsConfig  # noqa: F401 - the rounds section
@@ -290,8 +291,6 @@ def play_by_agent(spec: str, flags: dict, seed: int | None, base: Any = None) ->
     """The agent of a config's ``play_by`` (a search spec without a base, ``"search[samples=96,worlds=learned]"``):
     it plays the learner's card-play decisions; ``base`` (the network being trained, in evaluation) bids,
     discards and names trump for it. ``flags``: the partnership game's rule flags."""
-    from rook_env.agents.search import SearchAgent, parse_search
-
     parsed = parse_search(spec)
     if parsed is None or parsed[0] != "search" or parsed[2]:
         raise ValueError(f"play_by must be a search spec without a base, e.g. 'search[samples=96,worlds=learned]' "

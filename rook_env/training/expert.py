@@ -51,6 +51,7 @@ from torch import nn
 
 from rook_env.agents.learned.model import ActorCritic, load_checkpoint, model_from_checkpoint
 
+from .labels.online import TableLabeller
 from .ppo import make_optimizer
 
 LABEL_KEYS = ("obs", "mask", "q", "cin", "outcome")  # what the loss reads of a record
@@ -214,8 +215,6 @@ def label_worker(model_kwargs: dict, seed: int, samples: int, tables: int, flags
     ``seed``, search's worlds drawn as ``worlds`` says). Each weights message is also a request: the hands finished since the last one go back as one
     message (a message a hand would cross the pipe one per poll of the loop)."""
     torch.set_num_threads(1)
-    from .labels.online import TableLabeller
-
     out.cancel_join_thread()  # a stopped worker exits without waiting for the loop to take its last hands
     model = ActorCritic(**model_kwargs).eval()
     labeller, done = None, []

@@ -34,6 +34,7 @@ from functools import partial
 
 import torch
 import yaml
+from torch.utils.tensorboard import SummaryWriter
 
 from rook_env.agents.learned.model import CheckpointError, load_checkpoint, model_from_checkpoint
 
@@ -143,8 +144,6 @@ def set_up(cfg: PPOConfig, resume: str | None, overwrite: bool, quiet: bool) -> 
     run.callbacks = make_callbacks(cfg)
     started_as = load_weights(run, resume)
     # A resumed run drops the events an interrupted session logged after its checkpoint (no duplicate steps).
-    from torch.utils.tensorboard import SummaryWriter  # tensorboard loads slowly: only when a run starts
-
     run.writer = SummaryWriter(paths.folder, purge_step=run.state.decisions + 1 if resume else None)
     if not resume:
         run.writer.add_text("config", "```\n" + yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False) + "\n```")

@@ -56,21 +56,19 @@ import torch
 from torch import nn
 
 from rook_env.agents.learned.model import ActorCritic
+from rook_env.core.optional import require
 
 from .collection import Collector
 from .config import Config
+from .ray_cluster import match_auth_mode
 
 NAMESPACE = "rook_env"  # the Ray namespace of the collector actors (named: tests and operators can find them)
 WAIT_LOG_SECONDS = 60.0  # log when no rollout has arrived for this long (collectors pending placement)
 
 
 def import_ray(purpose: str = "the config's ray section (ray.collectors > 0)") -> Any:
-    """``ray``, or an error that says how to install it."""
-    try:
-        import ray
-    except ImportError:
-        raise ImportError(f"{purpose} needs Ray: pip install 'ray[default]' (docs/cluster.md)") from None
-    return ray
+    """``ray``, or an error that says how to install it (rook_env.core.optional)."""
+    return require("ray", purpose)
 
 
 def connect(address: str, purpose: str = "the config's ray section (ray.collectors > 0)") -> Any:
@@ -82,8 +80,6 @@ def connect(address: str, purpose: str = "the config's ray section (ray.collecto
         if address.startswith(("127.", "localhost")):  # a driver on the head machine stays on loopback
             kw["_node_ip_address"] = "127.0.0.1"
         if address:  # join in the head's authentication mode (docs/cluster.md#authentication)
-            from .ray_cluster import match_auth_mode
-
             match_auth_mode()
         ray.init(address=address or None, namespace=NAMESPACE, log_to_driver=False, **kw)
     return ray
@@ -105,9 +101,7 @@ class CollectorWorker:
         self.version = self.opponents_version = -1
         self.id = rollout_id  # session, slot, incarnation; seq is added per rollout
         self.seq = 0
-        import ray
-
-        self.node = ray.get_runtime_context().get_node_id()
+        self.node = import_ray().get_runtime_context().get_node_id()
 
     def collect(self, weights: dict, version: int, opponents: list[dict], opponents_version: int,
                 progress: float) -> tuple[dict, dict]:

@@ -24,6 +24,8 @@ from typing import TextIO
 import numpy as np
 import torch
 
+from rook_env.core.optional import require
+
 from .config import OPPONENT_KINDS
 
 
@@ -270,10 +272,8 @@ def print_summary(s: dict) -> None:
 
 def plot_curve(history: list, path: str, title: str = "", ylabel: str = "points per deal (duplicate, greedy)") -> None:
     """Learning curve: evaluation points per deal (95% bars) and training points by opponent kind."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    require("matplotlib").use("Agg")
+    plt = require("matplotlib.pyplot")
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
     evals = [h for h in history if "eval" in h]

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from rook_env.agents.learned.agent import PPOAgent, heuristic_prior_agent
 from rook_env.agents.learned.model import ActorCritic, load_checkpoint, model_from_checkpoint
 from rook_env.evaluation.deals import hand_flags
 from rook_env.games import Game
@@ -33,9 +34,6 @@ def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cf
     duplicate (rook_env.evaluation.play_match) or call-your-partner rotation (play_rotation_match).
     ``opponent``: random, heuristic (the game's heuristic) or a checkpoint path. ``game``: the run's
     (built from ``cfg`` when not given)."""
-    from rook_env.agents.learned import PPOAgent
-    from rook_env.agents.learned.agent import heuristic_prior_agent
-
     game = game or game_of(cfg)
     frozen = copy.deepcopy(model).cpu().eval()
 
