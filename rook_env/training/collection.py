@@ -76,7 +76,7 @@ ROLLOUT_SCALARS = {"act": np.int64, "logp": np.float32, "val": np.float32, "rew"
                    "hint": np.int64}
 
 
-class Rollout:
+class DecisionBuffer:
     """Learner decisions in the order they were taken: arrays appended once per step, scalars in
     growing buffers so that a hand's reward can be added to a decision recorded earlier."""
 
@@ -165,7 +165,7 @@ class Collector:
         mix = mix_at(cfg, progress)
         p = np.array([mix[k] for k in OPPONENT_KINDS])
         obs, info = self._fresh_tables(p)
-        roll = Rollout(cfg.rollout_decisions + 64 * cfg.num_envs)
+        roll = DecisionBuffer(cfg.rollout_decisions + 64 * cfg.num_envs)
         self._finished: dict[str, Any] = {"decisions": 0, "kind": [np.zeros(0, np.int64)], "return": [np.zeros(0)]}
         self._t = {"env": 0.0, "opp": 0.0, "net": 0.0}
         t_start = clock()
@@ -241,7 +241,7 @@ class Collector:
         return actions, learn, hint
 
     def _learners_act(self, model: ActorCritic, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
-                      learn: np.ndarray, hint: np.ndarray | None, roll: Rollout) -> np.ndarray:
+                      learn: np.ndarray, hint: np.ndarray | None, roll: DecisionBuffer) -> np.ndarray:
         """Step 2: one forward pass for every learner seat to act; its decisions recorded. Returns the actions."""
         cfg, device, clock = self.cfg, self.device, self.clock
         t1 = clock()
@@ -264,7 +264,7 @@ class Collector:
         self._t["net"] += t3 - t2
         return a
 
-    def _credit(self, rewards: np.ndarray, roll: Rollout) -> None:
+    def _credit(self, rewards: np.ndarray, roll: DecisionBuffer) -> None:
         """Step 3: each seat's reward credited to its latest decision; the learning group's points booked."""
         paid = np.flatnonzero(rewards.any(axis=1) & self.active)
         if paid.size:
@@ -294,7 +294,7 @@ class Collector:
         if more.any():
             self._new_episodes(done[more], p)
 
-    def _batch(self, roll: Rollout) -> dict:
+    def _batch(self, roll: DecisionBuffer) -> dict:
         """The rollout's decisions as the update's batch, with their advantages and returns (GAE per seat)."""
         cfg, n = self.cfg, roll.n
         adv, ret = trajectory_advantages(roll.s["traj"][:n], roll.s["rew"][:n], roll.s["val"][:n], cfg.gamma,
