@@ -59,11 +59,9 @@ def set_environ(values: dict[str, str | None]) -> dict[str, str | None]:
 
 
 def _reload_ray_config() -> None:
-    if "ray._raylet" not in sys.modules:
+    if "ray._raylet" not in sys.modules or "ray" not in sys.modules:
         return  # Ray reads the environment when it is imported
-    import ray
-
-    if ray.is_initialized():
+    if sys.modules["ray"].is_initialized():
         return
     raylet = sys.modules["ray._raylet"]
     if hasattr(raylet, "Config"):
