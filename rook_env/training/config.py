@@ -146,8 +146,7 @@ class PPOConfig:
     critic_hidden: list[int] = field(default_factory=list)  # the critic's hidden layers; [] = the same as hidden
     central_critic: bool = True
     # The dense layers' gradient products in training: auto (bfloat16 on a CPU that multiplies it in hardware,
-    # AVX-512 BF16 or AMX; float32 elsewhere), float32 or bfloat16. The forward pass stays float32 (exact);
-    # an update ends within a KL of about 1e-6 of float32's, for about 1.4x the update's speed (docs/results.md).
+    # AVX-512 BF16 or AMX; float32 elsewhere), float32 or bfloat16. The forward pass and the weights stay float32.
     grad_precision: str = "auto"
     init_checkpoint: str = ""  # start from this checkpoint's weights (a fresh run otherwise: new optimizer, counters)
     # A residual policy over the game's heuristic (rook_env/agents/learned/model.py): > 0 adds this many logits to
