@@ -144,7 +144,8 @@ def test_head_worker_and_driver_join_in_one_mode_after_a_local_ray_left_a_token(
 
     with LocalCluster(nodes=1, cpus=1, own_token=False) as cluster:  # the head, in this environment as it is
         assert os.environ.get("RAY_AUTH_MODE") is None, "a cluster in the caller's environment changed it"
-        head_log = open(cluster.logs[0]).read()
+        with open(cluster.logs[0]) as fh:
+            head_log = fh.read()
         assert "Token authentication is enabled" in head_log, head_log[-2000:]
         cluster.add_node({"RAY_AUTH_MODE": "token"})  # the worker: `RAY_AUTH_MODE=token ray start --address=...`
         # the page's driver command, in the page's environment
@@ -152,7 +153,7 @@ def test_head_worker_and_driver_join_in_one_mode_after_a_local_ray_left_a_token(
             [sys.executable, "train.py", "--config", "configs/ray_smoke.yaml", *[f"--set={o}" for o in TINY],
              f"--set=run_dir={tmp_path}", "--set=name=token", "--set=total_decisions=3000",
              f"--ray.address={cluster.address}"],
-            cwd=ROOT, env=env(RAY_AUTH_MODE="token"), capture_output=True, text=True, timeout=400)
+            check=False, cwd=ROOT, env=env(RAY_AUTH_MODE="token"), capture_output=True, text=True, timeout=400)
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         assert "ray: 2 collectors started on 2 node(s)" in run.stdout + run.stderr, run.stdout + run.stderr
         # rook_env's driver with RAY_AUTH_MODE unset: it takes the head's rule
@@ -161,8 +162,8 @@ def test_head_worker_and_driver_join_in_one_mode_after_a_local_ray_left_a_token(
                 f"connect({cluster.address!r})\n"
                 "assert os.environ['RAY_AUTH_MODE'] == 'token'\n"
                 "print('alive', sum(n['Alive'] for n in ray.nodes()))\n")
-        joined = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env(), capture_output=True, text=True,
-                                timeout=180)
+        joined = subprocess.run([sys.executable, "-c", code], check=False, cwd=ROOT, env=env(), capture_output=True,
+                                text=True, timeout=180)
         assert joined.returncode == 0 and "alive 2" in joined.stdout, joined.stdout + joined.stderr[-3000:]
     assert token_file.read_text() == token, "the token was replaced"
     # the rule itself: a token turns the mode on only when it is unset
@@ -351,8 +352,8 @@ def test_a_killed_driver_resumes_from_its_checkpoint_with_nothing_lost_or_counte
 
 
 # ==================================================================================== search labels on Ray
-# rook_env.training.labels.ray_workers: label workers as Ray actors, the shards written by the driver. The heuristic base
-# with 2 worlds per decision keeps a hand well under a second.
+# rook_env.training.labels.ray_workers: label workers as Ray actors, the shards written by the driver. The heuristic
+# base with 2 worlds per decision keeps a hand well under a second.
 LABELS = {"base": "heuristic", "samples": 2}
 
 
@@ -461,8 +462,9 @@ def test_a_killed_label_worker_is_replaced_and_its_shard_redone(cluster, tmp_pat
 
 
 def test_network_labels_come_from_workers_on_both_nodes_as_the_processes_write_them(cluster, tmp_path):
-    """The label rounds' labels (rook_env.training.labels.counterfactual) on the cluster: the same shards as the processes
-    on this machine write, from workers on both nodes, the network travelling as bytes; a round runs there too."""
+    """The label rounds' labels (rook_env.training.labels.counterfactual) on the cluster: the same shards as the
+    processes on this machine write, from workers on both nodes, the network travelling as bytes; a round runs there
+    too."""
     import numpy as np
 
     from rook_env.training.labels.counterfactual import write_labels as write_game_labels
