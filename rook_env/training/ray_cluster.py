@@ -207,9 +207,11 @@ class LocalCluster:
         self.procs = []
 
     def stop(self) -> None:
-        """Stop every node this object started (each ``ray start --block`` ends its node's processes on SIGTERM)
-        and restore the variables :meth:`start` set here."""
+        """Stop every node this object started (each ``ray start --block`` ends its node's processes on SIGTERM),
+        delete its token and restore the variables :meth:`start` set here (the logs stay in :attr:`dir`)."""
         self._stop_nodes()
+        if self.own_token and os.path.exists(self.token_path):
+            os.remove(self.token_path)
         if self._restore is not None:
             set_environ(self._restore)
             self._restore = None
