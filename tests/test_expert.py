@@ -96,7 +96,7 @@ def test_exit_kl_needs_the_initial_network():
 def test_exit_config_errors_for_the_game_and_the_buffer():
     with pytest.raises(ValueError, match="exit.batch"):
         config.make_train_config(SMOKE, ["exit.source=online", "exit.batch=100", "exit.buffer=10"])
-    with pytest.raises(ValueError, match="partnership"):
+    with pytest.raises(ValueError, match="exit.source.*search agent, which does not play game='call_partner'"):
         config.make_train_config(os.path.join(ROOT, "configs", "call_partner_smoke.yaml"), ["exit.source=online"])
     assert config.make_train_config(SMOKE).exit.source == ""  # off by default
 

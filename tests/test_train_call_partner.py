@@ -52,7 +52,7 @@ def test_config_fields_and_their_errors():
     ]:
         with pytest.raises(ValueError, match=words):
             config.make_train_config(SMOKE, [override])
-    with pytest.raises(ValueError, match="'players'.*partnership game has 4 seats"):
+    with pytest.raises(ValueError, match="'players'.*four-player partnership Rook has 4 seats"):
         config.make_train_config(None, ["players=5"])
 
 

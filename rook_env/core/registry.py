@@ -72,7 +72,9 @@ class GameSpec:
     Training facts: ``groups``, the learning groups (seats ``s`` with ``s % groups == g`` play for one
     learner: 2 for two fixed teams; 0 for one group per seat); ``phases``, the decision phases of the
     observation's leading phase one-hot (per-phase accuracies), ``phase_columns`` that one-hot's width;
-    ``eval_unit``, what the training match measures.
+    ``eval_unit``, what the training match measures; ``match_options``, the keywords the training match takes
+    besides its five arguments (``"game_scores"``: hands dealt at their game's running score; ``"engine"``: the
+    batched engine plays the match).
     """
 
     name: str
@@ -95,6 +97,7 @@ class GameSpec:
     phases: tuple[str, ...] = ()
     phase_columns: int = 0
     eval_unit: str = ""
+    match_options: tuple[str, ...] = ()  # keyword options of extra["train_match"] beyond its five arguments
     extra: dict[str, Any] = field(default_factory=dict)  # further named parts of a game
 
     PARTS = ("config", "state", "raw_env", "checked_env", "layout", "obs_layout", "vector", "render_scene")

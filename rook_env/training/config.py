@@ -20,7 +20,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from rook_env.agents.learned.model import GRAD_PRECISIONS
-from rook_env.agents.registry import GAMES, game_config
+from rook_env.agents.registry import GAMES, family_of, game_config
 from rook_env.agents.search import SearchAgent, parse_search
 from rook_env.games import Game, get_game
 
@@ -272,12 +272,18 @@ def check_network(cfg: PPOConfig) -> None:
         bad(cfg, "grad_precision", f"must be one of {', '.join(GRAD_PRECISIONS)}")
 
 
+def plays(spec: str, game: str) -> bool:
+    """Whether the agent family of ``spec`` plays ``game`` (the agent registry's word)."""
+    family = family_of(spec)
+    return family is None or family.plays(game)
+
+
 def check_play_by(cfg: PPOConfig) -> None:
     """Card play by search: a search spec without a base, in the partnership game, in this process."""
     if not cfg.play_by:
         return
-    if cfg.game != "partnership":
-        bad(cfg, "play_by", "the search agent plays the partnership game only")
+    if not plays("search", cfg.game):
+        bad(cfg, "play_by", f"the search agent does not play game={cfg.game!r}")
     if cfg.ray.collectors:
         bad(cfg, "play_by", "not available with Ray collectors (ray.collectors > 0)")
     try:
@@ -336,14 +342,15 @@ def check_evaluation(cfg: PPOConfig) -> None:
             bad(cfg, "eval_opponents", f"unknown opponent {opp!r}; use {', '.join(EVAL_NAMES)} or a checkpoint path")
     if len(set(cfg.eval_opponents)) != len(cfg.eval_opponents):
         bad(cfg, "eval_opponents", "names an opponent twice")
-    if cfg.game == "call_partner" and "search" in cfg.eval_opponents:
-        bad(cfg, "eval_opponents", "the search agent plays the partnership game only")
+    for opp in cfg.eval_opponents:
+        if opp in EVAL_NAMES and opp != "heuristic" and not plays(opp, cfg.game):
+            bad(cfg, "eval_opponents", f"the {opp} agent does not play game={cfg.game!r}")
     if cfg.select_by not in ("min", "mean") and cfg.select_by not in cfg.eval_opponents:
         bad(cfg, "select_by", "must be min, mean or one of eval_opponents")
     if cfg.eval_engine not in ("env", "tables"):
         bad(cfg, "eval_engine", "must be env or tables")
-    if cfg.eval_engine == "tables" and cfg.game != "partnership":
-        bad(cfg, "eval_engine", "tables plays the partnership game's duplicate matches (call-your-partner: env)")
+    if cfg.eval_engine == "tables" and cfg.game in GAMES and "engine" not in get_game(cfg.game).match_options:
+        bad(cfg, "eval_engine", f"game={cfg.game!r}'s match has no tables engine (env plays it)")
     if cfg.eval_engine == "tables" and cfg.env_flags.get("episode", "hand") == "game":
         bad(cfg, "eval_engine", "tables plays every hand at 0-0; a game-level run (episode=game) needs env")
     if cfg.playoff_candidates and cfg.playoff_seed in (cfg.eval_seed, cfg.final_eval_seed):
@@ -359,8 +366,9 @@ def check_game(cfg: PPOConfig) -> None:
         bad(cfg, "game", f"must be one of {', '.join(GAMES)}")
     if "game" in cfg.env_flags or "players" in cfg.env_flags:
         bad(cfg, "env_flags", "'game' and 'players' are config fields of their own, not rule flags")
-    if cfg.game == "partnership" and cfg.players not in (0, 4):
-        bad(cfg, "players", "the partnership game has 4 seats (0 or 4)")
+    spec = get_game(cfg.game)
+    if not spec.takes_players and cfg.players not in (0, *spec.players):
+        bad(cfg, "players", f"{spec.title} has {' or '.join(map(str, spec.players))} seats (0: that)")
     try:
         game_config(game_flags(cfg))  # unknown rule flags / bad values raise, naming them
     except (TypeError, ValueError) as exc:
@@ -396,8 +404,8 @@ def check_exit(cfg: PPOConfig) -> None:
         fail("source", "must be '' (off), offline or online")
     if not e.source:
         return
-    if cfg.game != "partnership":
-        fail("source", "search labels exist for the partnership game only")
+    if not plays("search", cfg.game):
+        fail("source", f"search labels come from the search agent, which does not play game={cfg.game!r}")
     if (e.source == "offline" or e.labels) and not os.path.isdir(e.labels):
         fail("labels", "must be the folder of search_labels shards (shard_*.npz)"
              + (" (offline labels need one)" if e.source == "offline" else ""))

@@ -49,8 +49,9 @@ def evaluate_policy(model: ActorCritic, opponent: str, deals: int, seed: int, cf
     # rates), so a game-episode run (env_flags.episode=game) is evaluated on the same deals hand by hand,
     # each hand dealt with the running score of its game (the agent was trained to read it).
     flags, game_level = hand_flags(game.agent_flags)
-    extra = {"game_scores": True} if game_level and game.name == "partnership" else {}  # rotation matches: hands
-    if cfg.eval_engine == "tables":  # partnership only (the config says so)
+    # a match without game scores (a rotation match) plays every hand at 0-0
+    extra = {"game_scores": True} if game_level and "game_scores" in game.spec.match_options else {}
+    if cfg.eval_engine == "tables":  # only where the game's match has the engine (the config checks it)
         extra["engine"] = "tables"
     mean, (lo, hi) = game.match(factory, spec, deals, seed, flags, **extra)
     return {"opponent": opponent, "mean": mean, "ci95": [lo, hi], "half_width": (hi - lo) / 2, "deals": deals}

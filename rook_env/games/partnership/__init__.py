@@ -41,6 +41,7 @@ SPEC = register_game(GameSpec(
     phases=("bid", "discard", "trump", "play"),
     phase_columns=5,
     eval_unit="points per deal (duplicate, greedy)",
+    match_options=("game_scores", "engine"),
     # the session and the match pull in the agents and evaluation layers: loaded when asked for
     extra={"play": "rook_env.games.partnership.play:PartnershipSession",
            "match": "rook_env.games.partnership.match:play_match",
