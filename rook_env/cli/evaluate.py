@@ -24,12 +24,15 @@ from typing import Any, Callable
 from rook_env.agents.registry import TeamSpec, check_team, parse_team
 from rook_env.evaluation import DEFAULT_BLOCK_SIZE, IllegalActionError, check_flags, play_match, round_robin
 from rook_env.games.call_partner.match import RotationResult, field_specs, play_rotation_match
-from rook_env.evaluation.field import DEFAULT_FIELD, OPTIONAL_FIELD, field_teams, play_field
+from rook_env.evaluation.field import (
+    DEFAULT_FIELD, ShipDecision, default_field, field_teams, play_field, ship_rule, skipped_members,
+)
 from rook_env.evaluation.replays import match_replays, rotation_replays
 from rook_env.games import get_game
 from rook_env.evaluation.results import MatchResult
 from rook_env.evaluation.report import (
     TOOLS_HINT,
+    Table,
     field_tables,
     have_plots,
     match_tables,
@@ -54,6 +57,7 @@ EXAMPLES = """examples:
   %(prog)s --round-robin random heuristic ppo --deals 500 --workers 2
   %(prog)s --field my_agent.pt --deals 2000 --workers 2 --json runs/eval/field.json --plot runs/eval/field.png
   %(prog)s --field ppo --opponents random heuristic --deals 1000 --seed 1000
+  %(prog)s --field runs/x/agent.pt --ship-against ppo --deals 2000 --seed 71000000 --workers 2
   %(prog)s --game call_partner --players 5 call_partner_heuristic random --deals 500
   %(prog)s heuristic random --deals 500 --replays 5 --replays-by set
   %(prog)s --game call_partner --players 5 call_partner_heuristic random --deals 200 --replays 3
@@ -64,10 +68,15 @@ hands are replayed from the match's own deals and agent seeds, so they are the h
 In a rotation match (--game call_partner) a hand is one deal in one rotation; its swing is the best hand
 score minus the worst.
 
---field CANDIDATE plays one agent against each of a field of opponents (--opponents; default: random,
-heuristic, search, ppo, with search only where the registry offers it, and without the candidate itself),
-every opponent on the same duplicate deals: mean points per deal and games won per opponent, with
-intervals, and the minimum over the field (the opponent it does worst against).
+--field CANDIDATE plays one agent against each of a field of opponents on the same duplicate deals
+(--opponents; default: the heuristic, search over uniform and over learned worlds, best, ppo, the past
+network networks/ppo_v5.pt, its best response networks/best_response_v5.pt and pimc, a search player built
+apart from the heuristic; members that cannot be played here and the candidate itself are left out): mean
+points per deal and games won per member, with intervals, the field's mean (every member alike) and the
+minimum over the field. --ship-against CURRENT plays CURRENT against the same field on the same deals and
+applies the shipping rule (rook_env.evaluation.field.ship_rule): the candidate may replace CURRENT when it
+is at least level with it against every member and ahead on the field's mean (use held-out deals: a seed
+used neither for training nor for selection).
 
 Call-your-partner Rook (--game call_partner) is evaluated by rotation: a field of n agents (n = --players),
 given as a candidate and the baseline filling the other chairs, or as n specs; every deal is played n
@@ -97,8 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--field", metavar="CANDIDATE",
                    help="play this team spec against each opponent of a field (--opponents) on the same deals")
     p.add_argument("--opponents", nargs="+", metavar="SPEC",
-                   help=f"--field: the opponents' team specs (default: {' '.join(DEFAULT_FIELD)}; "
-                        f"{', '.join(OPTIONAL_FIELD)} only when the registry offers it; not the candidate itself)")
+                   help=f"--field: the opponents' team specs (default: the field {' '.join(DEFAULT_FIELD)}, each "
+                        f"where it can be played, not the candidate itself)")
+    p.add_argument("--ship-against", metavar="CURRENT",
+                   help="--field: also play CURRENT against the same field on the same deals and say whether the "
+                        "candidate may replace it (at least level against every member, ahead on the field's mean)")
+    p.add_argument("--ship-margin", type=float, default=0.0, metavar="POINTS",
+                   help="--ship-against: the loss against one member tolerated, points per deal (default 0: every "
+                        "member's interval of the paired difference at or above 0)")
     p.add_argument("--deals", type=int, default=2000, help="deals per match (each played twice when duplicate; default 2000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and agents (default 0)")
     p.add_argument("--workers", type=int, default=1, help="processes (0: all CPUs); results do not depend on it")
@@ -147,6 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _refuse(p, (("--game-scores", args.game_scores), ("--replays", args.replays)), "--engine tables")
     if args.opponents and args.field is None:
         p.error("--opponents gives the field of --field CANDIDATE")
+    if (args.ship_against is not None or args.ship_margin) and args.field is None:
+        p.error("--ship-against and --ship-margin compare --field CANDIDATE with the current agent")
     if args.field is not None:
         return _field_main(p, args)
     if args.round_robin and args.specs:
@@ -239,17 +256,81 @@ def _block_size(args: argparse.Namespace) -> int:
 
 def _field_main(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``--field CANDIDATE``: one agent against each opponent of a field on the same deals
-    (:func:`rook_env.evaluation.field.play_field`)."""
+    (:func:`rook_env.evaluation.field.play_field`); with ``--ship-against CURRENT`` the current agent too, and the
+    shipping rule (:func:`rook_env.evaluation.field.ship_rule`)."""
     if args.specs or args.round_robin:
         p.error("give one of: two team specs, --round-robin SPEC SPEC ..., or --field CANDIDATE [--opponents ...]")
     _refuse(p, (("--players", args.players is not None), ("--replays", args.replays)), "--field")
+    if args.ship_margin < 0:
+        p.error(f"--ship-margin must be >= 0, got {args.ship_margin}")
     workers, flags = _setup(p, args)
+    if args.ship_against is not None:
+        return _ship_main(p, args, flags, workers)
     try:
         candidate, opponents = field_teams(args.field, args.opponents, flags)  # every spec built once: fail early
     except ValueError as exc:
         p.error(str(exc))
-    return _report(args, lambda: play_field(candidate, opponents, **_match_kwargs(args, flags, workers)),
-                   field_tables, plot_field, out=lambda res: res.to_dict(per_deal=True))
+    # the default field's members that were left out are reported (play_field is handed the teams themselves)
+    skipped = [] if args.opponents else skipped_members(args.field)
+
+    def run() -> Any:
+        res = play_field(candidate, opponents, **_match_kwargs(args, flags, workers))
+        res.skipped = skipped
+        return res
+
+    return _report(args, run, field_tables, plot_field, out=lambda res: res.to_dict(per_deal=True))
+
+
+def _ship_main(p: argparse.ArgumentParser, args: argparse.Namespace, flags: dict, workers: int) -> int:
+    """``--field CANDIDATE --ship-against CURRENT``: both against one field (default: every member of the default
+    field that can be played here, the two agents included where they are members), then the shipping rule."""
+    try:
+        opponents = args.opponents if args.opponents else list(default_field())
+        candidate, teams = field_teams(args.field, opponents, flags)
+        current, _ = field_teams(args.ship_against, teams, flags, check=False)
+        check_team(current, flags)
+    except ValueError as exc:
+        p.error(str(exc))
+    if candidate.name == current.name:
+        p.error(f"--ship-against names the candidate itself ({current.name!r})")
+    kwargs = _match_kwargs(args, flags, workers)
+    try:
+        fields = [play_field(team, teams, **kwargs) for team in (candidate, current)]
+    except IllegalActionError as exc:
+        print(f"illegal action: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted")
+        return 130
+    decision = ship_rule(fields[0], fields[1], margin=args.ship_margin, confidence=args.confidence,
+                         n_boot=args.bootstrap, seed=args.seed % 2**32)
+    print_tables(field_tables(fields[0]) + field_tables(fields[1]) + ship_tables(decision))
+    if args.plot:
+        plot_field(fields[0], args.plot)
+    out = {"decision": decision.to_dict(), "candidate": fields[0].to_dict(per_deal=True),
+           "current": fields[1].to_dict(per_deal=True)}
+    return _finish(args, out, sum(f.illegal_total for f in fields))
+
+
+def ship_tables(decision: ShipDecision) -> list[Table]:
+    """One row per member (the paired difference, candidate minus current agent, with its interval, and whether
+    the candidate is level there), the field mean's row, and the verdict below."""
+    pct = f"{decision.confidence:.0%}"
+    t = Table(f"ship {decision.candidate} in place of {decision.current}? {decision.deals} deals",
+              [("member", "left"), (f"paired difference [{pct} CI]", "right"), ("verdict", "left")])
+    for row in decision.members:
+        lo, hi = row["ci"]
+        t.add_row(row["member"], f"{row['mean_diff']:+.1f} [{lo:+.1f}, {hi:+.1f}]",
+                  "level" if row["level"] else "behind", style=None if row["level"] else "red")
+    lo, hi = decision.field["ci"]
+    t.add_row("field mean", f"{decision.field['mean_diff']:+.1f} [{lo:+.1f}, {hi:+.1f}]",
+              "ahead" if decision.field["ahead"] else "not ahead", style="bold")
+    margin = f"{-decision.margin:+.1f}" if decision.margin else "0"
+    t.notes.append(f"rule: level against a member when its interval's low end is >= {margin}; ahead when the field "
+                   f"mean's interval lies above 0 (points per deal, {decision.candidate} minus {decision.current})")
+    t.notes.append(f"verdict: {decision.candidate} " + ("may replace " + decision.current if decision.ships
+                                                          else "does not ship: " + "; ".join(decision.reasons)))
+    return [t]
 
 
 REPLAY_ORDER = {"swing": "largest score swings", "set": "sets, largest swing first", "order": "first hands"}

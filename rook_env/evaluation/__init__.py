@@ -13,8 +13,9 @@ library plays against the baselines from the user's own code::
     res = play_match(lambda seed: MyAgent(), "heuristic", deals=500, seed=0)
     res.mean, res.ci, res.games["win_rate"], res.to_dict()
     rr = round_robin(["random", "heuristic", lambda seed: MyAgent()], deals=500)
-    fr = play_field(lambda seed: MyAgent(), deals=500)  # against random, heuristic, search, ppo
-    fr.minimum, fr.minimum_ci, fr.opponents[fr.worst], fr.rows()
+    fr = play_field(lambda seed: MyAgent(), deals=500)  # against the default field (evaluation.field)
+    fr.field_mean, fr.field_ci, fr.minimum, fr.opponents[fr.worst], fr.rows()
+    decision = ship_rule(fr, current_fr)  # may it replace the agent whose field is current_fr?
 
 Call-your-partner Rook (individual scores) is evaluated by rotation: every agent of a field plays
 every seat of the same deal (:mod:`.call_partner`)::
@@ -45,7 +46,7 @@ from rook_env.core.loop import IllegalActionError
 
 from rook_env.games.call_partner.match import AgentStats, RotationResult, play_rotation_match
 from .deals import check_flags, derive_seed, hand_flags, make_deal
-from .field import DEFAULT_FIELD, FieldResult, default_field, play_field
+from .field import DEFAULT_FIELD, FieldResult, ShipDecision, default_field, play_field, ship_check, ship_rule
 from rook_env.games.partnership.match import play_match
 from .results import DEFAULT_BLOCK_SIZE, REC_FIELDS, MatchResult, TeamStats
 from .round_robin import RoundRobinResult, rating_intervals, round_robin
@@ -62,9 +63,9 @@ from .stats import (
 __all__ = [
     "AgentStats", "RotationResult", "play_rotation_match",
     "DEFAULT_BLOCK_SIZE", "DEFAULT_FIELD", "REC_FIELDS", "FieldResult", "IllegalActionError", "MatchResult",
-    "RoundRobinResult", "TeamStats",
+    "RoundRobinResult", "ShipDecision", "TeamStats",
     "bootstrap_mean_ci", "bradley_terry", "check_flags", "default_field", "derive_seed", "elo_from_strengths",
     "elo_ratings", "game_winner", "games_from_stream", "hand_flags", "make_deal", "play_field", "play_match",
-    "rating_intervals", "round_robin",
+    "rating_intervals", "round_robin", "ship_check", "ship_rule",
     "wilson_interval",
 ]

@@ -205,8 +205,11 @@ def field_tables(res: FieldResult) -> list[Table]:
         t.add_row(name, _with_ci(m.mean, m.ci), f"{_fmt(g['win_rate'], '.1%')} [{_fmt(g['ci'][0], '.1%')}, "
                   f"{_fmt(g['ci'][1], '.1%')}]", str(g["played"]),
                   style="red" if m.illegal_total else ("bold" if i == res.worst else None))
+    t.notes.append(f"field mean (every member alike): {_with_ci(res.field_mean, res.field_ci)} points/deal")
     t.notes.append(f"minimum over the field: {_with_ci(res.minimum, res.minimum_ci)} points/deal against "
                    f"{res.opponents[res.worst]}")
+    if res.skipped:
+        t.notes.append("not played: " + "; ".join(f"{n} ({why})" for n, why in res.skipped))
     illegal = ", ".join(f"{n}: {m.illegal['A']} / {m.illegal['B']}" for n, m in zip(res.opponents, res.matches)
                         if m.illegal_total)
     t.notes.append(f"illegal actions ({res.candidate} / opponent): {illegal}" if illegal else "illegal actions: 0")
