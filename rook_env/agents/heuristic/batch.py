@@ -153,6 +153,27 @@ class BatchCardPlay:
         keep = self._keep_values(v, odds, cards, eff_c, higher_c, suit, trumps, unseen, my_trumps, opp_trumps,
                                  nest_value, mean_counter, points)
 
+        p = self._p_take(v, odds, rows, cards, eff, eff_c, trump, position)
+        pos = position[:, None]
+
+        score = (2.0 * p - 1.0) * (trick_points[:, None] + points + extra[:, None]) - keep
+        bonus = self._lead_bonus(v, p, eff_c, trump, my_trumps, opp_trumps, points)
+        score = np.where(pos == 0, score + bonus, score)
+        score = score - 0.01 * tab.rank_power_array[cards]
+        chosen = cards[rows, np.argmax(np.where(legal, score, -np.inf), axis=1)]
+
+        after = hand & ~(np.int64(1) << chosen)
+        lead = np.where(position > 0, v.trick_card[:, 0], -1)
+        filed = [
+            Memory(h, tuple(pl), ld, tuple(vd))
+            for h, pl, ld, vd in zip(after.tolist(), v.played.tolist(), lead.tolist(), voids.tolist())
+        ]
+        return chosen, filed
+
+    def _p_take(self, v: SimpleNamespace, odds: _Odds, rows: np.ndarray, cards: np.ndarray, eff: np.ndarray,
+                eff_c: np.ndarray, trump: np.ndarray, position: np.ndarray) -> np.ndarray:
+        """(R, width): the chance that this side takes the trick with each card, leading or following."""
+        R = rows.shape[0]
         # chance that this side takes the trick, per card
         led_now = eff[rows, np.maximum(v.trick_card[:, 0], 0)]
         led = np.where(position[:, None] == 0, eff_c, led_now[:, None])
@@ -182,20 +203,7 @@ class BatchCardPlay:
         p_win = np.select([pos == 3, pos == 2], [1.0, 1.0 - q1], 1.0 - q1 * (1.0 - 0.5 * q2))
         beats = self._strength(trump[:, None], cards, led_now[:, None]) > win_power[:, None]
         p = np.where(pos == 0, p_lead, np.where(beats, p_win, p_lose[:, None]))
-
-        score = (2.0 * p - 1.0) * (trick_points[:, None] + points + extra[:, None]) - keep
-        bonus = self._lead_bonus(v, p, eff_c, trump, my_trumps, opp_trumps, points)
-        score = np.where(pos == 0, score + bonus, score)
-        score = score - 0.01 * tab.rank_power_array[cards]
-        chosen = cards[rows, np.argmax(np.where(legal, score, -np.inf), axis=1)]
-
-        after = hand & ~(np.int64(1) << chosen)
-        lead = np.where(position > 0, v.trick_card[:, 0], -1)
-        filed = [
-            Memory(h, tuple(pl), ld, tuple(vd))
-            for h, pl, ld, vd in zip(after.tolist(), v.played.tolist(), lead.tolist(), voids.tolist())
-        ]
-        return chosen, filed
+        return p
 
     def _voids(self, v: SimpleNamespace, memories: list[Memory | None], trump: np.ndarray, eff: np.ndarray,
                suit: np.ndarray) -> np.ndarray:
