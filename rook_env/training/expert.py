@@ -1,6 +1,6 @@
 """Expert iteration: the network's card play distilled towards search's choices, its value head towards outcomes.
 
-A *labelled decision* is a card-play decision searched by ``search:<network>`` (rook_env.training.search_labels):
+A *labelled decision* is a card-play decision searched by ``search:<network>`` (rook_env.training.labels.search):
 the seat's observation, its action mask, the critic input, and ``q``, search's mean score difference (the seat's
 team minus the other, in points) for each card it tried (NaN elsewhere: one card of each set of equivalent cards
 is tried), plus the hand's ``outcome`` from the seat's side.
@@ -24,12 +24,12 @@ PPO minibatch adds ``exit.coef`` times this loss on ``exit.batch`` labelled deci
 (:class:`LabelBuffer`) that a :class:`LabelSource` fills every iteration: :class:`OfflineLabels` (shards on
 disk) or :class:`OnlineLabels` (a background process in which the *current* network plays ``exit.tables``
 tables and search rates the card plays of its own positions, all tables' in one ``act_batch`` call:
-:mod:`rook_env.training.online_labels`); with ``exit.kl_coef`` > 0, plus that times the KL to
+:mod:`rook_env.training.labels.online`); with ``exit.kl_coef`` > 0, plus that times the KL to
 ``init_checkpoint``'s policy on ``exit.batch`` of the unclear decisions.
 
 **Distillation alone** (supervised, from shards; the held-out hands give the accuracy and loss):
 
-    python -m rook_env.training.expert --labels runs/labels --init rook_env/agents/checkpoints/ppo_v2.pt \\
+    rook-train distill --labels runs/labels --init rook_env/agents/checkpoints/best_auction.pt \\
         --out runs/distill --steps 3000
     python evaluate.py runs/distill/agent.pt heuristic --deals 1000 --seed 7100000 --workers 1
 """

@@ -82,7 +82,7 @@ class RoundsConfig:
     self_hands: int = 111_616  # deals labelled in self-play per round
     heuristic_hands: int = 136_704  # deals labelled against the heuristic per round
     # More label sets per round, the other team played by an agent of the field: {agent spec: deals}, e.g.
-    # {"ppo:rook_env/agents/checkpoints/ppo_v2.pt": 10240} (a past network, a best response). Labels against a field
+    # {"ppo:networks/ppo_v5.pt": 10240} (a past network, a best response). Labels against a field
     # hold the network where a best response found gains; {}: none
     opponents: dict[str, int] = field(default_factory=dict)
     seed: int = 95_000_000  # round 1's first self-play shard (rook_env.training.labels.rounds)
