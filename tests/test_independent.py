@@ -275,6 +275,28 @@ def test_a_strong_hand_bids_and_a_weak_hand_does_not():
     assert agent.last_values[L.PASS] >= max(v for a, v in agent.last_values.items() if a != L.PASS)
 
 
+def test_the_auction_is_read_as_evidence_of_strength():
+    """After the left opponent bid 100 and the partner passed, the worlds of a bid give that opponent more points
+    as declarer, and the partner fewer, than uniform worlds do (resampled by the player's own valuation)."""
+    L = layout_for(make_config())
+    st = RookState(make_config(), seed=11)
+    st.new_game(dealer=2)  # seat 3 bids first, then 0, 1, 2
+    for action in (L.PASS, L.BID0 + 1, L.BID0 + L.bids.index(100), L.PASS):  # 3 passes, 0 bids 75, 1 bids 100, 2
+        st.apply(action)
+    assert st.current == 0 and st.phase == BID
+    agent = strict_pimc(seed=5, worlds=40)
+    m = decode_masks(seat_observation(st, 0)["observation"], st.config)
+    sampler = DealSampler(L.all_cards & ~m.hand, [Holder(L.hand_size)] * 3 + [Holder(L.nest_size)])
+    rng = random.Random(0)
+    read = agent._auction_worlds(m, sampler, rng)
+    assert len(read) == 40 and all(1 in known and 2 in known for _, known in read)
+    uniform = [sampler.sample(rng) for _ in range(200)]
+    opp = [agent._declare([m.hand, *d[:3]], d[3], 1, m.dealer, rng)[1] for d in uniform]
+    mate = [agent._declare([m.hand, *d[:3]], d[3], 2, m.dealer, rng)[0] for d in uniform]
+    assert np.mean([known[1][1] for _, known in read]) > np.mean(opp) + 5
+    assert np.mean([known[2][0] for _, known in read]) < np.mean(mate)
+
+
 def test_a_hand_without_counters_weighs_the_redeal():
     L = layout_for(make_config())
     obs = _auction_obs("R6 R7 Y6 Y7 Y8 G6 G7 B6 B7")

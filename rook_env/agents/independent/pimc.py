@@ -11,18 +11,21 @@ decoder (:func:`rook_env.games.partnership.observation.decode_masks`), the world
 - **what the seat knows**: its hand, the auction, the cards played and by whom, trump, the nest and discards when
   it is the bidder, the announced nest counters (German discard), and the suits a seat failed to follow, kept in
   the agent's memory of the hand (the observation shows only the current trick). Worlds deal the other cards
-  uniformly under those constraints (:mod:`.sampler`); bids are not read as evidence.
+  uniformly under those constraints (:mod:`.sampler`); in card play, bids are not read as evidence.
 - **rollouts** (``rollout``): ``"greedy"``, a short rule of its own that reads only what the seat to act could know
   in the world (its hand, the trick, the cards played): lead a side card that no unplayed card beats, the
   bidder's side pulls trumps with its top trump, else lead low from the longest side suit; take a trick with the
   cheapest card that wins it when last to play, when the trick holds points or when third to play; give points
   to a partner who wins the trick for sure; else play the cheapest card. ``"random"``: uniform random legal cards.
-- **bidding** from simulated hand values: in every world, each seat that may still win the auction is made the
-  declarer (it takes the nest, names its longest, strongest colour, lays down its cheapest cards) and the hand is
-  played out, giving each team's points. Bidding the next level is worth the mean score of this seat declaring at
-  that level; passing is worth the mean score of the contract going to the strongest other seat still in the
-  auction (at the current level if that is the high bidder, at the next otherwise). The seat bids while bidding is
-  worth more than passing; a redeal (a hand without counters) is worth 0, the mean of a fresh deal.
+- **bidding** from simulated hand values: in a world, a seat is made the declarer (it takes the nest, names the
+  colour of most and highest cards, lays down its cheapest cards) and the hand is played out, giving each team's
+  points. The worlds of a bid are drawn uniformly and then resampled in proportion to how well they explain the
+  auction by that same valuation (a seat that bid ``b`` points likely takes ``b`` declaring, one that passed when it
+  could bid ``b`` likely not: soft evidence, a logistic of spread :data:`BID_SPREAD` points). Bidding the next level
+  is worth the mean score of this seat declaring at that level; passing, the mean score of the contract going to
+  the strongest opponent still in the auction (at the current level if it holds the high bid, else at the next),
+  or to the partner when no opponent is left. The seat bids while bidding is worth more than passing; a redeal (a
+  hand without counters) is worth 0, the mean of a fresh deal.
 - **discard and trump**: candidate contracts (every call with three ways of choosing the discards: keep counters,
   bury low cards, void short suits; each legal under the table's discard rule) are played out on the sampled
   worlds; the bidder names the call and lays down the cards of the best one (kept as a plan over its discards).
@@ -37,6 +40,7 @@ consistent deal) a random legal action is played and ``fallbacks`` counts it.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from collections.abc import Mapping
 from dataclasses import replace
@@ -58,6 +62,11 @@ MAX_WORLDS = 1000
 NEST = 4  # the nest's place in a sampled deal (seats are 0..3, relative to the searching seat)
 MEMORY_LIMIT = 256  # memories kept (one per seat and hand in play); more are dropped
 _SLOTS = RookState.state_fields()
+# Reading the auction as evidence (PIMCAgent._auction_worlds): the spread, in points, of the logistic that says how
+# likely a seat that bid b points is to take b declaring (about the spread of a declarer's points over the worlds
+# of one hand: soft evidence); candidate deals drawn per world kept.
+BID_SPREAD = 20.0
+RESAMPLE = 4
 
 
 class _Call:
@@ -510,6 +519,54 @@ class PIMCAgent:
             return (mine if mine >= bid else -bid) - theirs
         return mine - (theirs if theirs >= bid else -bid)
 
+    def _auction_worlds(self, m: Any, sampler: DealSampler, rng: random.Random
+                        ) -> list[tuple[list[int], dict[int, tuple[int, int]]]]:
+        """The worlds of a bid, each with the declaring totals already played out in it (seat -> team points).
+
+        Deals are drawn uniformly, then ``worlds`` of them drawn again in proportion to how well each explains the
+        auction by this player's own valuation (sampling importance resampling): a seat that bid ``b`` points is
+        likely to take ``b`` declaring in that world, one that passed when it could bid ``b`` likely not (each a
+        logistic in the seat's team points as declarer minus ``b``, spread :data:`BID_SPREAD` points). A dealer's
+        forced opening bid tells nothing."""
+        L = self.L
+        evidence: list[tuple[int, int, bool]] = []  # (seat, points, bid them (True) or declined them (False))
+        forced = sum(1 for r, lvl in m.passed if lvl < 0) == 3
+        for r, lvl in m.bids:
+            if r and not (forced and lvl == 0):
+                evidence.append((r, L.bids[lvl], True))
+        for r, lvl in m.passed:
+            if r and lvl + 1 < L.n_bids:
+                evidence.append((r, L.bids[lvl + 1], False))
+        if not evidence:
+            return [(sampler.sample(rng), {}) for _ in range(self.worlds)]
+        candidates, weights = [], []
+        for _ in range(self.worlds * RESAMPLE):
+            deal = sampler.sample(rng)
+            hands = [m.hand, *deal[:3]]
+            nest = deal[3] if L.nest_size else 0
+            totals: dict[int, tuple[int, int]] = {}
+            w = 1.0
+            for r, points, bid in evidence:
+                if r not in totals:
+                    totals[r] = self._declare(hands, nest, r, m.dealer, rng)
+                x = 1.0 / (1.0 + math.exp(-(totals[r][r & 1] - points) / BID_SPREAD))
+                w *= x if bid else 1.0 - x
+            candidates.append((deal, totals))
+            weights.append(w)
+        total = sum(weights)
+        if not total > 0:
+            return candidates[:self.worlds]
+        # systematic resampling: worlds in proportion to their weights
+        out, step = [], total / self.worlds
+        u, acc, i = rng.random() * step, weights[0], 0
+        for _ in range(self.worlds):
+            while acc < u and i < len(candidates) - 1:
+                i += 1
+                acc += weights[i]
+            out.append(candidates[i])
+            u += step
+        return out
+
     def _bid(self, m: Any, legal: int, rng: random.Random) -> int:
         L = self.L
         bids = [a for a in bits(legal) if L.BID0 <= a < L.BID0 + L.n_bids]
@@ -524,16 +581,17 @@ class PIMCAgent:
         next_level = L.bids[bids[0] - L.BID0] if bids else 0
         current = L.bids[m.contract] if m.contract >= 0 else 0
         bid_value = pass_value = 0.0
-        for _ in range(self.worlds):
-            deal = sampler.sample(rng)
+        rivals = [r for r in others if r & 1]
+        for deal, known in self._auction_worlds(m, sampler, rng):
             hands = [m.hand, *deal[:3]]
             nest = deal[3] if L.nest_size else 0
             if bids:
                 bid_value += self._score(self._declare(hands, nest, 0, m.dealer, rng), 0, next_level)
             if can_pass and others:
-                totals = {r: self._declare(hands, nest, r, m.dealer, rng) for r in others}
-                # the strongest other seat takes the contract: its team's points when it declares
-                r = max(others, key=lambda r: (totals[r][r & 1] - totals[r][(r & 1) ^ 1], r == high))
+                # the contract goes to the strongest opponent still in the auction, else to the partner
+                totals = {r: known[r] if r in known else self._declare(hands, nest, r, m.dealer, rng)
+                          for r in (rivals or others)}
+                r = max(totals, key=lambda r: (totals[r][r & 1] - totals[r][(r & 1) ^ 1], r == high))
                 level = current if r == high else (next_level or current)
                 pass_value += self._score(totals[r], r, level)
         options = []
