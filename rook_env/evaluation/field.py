@@ -2,9 +2,9 @@
 rule that says whether a candidate may replace the current agent (:func:`ship_rule`).
 
 **Why a field.** A policy tuned against one opponent can look strong against it and much less so against anyone
-else: measured against the heuristic alone, gains of a network shrank by about half against a search player that
-is not in this repository. The default field (:data:`DEFAULT_FIELD`, :func:`default_field`) therefore puts the
-heuristic beside players of other styles, so that no single style dominates the verdict:
+else, so one opponent's verdict flatters whatever was selected against it. The default field
+(:data:`DEFAULT_FIELD`, :func:`default_field`) therefore puts the heuristic beside players of other styles, so that
+no single style dominates the verdict:
 
 - ``heuristic``: the rule-based player;
 - ``search``: determinised search over uniform worlds, on the heuristic's auction;
