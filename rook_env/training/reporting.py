@@ -123,8 +123,9 @@ class ProgressLine:
     """The progress display: one line rewritten in place on a terminal; elsewhere (a log file, CI) a line at
     most every ``every`` seconds. :meth:`write` prints a log line above it."""
 
-    def __init__(self, run_clock: RunClock, stream: TextIO = sys.stderr, every: float = 60.0,
+    def __init__(self, run_clock: RunClock, stream: TextIO | None = None, every: float = 60.0,
                  width: int = 20) -> None:
+        stream = sys.stderr if stream is None else stream  # the stderr of now, not of the import
         self.run_clock, self.stream, self.every, self.width = run_clock, stream, every, width
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self.phase, self.stats, self.decisions = "", "", 0

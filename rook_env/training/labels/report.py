@@ -70,9 +70,10 @@ class RoundsDisplay(Progress):
     """The display of a run of label rounds: :meth:`log` writes a line to ``log_path`` (opened on the first line);
     :meth:`note` shows one above the progress line too; the :class:`~.rounds.Progress` calls move the line."""
 
-    def __init__(self, log_path: str, stream: TextIO = sys.stderr, every: float = 60.0,
+    def __init__(self, log_path: str, stream: TextIO | None = None, every: float = 60.0,
                  clock: Callable[[], float] = time.monotonic,
                  fit_rate: Callable[[str, int], float] | None = fit_seconds_per_label) -> None:
+        stream = sys.stderr if stream is None else stream  # the stderr of now, not of the import
         self.log_path, self.stream, self.every, self.clock, self.fit_rate = log_path, stream, every, clock, fit_rate
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self.file: TextIO | None = None
@@ -266,9 +267,10 @@ def _fit_in_words(fit_path: str, epochs: int) -> str:
             "a hand and seat by the labels")
 
 
-def print_rounds_summary(result: dict, cfg: RoundsConfig, stream: TextIO = sys.stdout) -> None:
+def print_rounds_summary(result: dict, cfg: RoundsConfig, stream: TextIO | None = None) -> None:
     """The end of a run of label rounds: what was trained, how the fit did on held-out labels (in words), the
-    held-out matches, the outputs."""
+    held-out matches, the outputs (to ``stream``; None: the standard output of the moment)."""
+    stream = sys.stdout if stream is None else stream
     rounds = result["rounds"]
     n = len(rounds)
     labelled = sum(r["label_minutes"] for r in rounds)
