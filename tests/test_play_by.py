@@ -30,7 +30,7 @@ def test_config_checks_the_spec_and_the_game():
         (SMOKE, "play_by=heuristic", "without a base"),
         (SMOKE, "play_by=search[samples=0]", "samples must be an integer"),
         (SMOKE, "play_by=search-bids[samples=4]", "without a base"),
-        (CP_SMOKE, PLAY_BY, "partnership game only"),
+        (CP_SMOKE, PLAY_BY, "search agent does not play game='call_partner'"),
     ]:
         with pytest.raises(ValueError, match=f"'play_by'.*{words}"):
             config.make_train_config(path, [override])
