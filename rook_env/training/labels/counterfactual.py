@@ -50,7 +50,23 @@ from typing import Any
 import numpy as np
 import torch
 
+from rook_env.agents import make_agent
+from rook_env.agents.heuristic.agent import HeuristicAgent
+from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic
+from rook_env.agents.learned.agent import PPOAgent
+from rook_env.agents.learned.model import model_from_checkpoint
+from rook_env.core.observation import unpack_mask
+from rook_env.games.call_partner.config import make_config
+from rook_env.games.call_partner.env import hand_rewards
+from rook_env.games.call_partner.observation import encode, obs_layout
+from rook_env.games.call_partner.rules import PHASE_NAMES as CALL_PARTNER_PHASES
+from rook_env.games.call_partner.rules import CallPartnerState
+from rook_env.games.partnership.rules import PHASE_NAMES as PARTNERSHIP_PHASES
+from rook_env.games.partnership.rules import RookState
+from rook_env.vector import RookVectorEnv
+
 from .config import phase_probs
+from .ray_workers import label_on_ray
 from .shards import ShardDone, run_label_jobs, shard_plan, write_shard
 
 __all__ = ["PLAY_OUTS", "HeuristicPlayOut", "Labeler", "NetworkPlayOut", "Trunk", "label_deals", "opponent_agent",
@@ -74,29 +90,67 @@ class Trunk:
 
 
 # ================================================================================================ partnership
+# The branches replay the trunk step by step in lock step (a branch is idle in no step): the engine deals new
+# hands at the same steps as in the trunk's schedule, so a branch that throws its hand in (the redeal) draws the
+# same cards from its block's stream whatever else changes; the network's forward passes are over the same rows
+# (a row's logits can depend on its batch's size in the last bit, batches of 1 to 3 rows taking other kernels).
+# What the replay does not redo is the opponent's work on the prefix (its actions there are the trunk's):
+# see :func:`_prefix_turns`.
+MIN_ROWS = 32  # a stateless opponent's forward pass is never shrunk below this many rows (:func:`_at_least`)
+
+
 def _greedy(model: Any, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The network's greedy legal action per row (as :class:`~rook_env.agents.learned.agent.PPOAgent` plays)."""
-    with torch.no_grad():
+    with torch.inference_mode():
         logits = model.actor_logits(torch.from_numpy(obs))
-    return logits.masked_fill(~torch.from_numpy(mask.astype(bool)), -1e9).argmax(1).numpy()
+        return logits.masked_fill(~torch.from_numpy(mask.astype(bool)), -1e9).argmax(1).numpy()
 
 
-def _act(model: Any, env: Any, rows: np.ndarray, mask: np.ndarray, out: np.ndarray) -> None:
-    """``out[rows]`` = the network's action at those tables (the only legal action where there is one)."""
+def _act(model: Any, obs: np.ndarray, rows: np.ndarray, mask: np.ndarray, out: np.ndarray) -> None:
+    """``out[rows]`` = the network's action at those tables (the only legal action where there is one); ``obs``
+    and ``mask``: the engine's current ones (what ``step`` returns: no copy of every table's observation)."""
     if not len(rows):
         return
     m = mask[rows]
     out[rows] = m.argmax(1)  # the forced moves' (and the default) action
     choice = rows[m.sum(1) > 1]
     if len(choice):
-        out[choice] = _greedy(model, env.observation[choice], mask[choice])
+        out[choice] = _greedy(model, obs[choice], mask[choice])
 
 
-def _opponent_turns(opponent: Any, env: Any, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """The opponent's actions at ``rows`` (its seats to act there); it sees every turn of its seats, forced ones
-    included, so that its card memory (keyed ``table * 4 + seat``) follows each hand as in a match."""
-    seat = env.current_player[rows]
-    return opponent.act_batch(env.observation[rows], mask[rows], rows * 4 + seat)
+def _opponent_turns(opponent: Any, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The opponent's actions at ``rows`` (its seats to act there), its card memory keyed ``table * 4 + seat``."""
+    return opponent.act_batch(obs[rows], mask[rows], rows * 4 + seat[rows])
+
+
+def _card_memory(opponent: Any) -> dict | None:
+    """The card memories the heuristic keeps between its ``act_batch`` calls, by key (immutable ``Memory``
+    tuples: a snapshot is a copy of the references); None for any other agent."""
+    return opponent._keyed_memory if isinstance(opponent, HeuristicAgent) else None
+
+
+def _prefix_turns(opponent: Any) -> str:
+    """What a branch does with the opponent's turns before its decision (the trunk's actions are replayed there):
+    ``"none"``, a greedy plain network (a function of the row alone): not asked; ``"memory"``, the heuristic: not
+    asked, its card memory at the decision is the trunk's (snapshots taken there); ``"all"``, any other agent
+    (a random stream, a residual network's prior): asked at every turn, as the trunk asked it."""
+    if isinstance(opponent, HeuristicAgent):
+        return "memory"
+    if isinstance(opponent, PPOAgent) and opponent.greedy and opponent.prior is None:
+        return "none"
+    return "all"
+
+
+def _at_least(rows: np.ndarray, every: np.ndarray, n: int = MIN_ROWS) -> np.ndarray:
+    """``rows`` (sorted) with more of ``every`` (sorted, a superset) up to ``n`` rows, or all of ``every`` when it
+    has at most ``n``: a network computes a row bitwise the same in every batch of more than a few rows, but not
+    in batches of 1 to 3 (other kernels), so a pass the replay would have made over ``every`` is not shrunk to a
+    size where its rows could come out otherwise (tests/test_label_speed_equality.py)."""
+    if not len(rows) or len(rows) >= n:
+        return rows
+    if len(every) <= n:
+        return every
+    return np.union1d(rows, np.setdiff1d(every, rows, assume_unique=True)[: n - len(rows)])
 
 
 def _team_value(hand_scores: np.ndarray, seat: np.ndarray) -> np.ndarray:
@@ -114,47 +168,80 @@ def _deal_options(env: Any) -> list[dict]:
             for t in range(env.num_envs)]
 
 
-def branch_values(model: Any, flags: dict[str, Any], options: Sequence[dict], prefix: np.ndarray,
-                  step: np.ndarray, action: np.ndarray, seat: np.ndarray, tables: int = 2048,
-                  opponent: Any = None, seed: int | None = None) -> np.ndarray:
-    """The value of each branch ``i``: deal ``options[i]``, replay ``prefix[i, :step[i]]``, play ``action[i]``,
-    let the network play on (at the acting seat's team only, with an ``opponent`` at the other team's seats);
-    the acting ``seat[i]``'s team's hand score minus the other's. ``seed``: the engines' random streams, one per
-    block of ``tables`` branches (a branch that throws its hand in, the redeal action, plays a new deal drawn from
-    it), so the values are a function of the seed; None: unseeded."""
-    from rook_env.vector import RookVectorEnv
+def _deal_states(env: Any) -> list[RookState]:
+    """Every table's deal as a rules state before its first action (what ``reset`` with :func:`_deal_options`
+    deals): a branch table loads its deal's state, checked and encoded once per deal, not once per branch."""
+    states = []
+    for opt in _deal_options(env):
+        st = RookState(env.config)
+        st.new_game(dealer=opt["dealer"], hands=opt["hands"], nest=opt["nest"])
+        states.append(st)
+    return states
 
-    n = len(options)
+
+def branch_values(model: Any, flags: dict[str, Any], deals: Sequence[RookState], prefix: np.ndarray,
+                  step: np.ndarray, action: np.ndarray, seat: np.ndarray, tables: int = 2048,
+                  opponent: Any = None, seed: int | None = None, memories: Sequence[dict] | None = None) -> np.ndarray:
+    """The value of each branch ``i``: deal ``deals[i]`` (a rules state before the first action), replay
+    ``prefix[i, :step[i]]``, play ``action[i]``, let the network play on (at the acting seat's team only, with an
+    ``opponent`` at the other team's seats); the acting ``seat[i]``'s team's hand score minus the other's.
+    ``seed``: the engines' random streams, one per block of ``tables`` branches (a branch that throws its hand in,
+    the redeal action, plays a new deal drawn from it), so the values are a function of the seed; None:
+    unseeded. ``memories[i]``: the heuristic opponent's card memory at the decision, by seat (the trunk's; None:
+    the heuristic is asked on the prefix again, :func:`_prefix_turns`)."""
+    n = len(deals)
     values = np.zeros(n, np.float32)
+    mode = None if opponent is None else _prefix_turns(opponent)
+    if mode == "memory" and memories is None:
+        mode = "all"
     for lo in range(0, n, tables):
         hi = min(n, lo + tables)
         env = RookVectorEnv(hi - lo, backend="numba", **flags)
-        # a stream of its own per block, apart from the trunk's deals
+        # a stream of its own per block, apart from the trunk's deals; reset draws from it as a reset with the
+        # deals as options would (every table's dealer and shuffle), then the tables load their deals
         block_seed = None if seed is None else int(np.random.SeedSequence([seed, lo]).generate_state(1)[0])
-        env.reset(seed=block_seed, options=list(options[lo:hi]))
+        env.reset(seed=block_seed)
+        obs, info = env.load_states(deals[lo:hi])
+        mask, now = info["action_mask"], info["seat"]
         if opponent is not None:
             opponent.reset()
+        if mode == "memory":
+            kept = _card_memory(opponent)
+            for i, snap in enumerate(memories[lo:hi]):
+                for s, m in snap.items():
+                    kept[i * 4 + s] = m
         k, alt, pre, team = step[lo:hi], action[lo:hi], prefix[lo:hi], seat[lo:hi] & 1
+        cards = slice(env.obs_layout.HAND, env.obs_layout.HAND + env.layout.n_cards)  # the seat's hand
         done = np.zeros(hi - lo, bool)
         acts = np.zeros(hi - lo, np.int64)
         t = 0
         while not done.all():
-            mask = env.action_mask
             acts[:] = pre[:, min(t, pre.shape[1] - 1)]
             acts[k == t] = alt[k == t]
             on = (k < t) & ~done  # playing on
             if opponent is None:
-                _act(model, env, np.flatnonzero(on), mask, acts)
+                _act(model, obs, np.flatnonzero(on), mask, acts)
             else:
-                theirs = ~done & ((env.current_player & 1) != team)
-                rows = np.flatnonzero(theirs)  # in the prefix too: the opponent's memory follows the replay
+                theirs = ~done & ((now & 1) != team)
+                if mode == "all":  # in the prefix too: the opponent's memory follows the replay
+                    rows = np.flatnonzero(theirs)
+                else:
+                    # not asked where the answer is known: a forced move (a network), a seat's last card (the
+                    # heuristic: the card memory it would file is never read again)
+                    sure = mask.sum(1) == 1 if mode == "none" else obs[:, cards].sum(1) == 1
+                    known = np.flatnonzero(theirs & on & sure)
+                    acts[known] = mask[known].argmax(1)
+                    rows = np.flatnonzero(theirs & on & ~sure)
+                    if mode == "none":
+                        rows = _at_least(rows, np.flatnonzero(theirs))
                 if len(rows):
-                    mine = _opponent_turns(opponent, env, rows, mask)
+                    mine = _opponent_turns(opponent, obs, mask, now, rows)
                     acts[rows[on[rows]]] = mine[on[rows]]
-                _act(model, env, np.flatnonzero(on & ~theirs), mask, acts)
+                _act(model, obs, np.flatnonzero(on & ~theirs), mask, acts)
             fin = np.flatnonzero(done)
             acts[fin] = mask[fin].argmax(1)  # finished tables play on in a new hand, ignored
-            _, _, term, trunc, info = env.step(acts)
+            obs, _, term, trunc, info = env.step(acts)
+            mask, now = info["action_mask"], info["seat"]
             ended = np.flatnonzero((term | trunc) & ~done)
             if len(ended):
                 values[lo + ended] = _team_value(info["hand"]["hand_scores"][ended], seat[lo + ended])
@@ -183,9 +270,7 @@ class NetworkPlayOut:
     @staticmethod
     def phases() -> tuple[str, ...]:
         """The game's phase names (a record's ``phase`` indexes them)."""
-        from rook_env.games.partnership.rules import PHASE_NAMES
-
-        return PHASE_NAMES
+        return PARTNERSHIP_PHASES
 
     @staticmethod
     def plan(out: str, hands: int, seed: int, shard_hands: int) -> list[tuple[str, int, int]]:
@@ -194,35 +279,40 @@ class NetworkPlayOut:
                 for k, lo in enumerate(range(0, hands, shard_hands))]
 
     def _play(self, env: Any, probs: np.ndarray, rng: np.random.Generator) -> tuple[dict, list, np.ndarray]:
-        """Play the trunk's tables to the end of their hands; the picked decisions (lists of arrays by field), every
-        table's action per step and every table's hand scores."""
+        """Play the trunk's tables to the end of their hands; the picked decisions (lists of arrays by field; with
+        the heuristic as the opponent, its card memory at each, ``memory``), every table's action per step and
+        every table's hand scores."""
         deals = env.num_envs
         learner = np.arange(deals) & 1  # the network's team per table (with an opponent)
+        kept = None if self.opponent is None else _card_memory(self.opponent)
         done = np.zeros(deals, bool)
         result = np.zeros((deals, 2), np.int64)
         actions: list[np.ndarray] = []
-        rec: dict[str, list] = {k: [] for k in ("obs", "mask", "hint", "phase", "seat", "table", "step")}
+        rec: dict[str, list] = {k: [] for k in ("obs", "mask", "hint", "phase", "seat", "table", "step", "memory")}
         acts = np.zeros(deals, np.int64)
+        obs, mask, now = env.observation, env.action_mask, env.current_player
         while not done.all():
-            mask = env.action_mask
             live = np.flatnonzero(~done)
             if self.opponent is not None:
-                theirs = (env.current_player[live] & 1) != learner[live]
+                theirs = (now[live] & 1) != learner[live]
                 if theirs.any():
-                    acts[live[theirs]] = _opponent_turns(self.opponent, env, live[theirs], mask)
+                    acts[live[theirs]] = _opponent_turns(self.opponent, obs, mask, now, live[theirs])
                 live = live[~theirs]  # the network's turns
-            _act(self.model, env, live, mask, acts)
+            _act(self.model, obs, live, mask, acts)
             fin = np.flatnonzero(done)
             acts[fin] = mask[fin].argmax(1)
             pick = live[(mask[live].sum(1) > 1) & (rng.random(len(live)) < probs[env.phase[live]])]
             if len(pick):
-                for key, value in (("obs", env.observation[pick]), ("mask", mask[pick].astype(bool)),
+                for key, value in (("obs", obs[pick]), ("mask", mask[pick].astype(bool)),
                                    ("hint", acts[pick]), ("phase", env.phase[pick]),
-                                   ("seat", env.current_player[pick]), ("table", pick),
+                                   ("seat", now[pick]), ("table", pick),
                                    ("step", np.full(len(pick), len(actions)))):
                     rec[key].append(value)
+                if kept is not None:  # the opponent's memory at the decision: what its branches start from
+                    rec["memory"] += [{s: kept[k] for s in range(4) if (k := t * 4 + s) in kept} for t in pick.tolist()]
             actions.append(acts.copy())
-            _, _, term, trunc, info = env.step(acts)
+            obs, _, term, trunc, info = env.step(acts)
+            mask, now = info["action_mask"], info["seat"]
             ended = np.flatnonzero((term | trunc) & ~done)
             result[ended] = info["hand"]["hand_scores"][ended]
             done[ended] = True
@@ -230,31 +320,32 @@ class NetworkPlayOut:
 
     def trunk(self, deals: int, seed: int, probs: np.ndarray) -> Trunk:
         """Play ``deals`` deals (the engine's deals of ``seed``) and pick the decisions to label."""
-        from rook_env.vector import RookVectorEnv
-
         rng = np.random.default_rng(seed)  # which decisions are labelled: a function of the shard's seed
         env = RookVectorEnv(deals, backend="numba", **self.flags)
         env.reset(seed=seed)
-        self.options = _deal_options(env)
+        self.deals = _deal_states(env)
         if self.opponent is not None:
             self.opponent.reset()
         rec, actions, result = self._play(env, probs, rng)
         self.prefix = np.stack(actions, 1)  # (deals, steps): every table's actions, step by step
         redealt = (self.prefix == env.layout.REDEAL).any(1)  # dealt anew from the engine's stream: not replayable
+        memory = rec.pop("memory")
         obs = np.concatenate(rec["obs"]) if rec["obs"] else np.zeros((0, env.obs_dim), np.float32)
         cat = {k: (np.concatenate(v) if v else np.zeros(0, np.int64)) for k, v in rec.items() if k != "obs"}
         keep = ~redealt[cat["table"]]
         obs, cat = obs[keep], {k: v[keep] for k, v in cat.items()}
+        memory = [m for m, kept in zip(memory, keep.tolist()) if kept] if memory else None
         mask = cat["mask"].reshape(len(cat["hint"]), env.n_actions).astype(bool)
         return Trunk(obs, mask, cat["hint"], cat["phase"], cat["seat"], seed * 2**16 + cat["table"],
-                     _team_value(result[cat["table"]], cat["seat"]), (cat["table"], cat["step"]))
+                     _team_value(result[cat["table"]], cat["seat"]), (cat["table"], cat["step"], memory))
 
     def branch_values(self, trunk: Trunk, dec: np.ndarray, alt: np.ndarray, seed: int) -> np.ndarray:
         """The value of playing ``alt[i]`` at decision ``dec[i]`` of the trunk."""
-        table, step = trunk.starts
+        table, step, memory = trunk.starts
         tab = table[dec]
-        return branch_values(self.model, self.flags, [self.options[t] for t in tab], self.prefix[tab], step[dec],
-                             alt, trunk.seat[dec], self.tables, self.opponent, seed)
+        return branch_values(self.model, self.flags, [self.deals[t] for t in tab], self.prefix[tab], step[dec],
+                             alt, trunk.seat[dec], self.tables, self.opponent, seed,
+                             None if memory is None else [memory[d] for d in dec.tolist()])
 
 
 # =============================================================================================== call_partner
@@ -266,10 +357,6 @@ class HeuristicPlayOut:
     default_seed, default_shard_hands = 90_000_000, 100
 
     def __init__(self, network: Any, opponent: Any, tables: int, flags: dict[str, Any]) -> None:
-        from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic
-        from rook_env.games.call_partner.config import make_config
-        from rook_env.games.call_partner.observation import obs_layout
-
         if network is not None or opponent is not None:
             raise ValueError("call-your-partner labels are the heuristic's, at every seat: no network, no opponent")
         self.config = make_config(**flags)
@@ -282,9 +369,7 @@ class HeuristicPlayOut:
     @staticmethod
     def phases() -> tuple[str, ...]:
         """The game's phase names (a record's ``phase`` indexes them)."""
-        from rook_env.games.call_partner.rules import PHASE_NAMES
-
-        return PHASE_NAMES
+        return CALL_PARTNER_PHASES
 
     @staticmethod
     def plan(out: str, hands: int, seed: int, shard_hands: int) -> list[tuple[str, int, int]]:
@@ -294,9 +379,6 @@ class HeuristicPlayOut:
     def _heuristic_action(self, state: Any) -> tuple[np.ndarray, np.ndarray, int, int]:
         """The acting seat's observation and mask (what the env would give it), the legal actions as a bitmask and
         the heuristic's action (the only legal one where there is one)."""
-        from rook_env.core.observation import unpack_mask
-        from rook_env.games.call_partner.observation import encode
-
         legal = state.legal_mask()
         obs = {"observation": encode(state, state.current, ol=self.ol), "action_mask": unpack_mask(legal, self.n_actions)}
         action = legal.bit_length() - 1 if legal & (legal - 1) == 0 else int(self.heuristic.act(obs))
@@ -304,8 +386,6 @@ class HeuristicPlayOut:
 
     def _play_out(self, state: Any) -> list[float]:
         """Every seat's reward once the heuristic has played ``state`` to the end of its hand (``state`` changes)."""
-        from rook_env.games.call_partner.env import hand_rewards
-
         while not state.is_over:
             _, _, legal, action = self._heuristic_action(state)
             state.apply(action, legal)
@@ -314,8 +394,6 @@ class HeuristicPlayOut:
     def trunk(self, deals: int, seed: int, probs: np.ndarray) -> Trunk:
         """Play ``deals`` hands (deal seeds ``seed``, ``seed + 1``, ...) and pick the decisions to label; each one's
         start is a clone of the state before its action."""
-        from rook_env.games.call_partner.rules import CallPartnerState
-
         rng = np.random.default_rng(seed)  # which decisions are labelled: a function of the shard's first seed
         rec: dict[str, list] = {k: [] for k in ("obs", "mask", "hint", "phase", "seat", "hand", "outcome")}
         starts: list[tuple[Any, int]] = []
@@ -399,7 +477,6 @@ def opponent_agent(spec: str, flags: dict[str, Any]) -> Any:
     decide in batches (``act_batch``); a ValueError names a spec that is neither."""
     if spec == "self":
         return None
-    from rook_env.agents import make_agent
 
     try:
         agent = make_agent(spec, **flags)
@@ -432,8 +509,6 @@ class Labeler:
 
     def model(self) -> Any:
         """The network (None: the game's heuristic plays on), built from the bytes once."""
-        from rook_env.agents.learned.model import model_from_checkpoint
-
         if self._model is None and self.checkpoint is not None:
             ckpt = torch.load(io.BytesIO(self.checkpoint), map_location="cpu", weights_only=True)
             self._model = model_from_checkpoint(ckpt, self.network).eval()
@@ -476,8 +551,6 @@ def write_labels(game: str, out: str, hands: int, seed: int | None = None, *, ne
     phase_probs(label_prob, phase_label_prob, names=play.phases())
     os.makedirs(out, exist_ok=True)
     if workers > 0:
-        from .ray_workers import label_on_ray
-
         ledger = label_on_ray(labeler, out, hands, seed, network, 0, shard_hands, workers, ray_address, flags,
                               log=log, plan=plan, on_shard=on_shard)
         return ledger["decisions"]
