@@ -20,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def test_every_family_registers_its_own_specs():
     names = {f.name: f for f in registry._FAMILIES.values()}
     assert set(names) == {"best", "random", "heuristic", "call_partner_heuristic", "search", "ppo",
-                          "checkpoint path", "rllib", "ppo checkpoint", "pimc"}
+                          "checkpoint path", "rllib", "ppo checkpoint", "pimc", "call_partner_search"}
     assert family_of("random").name == "random" and family_of("heuristic").name == "heuristic"
     assert family_of("search[samples=8]:ppo").name == "search" and family_of("search-bids").name == "search"
     assert family_of("ppo:runs/x/agent.pt").name == "ppo checkpoint"  # a prefix before a suffix
@@ -46,7 +46,8 @@ def test_the_registry_imports_no_family():
 def test_the_specs_of_each_game_are_what_the_agents_are():
     assert registry.GAME_SPECS["partnership"] == ("random", "heuristic", "search", "search-auction", "search-bids",
                                                   "ppo", "pimc", "best")
-    assert registry.GAME_SPECS["call_partner"] == ("random", "call_partner_heuristic", "ppo", "best")
+    assert registry.GAME_SPECS["call_partner"] == ("random", "call_partner_heuristic", "ppo", "call_partner_search",
+                                                   "best")
     for name in ("ppo_v2", "ppo_v3", "ppo_v4", "ppo_v5"):
         with pytest.raises(ValueError, match=f"unknown agent spec '{name}'.*'ppo'.*'best'"):
             make_agent(name)
