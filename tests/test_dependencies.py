@@ -41,8 +41,9 @@ def test_environment_imports_without_torch():
 
 
 def _import_graph() -> dict[str, set[str]]:
-    """rook_env's modules and the package modules each one imports, anywhere in it (function-level
-    imports included: a lazy import is still a dependency)."""
+    """rook_env's modules and the package modules each one imports, anywhere in it (a module loaded on first use
+    through ``rook_env.core.optional.load("rook_env.module:attribute", ...)`` included: a lazy import is still a
+    dependency)."""
     files = {}
     for f in (ROOT / "rook_env").rglob("*.py"):
         parts = f.relative_to(ROOT).with_suffix("").parts
@@ -60,6 +61,9 @@ def _import_graph() -> dict[str, set[str]]:
                 targets = [base] + [f"{base}.{a.name}" for a in node.names]
             elif isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
+            elif (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "load"
+                  and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                targets = [node.args[0].value.partition(":")[0]]
             else:
                 continue
             # a module importing its own package (its __init__) is the package's business, not a layer
@@ -98,7 +102,7 @@ def test_views_evaluation_and_command_lines_import_only_downward():
 
 def test_the_import_graph_sees_lazy_imports():
     graph = _import_graph()
-    # rook-serve imports the app (and starlette) only when it serves: still an edge of the graph
+    # rook-serve loads the app (and starlette) only when it serves (core.optional.load): still an edge of the graph
     assert "rook_env.serve.app" in graph["rook_env.serve.cli"]
     assert "rook_env.cli.common" in graph["rook_env.cli.play"]
     # the agent families register into make_agent's table: the registry imports none of them

@@ -1,4 +1,5 @@
-"""The package's import graph has no circle, and imports inside functions are the optional dependencies' only.
+"""The package's import graph has no circle, and no import sits inside a function: an optional dependency comes
+through :mod:`rook_env.core.optional` (``require``, ``load``), everything else at the top of its module.
 
 The graph is read from the source (``ast``), not by importing: a module's edges are the ``rook_env`` modules its
 module-level statements import (``import rook_env.a.b``, ``from rook_env.a import b`` where ``b`` is a submodule,
@@ -157,17 +158,20 @@ def test_the_module_level_import_graph_has_no_circle():
     assert circles(graph) == []
 
 
-# packages whose code imports nothing inside a function: an optional dependency comes from rook_env.core.optional
-# (or, for a module that needs one at its top, is loaded through it), the rest at the top of the module
-NO_LOCAL_IMPORTS = ("rook_env.agents", "rook_env.rllib", "rook_env.evaluation", "rook_env.cli.evaluate",
-                    "rook_env.cli.common", "rook_env.cli.replay", "rook_env.cli.render_image", "rook_env.core.optional")
-
-
-def test_no_imports_inside_functions_where_none_are_needed():
+def test_no_import_inside_a_function():
     _, local = imports()
-    found = [f"{m}:{line} imports {what}" for m, line, what, _ in local
-             if m.startswith(NO_LOCAL_IMPORTS)]
-    assert found == []
+    assert [f"{m}:{line} imports {what}" for m, line, what, _ in local] == []
+
+
+def test_the_reader_finds_an_import_inside_a_function(tmp_path):
+    pkg = tmp_path / PACKAGE
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("import os\n\ndef f():\n    from . import b\n    return b\n")
+    (pkg / "b.py").write_text("from . import a\n")
+    graph, local = imports(str(tmp_path))
+    assert graph["rook_env.b"] == {"rook_env.a"} and graph["rook_env.a"] == set()
+    assert local == [("rook_env.a", 4, ".", ["rook_env.b"])]
 
 
 def test_the_graph_reader_finds_a_circle_where_there_is_one():

@@ -164,13 +164,11 @@ def test_label_opponents_are_checked_before_any_work(tmp_path, capsys, monkeypat
         counterfactual.write_labels("partnership", str(tmp_path / "x"), 4, 5, network=NETWORK,
                                     opponent="ppo:nowhere.pt")
     assert not list((tmp_path / "x").glob("*.npz"))
-    import rook_env.agents
-
     class RowByRow:
         def act(self, observation, info=None):
             return 0
 
-    monkeypatch.setattr(rook_env.agents, "make_agent", lambda spec, **flags: RowByRow())
+    monkeypatch.setattr(counterfactual, "make_agent", lambda spec, **flags: RowByRow())
     with pytest.raises(ValueError, match=r"opponent 'rows' \(RowByRow\) does not decide in batches"):
         counterfactual.opponent_agent("rows", {})
     monkeypatch.undo()

@@ -7,26 +7,23 @@ code is cached on disk (numba's ``cache=True``), so later processes start at onc
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any, Callable
 
 import numpy as np
 
+from .optional import available, install_hint, require
+
 __all__ = ["AVAILABLE", "INSTALL_HINT", "compiled_pick_legal", "jit", "pick_legal"]
 
-AVAILABLE = importlib.util.find_spec("numba") is not None
-INSTALL_HINT = 'pip install "rook_env[fast]"'
+AVAILABLE = available("numba")
+INSTALL_HINT = install_hint("fast")
 _pick_legal: Callable | None = None
 
 
 def jit(fn: Callable, **options: Any) -> Any:
     """``fn`` compiled by numba (no Python objects, the GIL released, cached on disk; ``options``: ``numba.njit``'s
     keywords over those, e.g. ``inline="always", cache=False``); needs numba."""
-    if not AVAILABLE:
-        raise ImportError(f"compiled kernels need numba: {INSTALL_HINT}")
-    import numba
-
-    return numba.njit(**{"cache": True, "nogil": True, **options})(fn)
+    return require("numba").njit(**{"cache": True, "nogil": True, **options})(fn)
 
 
 def compiled_pick_legal() -> Callable:

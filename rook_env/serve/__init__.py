@@ -22,16 +22,14 @@ the internet) are package data in ``rook_env/serve/pages``.
 
 from __future__ import annotations
 
+from rook_env.core.optional import load
+
+from .settings import Settings
+
 __all__ = ["Settings", "create_app"]
 
 
 def __getattr__(name: str) -> object:  # the app needs Starlette (the [serve] extra): imported when asked for
-    if name == "Settings":
-        from .settings import Settings
-
-        return Settings
     if name == "create_app":
-        from .app import create_app
-
-        return create_app
+        return load("rook_env.serve.app:create_app", needs=("starlette",))
     raise AttributeError(f"module 'rook_env.serve' has no attribute {name!r}")

@@ -14,6 +14,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from rook_env.core.optional import MissingDependency, load, require
+
 from .settings import Settings
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -46,10 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_games < 1 or args.max_request_bytes < 64 or not args.expire_hours > 0:
         p.error("--max-games must be >= 1, --max-request-bytes >= 64 and --expire-hours > 0")
     try:
-        import uvicorn
-
-        from .app import create_app
-    except ImportError as exc:
+        uvicorn = require("uvicorn")
+        create_app = load("rook_env.serve.app:create_app", needs=("starlette",))
+    except MissingDependency as exc:
         p.error(f'rook-serve needs the [serve] extra (pip install -e ".[serve]"): {exc}')
     host = args.host.strip("[]")  # "::1" and "[::1]" alike
     if host not in LOOPBACK:

@@ -27,6 +27,9 @@ from typing import Any
 
 from rook_env.agents.registry import GAME_SPECS
 from rook_env.agents.search.spec import parse_search
+from rook_env.evaluation import play_match
+from rook_env.evaluation.replay import write_html
+from rook_env.evaluation.replays import match_replays
 
 __all__ = ["ReplayJobs", "leaderboard", "list_results", "match_of", "replay_agent"]
 
@@ -162,10 +165,6 @@ class ReplayJobs:
             t.start()
 
     def _run(self, match: dict[str, Any], a: str, b: str, name: str) -> None:
-        from rook_env.evaluation import play_match
-        from rook_env.evaluation.replay import write_html
-        from rook_env.evaluation.replays import match_replays
-
         try:
             res = play_match(a, b, deals=int(match["deals"]), seed=int(match["seed"]), flags=match.get("flags") or {},
                              duplicate=bool(match.get("duplicate", True)), names=(match["team_a"], match["team_b"]),

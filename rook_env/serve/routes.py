@@ -20,6 +20,8 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from rook_env.games import game_names, get_game
+
 from .compare import leaderboard, match_of
 from .context import HTTPError, Showdown
 from .labels import PRESET_LABELS, flag_labels
@@ -139,8 +141,6 @@ async def table_of(request: Request) -> Table:
 # ------------------------------------------------------------------------------ the API
 async def options(request: Request) -> JSONResponse:
     """The games, their rule flags (with words for the form) and presets, the agents to choose from."""
-    from rook_env.games import game_names, get_game
-
     sd = showdown(request)
     names = sorted(sd.checkpoints())
     games = {}

@@ -30,6 +30,7 @@ import rook_env
 from rook_env.agents import make_agent
 from rook_env.agents.registry import GAME_SPECS, game_config
 from rook_env.core.deck import COLOUR_NAMES
+from rook_env.core.drawing import draw_scene, require_pillow
 from rook_env.core.render import table_parts
 from rook_env.evaluation.replay import explain
 from rook_env.games import get_game
@@ -437,10 +438,7 @@ class Table:
 
     def png(self, viewer: int | None) -> bytes:
         """The table as drawn by ``render_mode="rgb_array"`` (PNG), for ``viewer`` (None: spectator)."""
-        from PIL import Image
-
-        from rook_env.core.drawing import draw_scene
-
+        Image, _, _ = require_pillow()
         buf = io.BytesIO()
         Image.fromarray(draw_scene(self.scene(viewer))).save(buf, format="PNG", optimize=False, compress_level=1)
         return buf.getvalue()

@@ -21,6 +21,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from rook_env.agents.learned.model import CheckpointError, load_checkpoint
+
+from .config import make_train_config
+from .expert import main as distill
+from .labels.commands import COMMANDS, run_config_rounds
+from .loop import train
+
 RUN_HELP = ("Train Rook: the config's algorithm (ppo: PPO self-play; label_rounds: rounds of counterfactual labels "
             "and fits). Any config field can be set with --set field=value or --field value; a map entry with "
             "--opponent_mix.heuristic 0.5, a section's field with --rounds.rounds 3.")
@@ -28,8 +35,6 @@ RUN_HELP = ("Train Rook: the config's algorithm (ppo: PPO self-play; label_round
 
 def subcommands() -> dict[str, str]:
     """The subcommands and what each does."""
-    from .labels.commands import COMMANDS
-
     return {"run": "a training run (the default): the algorithm from the config",
             **{name: what for name, (what, _) in COMMANDS.items()},
             "distill": "distil search's card play into a network from search labels (expert iteration, offline)"}
@@ -84,10 +89,6 @@ def _sigterm_as_ctrl_c(signum: int, frame: Any) -> None:
 
 def run(argv: Sequence[str]) -> int:
     """A training run (module docstring); SIGTERM stops it as Ctrl-C does."""
-    from rook_env.agents.learned.model import CheckpointError, load_checkpoint
-
-    from .config import make_train_config
-
     args = parse_args(argv)
     try:
         base = load_checkpoint(args.resume)["config"] if args.resume else None
@@ -98,14 +99,11 @@ def run(argv: Sequence[str]) -> int:
     previous = signal.signal(signal.SIGTERM, _sigterm_as_ctrl_c)
     try:
         if cfg.algorithm == "label_rounds":  # rounds of counterfactual labels; a rerun of the command resumes them
-            from .labels.commands import run_config_rounds
-
             if args.resume:
                 print("error: --resume is PPO's; a label_rounds run resumes when its command is run again",
                       file=sys.stderr)
                 return 2
             return run_config_rounds(cfg, args.overwrite, resume_command(argv), getattr(cfg, "progress", True))
-        from .loop import train
 
         try:
             summary = train(cfg, resume=args.resume, overwrite=args.overwrite)
@@ -120,10 +118,7 @@ def run(argv: Sequence[str]) -> int:
 def run_subcommand(name: str, argv: Sequence[str]) -> int:
     """One of the tools (:func:`subcommands`), with its own options."""
     if name == "distill":
-        from .expert import main as distill
-
         return distill(list(argv))
-    from .labels.commands import COMMANDS
 
     what, add = COMMANDS[name]
     p = argparse.ArgumentParser(prog=f"{program()} {name}", description=what)

@@ -14,7 +14,14 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from rook_env.agents.learned.model import load_checkpoint
+
 from .config import RoundsConfig, parse_opponents, parse_shares
+from .counterfactual import PLAY_OUTS, NetworkPlayOut, write_labels
+from .fit import FitConfig, fit
+from .report import RoundsDisplay, print_rounds_summary
+from .rounds import rounds_folder, run_rounds, train_rounds
+from .search import write_search_labels
 
 __all__ = ["COMMANDS", "run_config_rounds"]
 
@@ -26,8 +33,6 @@ def _error(exc: BaseException) -> int:
 
 # ============================================================================================== labels
 def add_labels(p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    from .counterfactual import PLAY_OUTS
-
     p.add_argument("--game", default="partnership", choices=list(PLAY_OUTS),
                    help="partnership: the network plays on; call_partner: the heuristic plays on")
     p.add_argument("--network", help="partnership: the checkpoint that plays (and is labelled)")
@@ -52,10 +57,6 @@ def add_labels(p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int
 
 
 def run_labels(a: argparse.Namespace) -> int:
-    from rook_env.agents.learned.model import load_checkpoint
-
-    from .counterfactual import NetworkPlayOut, write_labels
-
     for name in ("hands", "shard_hands", "tables", "processes"):
         value = getattr(a, name)
         if value is not None and value < 1:  # shard_hands None: the game's own
@@ -84,8 +85,6 @@ def run_labels(a: argparse.Namespace) -> int:
 
 # ================================================================================================= fit
 def add_fit(p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    from .fit import FitConfig
-
     defaults = FitConfig(labels="", out="")
     for f in dataclasses.fields(FitConfig):
         name = "--" + f.name.replace("_", "-")
@@ -107,8 +106,6 @@ def add_fit(p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
 
 
 def run_fit(a: argparse.Namespace) -> int:
-    from .fit import FitConfig, fit
-
     args = vars(a)
     out_json = args.pop("json")
     try:
@@ -130,14 +127,15 @@ def add_rounds(p: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int
             p.add_argument("--" + f.name.replace("_", "-"), nargs="*", default=[],
                            metavar="SPEC=DEALS" if f.name == "opponents" else "PHASE=SHARE")
             continue
+        if isinstance(value, list):  # select_field: agent specs
+            p.add_argument("--" + f.name.replace("_", "-"), nargs="+", default=value, metavar="SPEC")
+            continue
         p.add_argument("--" + f.name.replace("_", "-"), type=type(value), default=value,
                        required=f.name in ("network", "out"))
     return run_rounds_command
 
 
 def run_rounds_command(a: argparse.Namespace) -> int:
-    from .rounds import run_rounds
-
     args = vars(a)
     try:
         args["phase_label_prob"] = parse_shares(args["phase_label_prob"])
@@ -162,8 +160,6 @@ def add_search_labels(p: argparse.ArgumentParser) -> Callable[[argparse.Namespac
 
 
 def run_search_labels(a: argparse.Namespace) -> int:
-    from .search import write_search_labels
-
     try:
         ledger = write_search_labels(a.out, a.hands, a.seed, a.shard_hands, a.base, a.samples, a.workers,
                                      a.ray_address)
@@ -194,9 +190,6 @@ def run_config_rounds(cfg: Any, overwrite: bool, resume_command: str, progress: 
     progress line on stderr (``progress``; else its lines a minute apart), every log line in ``train.log`` there,
     the summary on stdout at the end; Ctrl-C or SIGTERM stops it, says what was kept and ``resume_command``. Exit
     code 0, 2 (a bad argument, one ``error:`` line) or 130 (interrupted)."""
-    from .report import RoundsDisplay, print_rounds_summary
-    from .rounds import rounds_folder, train_rounds
-
     out = rounds_folder(cfg)
     if overwrite and os.path.isdir(out):
         shutil.rmtree(out)

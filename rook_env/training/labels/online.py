@@ -19,7 +19,9 @@ import numpy as np
 import torch
 
 from rook_env.agents.learned.model import ActorCritic
+from rook_env.agents.search import SearchAgent
 from rook_env.games.partnership.rules import PLAY
+from rook_env.vector import RookVectorEnv
 
 RECORD_KEYS = ("obs", "mask", "q", "cin", "seat")  # per decision, before the hand's outcome
 
@@ -31,9 +33,6 @@ class TableLabeller:
 
     def __init__(self, model: ActorCritic, tables: int, seed: int, samples: int, flags: dict[str, Any],
                  worlds: str = "uniform") -> None:
-        from rook_env.agents.search import SearchAgent
-        from rook_env.vector import RookVectorEnv
-
         self.model = model
         self.env = RookVectorEnv(tables, **flags)
         self.seats = self.env.n_seats

@@ -26,8 +26,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import torch
 
-from ..ray_collection import NAMESPACE, connect
+from ..ray_collection import NAMESPACE, connect, import_ray
 from .shards import ShardDone, shard_plan, write_shard
 
 __all__ = ["LabelFn", "LabelWorker", "label_on_ray"]
@@ -39,11 +40,8 @@ class LabelWorker:
     """The body of a label-worker actor: labels one shard per call in its own process."""
 
     def __init__(self) -> None:
-        import ray
-        import torch
-
         torch.set_num_threads(1)  # one CPU per worker: several workers on a node must not oversubscribe it
-        self.node = ray.get_runtime_context().get_node_id()
+        self.node = import_ray().get_runtime_context().get_node_id()
 
     def label(self, label: LabelFn, seed: int, hands: int, base: str, samples: int,
               flags: dict) -> tuple[dict, str, float]:

@@ -26,6 +26,11 @@ from typing import Any
 
 import numpy as np
 
+import rook_env
+from rook_env.agents import make_agent
+from rook_env.agents.search import SearchAgent
+
+from .ray_workers import label_on_ray
 from .shards import shard_plan, write_shard
 
 __all__ = ["base_agent", "label_hands", "search_seats", "write_search_labels"]
@@ -37,8 +42,6 @@ def label_hands(hands: int, seed: int, base: Any = "ppo", samples: int = 24, sea
     (see the module docstring) as arrays. ``base``: an agent spec, or an agent (one instance for every
     seat: expert iteration's current network, rook_env.training.expert). ``seats``: the players of
     :func:`search_seats` to reuse (a process that labels hand after hand); ``base`` and ``samples`` are theirs then."""
-    import rook_env
-
     env = rook_env.raw_env(**flags)
     n_actions = env.action_space("player_0").n
     seats = seats or search_seats(seed, base, samples, flags)
@@ -76,9 +79,6 @@ def label_hands(hands: int, seed: int, base: Any = "ppo", samples: int = 24, sea
 
 def search_seats(seed: int, base: Any, samples: int, flags: dict) -> dict:
     """The four search players (by agent name) of :func:`label_hands`."""
-    import rook_env
-    from rook_env.agents.search import SearchAgent
-
     names = rook_env.raw_env(**flags).possible_agents
     return {a: SearchAgent(seed=seed * 4 + i, samples=samples, base=base_agent(base, seed * 4 + i, flags), **flags)
             for i, a in enumerate(names)}
@@ -89,7 +89,6 @@ def base_agent(base: Any, seed: int, flags: dict) -> Any:
     ``base`` itself when it is an agent."""
     if not isinstance(base, str):
         return base
-    from rook_env.agents import make_agent
 
     return None if base == "heuristic" else make_agent(base, seed=seed, **flags)
 
@@ -103,8 +102,6 @@ def write_search_labels(out: str, hands: int, seed: int = 1, shard_hands: int = 
     ledger)."""
     log = log or (lambda line: print(line, flush=True))
     if workers:
-        from .ray_workers import label_on_ray
-
         return label_on_ray(label_hands, out, hands, seed, base, samples, shard_hands, workers, ray_address, log=log)
     os.makedirs(out, exist_ok=True)
     ledger = {"written": 0, "decisions": 0, "searched": 0}

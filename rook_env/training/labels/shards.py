@@ -11,6 +11,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from multiprocessing import get_context
 from typing import Any
 
 import numpy as np
@@ -45,8 +46,6 @@ def _start_pool(processes: int) -> Any:
     """``processes`` spawned label processes that leave Ctrl-C to this one, which stops them (a terminal's Ctrl-C
     reaches every process of the group: each would print its own traceback). They start with SIGINT ignored, which
     a new Python keeps ignored, so that none is caught while it is still starting up."""
-    from multiprocessing import get_context
-
     if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
         return get_context("spawn").Pool(processes)
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
