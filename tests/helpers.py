@@ -407,6 +407,22 @@ def seat_observation(st: RookState, me: int) -> dict:
     return {"observation": encode(st, me), "action_mask": legal_mask_array(st)}
 
 
+def actions_of(agents, hands: int = 2) -> list[int]:
+    """The actions ``agents`` (one a seat of the partnership game, reset before each hand) play in the hands dealt
+    from seeds ``0 .. hands - 1``: a determinism test compares two such lists."""
+    e = rook_env.raw_env()
+    out = []
+    for h in range(hands):
+        e.reset(seed=h)
+        for agent in agents:
+            agent.reset()
+        while not e.game.is_over:
+            action = agents[e.game.current].act(e.observe(e.agent_selection))
+            out.append(action)
+            e.step(action)
+    return out
+
+
 def play_with_hidden_twins(config: RookConfig, agents, deals: int, rng: random.Random, share: float, check,
                            phase: int | None = None) -> None:
     """Hands of the partnership game dealt by ``RookState(config, seed=d)`` for ``d < deals`` and played by

@@ -14,7 +14,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from helpers import complete_deal, ids, play_with_hidden_twins, seat_observation
+from helpers import actions_of, complete_deal, ids, play_with_hidden_twins, seat_observation
 
 import rook_env
 from rook_env.agents import make_agent
@@ -117,18 +117,7 @@ def test_choices_do_not_depend_on_hidden_cards(flags):
 
 def test_deterministic_for_a_seed_and_order_free():
     def play(seed):
-        e = rook_env.raw_env()
-        agents = [strict_pimc(seed=seed + s) for s in range(4)]
-        out = []
-        for h in range(2):
-            e.reset(seed=h)
-            for a in agents:
-                a.reset()
-            while not e.game.is_over:
-                a = agents[e.game.current].act(e.observe(e.agent_selection))
-                out.append(a)
-                e.step(a)
-        return out
+        return actions_of([strict_pimc(seed=seed + s) for s in range(4)])
 
     assert play(1) == play(1)
     # one decision asked of two agents of one seed, one of them after other decisions: one answer

@@ -149,6 +149,24 @@ def test_selection_ships_the_best_round_on_the_selection_deals(tmp_path):
     assert [r["selection"]["seed"] for r in rescored] == [8, 8]
     assert sum("selection deals (seed 8)" in line for line in lines) == 2
 
+    # a field: every round scored again against each member on the same deals, its score the members' mean; the
+    # held-out matches at the end play each member too
+    field = ["heuristic", NETWORK]
+    lines.clear()
+    fielded = label_rounds.train_rounds(dataclasses.replace(other, rounds=dataclasses.replace(
+        other.rounds, select_field=field)), log=lines.append)
+    scored = json.loads((tmp_path / "sel" / "rounds.json").read_text())["rounds"]
+    for before, after in zip(rescored, scored):
+        sel = after["selection"]
+        assert sel["field"] == field and list(sel["members"]) == field
+        assert sel["members"]["heuristic"]["mean"] == before["selection"]["mean"]  # the same deals as before
+        assert sel["mean"] == pytest.approx(np.mean([m["mean"] for m in sel["members"].values()]))
+        lo, hi = sel["ci95"]
+        assert lo < sel["mean"] < hi
+    assert sum(f"against the field (heuristic, {NETWORK}) on the 6 selection deals" in line for line in lines) == 2
+    assert set(fielded["final_eval"]) == {"heuristic", NETWORK, "start"}
+    assert {p: os.path.getmtime(p) for p in (tmp_path / "sel").rglob("*.npz")} == stamps
+
 
 def test_average_of_the_last_rounds_is_a_selection_candidate(tmp_path):
     """average: the mean of the weights of the last rounds' networks is scored on the selection deals like a round
@@ -203,7 +221,7 @@ def test_replay_fits_on_the_last_rounds_labels(tmp_path, monkeypatch):
         read.append(list(cfg.labels))
         return real_fit(cfg, log)
 
-    monkeypatch.setattr(residual_fit, "fit", spy)
+    monkeypatch.setattr(label_rounds, "fit", spy)
     out = tmp_path / "r"
     cfg = label_rounds.RoundsConfig(network=NETWORK, out=str(out), rounds=3, replay=2, **SMALL)
     summary = label_rounds.run_rounds(cfg, log=lambda *_: None)
@@ -239,7 +257,7 @@ def test_opponents_add_label_sets_against_a_field(tmp_path, monkeypatch):
 
     read = []
     real_fit = residual_fit.fit
-    monkeypatch.setattr(residual_fit, "fit", lambda cfg, log=print: (read.append(list(cfg.labels)),
+    monkeypatch.setattr(label_rounds, "fit", lambda cfg, log=print: (read.append(list(cfg.labels)),
                                                                      real_fit(cfg, log))[1])
     past = "ppo:rook_env/agents/checkpoints/best_auction.pt"
     out = tmp_path / "r"
@@ -302,6 +320,9 @@ def test_cli_reads_opponents(tmp_path, capsys):
     (dict(phase_label_prob={"auction": 0.1}), "phase_label_prob: unknown phase 'auction'; the phases are bid, "),
     (dict(phase_label_prob={"play": 1.5}), r"phase_label_prob.play must be in \[0, 1\], got 1.5"),
     (dict(select_deals=-1), "select_deals must be >= 0"),
+    (dict(select_field=[]), "select_field must name at least one opponent"),
+    (dict(select_field=["heuristic", "heuristic"]), "select_field names an opponent twice"),
+    (dict(select_field=["ppo:nowhere.pt"]), "select_field: 'ppo:nowhere.pt'"),
     (dict(average=1), r"average must be 0 \(none\) or at least 2 rounds"),
     (dict(average=3), "average is a candidate of the selection: give select_deals > 0 too"),
     (dict(workers=-2), "workers must be >= 0"),

@@ -26,7 +26,8 @@ from rook_env.games.partnership.cards import bits, layout_for
 from rook_env.games.partnership.config import make_config
 from rook_env.games.partnership.observation import encode, obs_layout
 from rook_env.games.partnership.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState
-from helpers import seat_observation as _obs, strict_search
+from helpers import actions_of, strict_search
+from helpers import seat_observation as _obs
 from helpers import shuffle_hidden as _shuffle_hidden  # the agents' hidden-card shuffle
 
 FLAG_VARIANTS = [
@@ -221,16 +222,7 @@ def test_choices_do_not_depend_on_hidden_cards(flags):
 
 def test_deterministic_for_a_seed_and_order_free():
     def play(seed):
-        e = rook_env.raw_env()
-        agents = [strict_search(seed=seed + s, samples=6) for s in range(4)]
-        out = []
-        for h in range(2):
-            e.reset(seed=h)
-            while not e.game.is_over:
-                a = agents[e.game.current].act(e.observe(e.agent_selection))
-                out.append(a)
-                e.step(a)
-        return out
+        return actions_of([strict_search(seed=seed + s, samples=6) for s in range(4)])
 
     assert play(1) == play(1)
     # one decision asked twice of agents of one seed, in any order, gets one answer

@@ -119,6 +119,17 @@ class RunClock:
                         total, seconds, cap)
 
 
+def show_line(stream: TextIO, tty: bool, line: str) -> str:
+    """``line`` as a progress line on ``stream``: on a terminal it replaces the line shown (cut to the terminal's
+    width: a longer one would wrap, and "\\r" would rewrite its last row only), elsewhere a line of its own.
+    Returns the line as shown."""
+    if tty:
+        line = line[:shutil.get_terminal_size().columns - 1]
+    stream.write(("\r\033[K" + line) if tty else line + "\n")
+    stream.flush()
+    return line
+
+
 class ProgressLine:
     """The progress display: one line rewritten in place on a terminal; elsewhere (a log file, CI) a line at
     most every ``every`` seconds. :meth:`write` prints a log line above it."""
@@ -144,11 +155,7 @@ class ProgressLine:
         if not self.tty and not force and now - self.shown_at < self.every:
             return
         self.shown_at = now
-        self.line = self.render()
-        if self.tty:  # a line longer than the terminal would wrap, and "\r" would rewrite its last row only
-            self.line = self.line[:shutil.get_terminal_size().columns - 1]
-        self.stream.write(("\r\033[K" + self.line) if self.tty else self.line + "\n")
-        self.stream.flush()
+        self.line = show_line(self.stream, self.tty, self.render())
 
     def update(self, decisions: int, stats: dict[str, str]) -> None:
         """After an iteration: the decisions so far and a few figures (losses, rates, last evaluation)."""

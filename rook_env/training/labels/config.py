@@ -10,6 +10,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rook_env.games.partnership.rules import PHASE_NAMES as PARTNERSHIP_PHASES
+
 __all__ = ["RANDOM_NETWORK", "SEED_STRIDE", "RoundsConfig", "parse_opponents", "parse_pairs", "parse_shares",
            "phase_probs"]
 
@@ -20,8 +22,7 @@ def phase_probs(label_prob: float, phase_label_prob: dict[str, float] | None = N
     are (None: the partnership game's, ``rook_env.games.partnership.rules.PHASE_NAMES``): ``label_prob``, or
     ``phase_label_prob[name]`` for the phases it names; a ValueError names a bad one (after ``prefix``, "rounds."
     in a train.py config)."""
-    if names is None:
-        from rook_env.games.partnership.rules import PHASE_NAMES as names
+    names = PARTNERSHIP_PHASES if names is None else names
 
     if not 0.0 < label_prob <= 1.0:
         raise ValueError(f"{prefix}label_prob must be in (0, 1], got {label_prob!r}")
@@ -105,6 +106,11 @@ class RoundsConfig:
     # seed) against the heuristic and agent.pt is the best of them; 0: agent.pt is the last round's network
     select_deals: int = 0
     select_seed: int = 1000
+    # The opponents of the selection and of the held-out matches at the end, each a duplicate match on the same deals:
+    # "heuristic" or agent specs the batched engine plays (a network: "ppo:<path>", a path ending in .pt, "ppo").
+    # A round's selection score is the mean over them, so that no one opponent's style picks the network
+    # (rook_env.evaluation.field says why)
+    select_field: list[str] = field(default_factory=lambda: ["heuristic"])
     # With selection: the mean of the weights of the last ``average`` rounds' networks (one lineage, each round a
     # fine-tune of the one before) is a candidate too, scored on the same deals (<out>/average.pt); 0: none
     average: int = 0
@@ -131,6 +137,10 @@ class RoundsConfig:
                 fail(name, "must be >= 0")
         if self.average == 1 or self.average < 0:
             fail("average", "must be 0 (none) or at least 2 rounds")
+        if not self.select_field or any(not isinstance(s, str) or not s.strip() for s in self.select_field):
+            fail("select_field", "must name at least one opponent, each an agent spec")
+        if len(set(self.select_field)) != len(self.select_field):
+            fail("select_field", "names an opponent twice")
         if self.average and not self.select_deals:
             fail("average", "is a candidate of the selection: give select_deals > 0 too")
         for spec, hands in self.opponents.items():

@@ -12,15 +12,19 @@ current one are estimated as long as it, and ``max_minutes`` stops them as the l
 
 from __future__ import annotations
 
+import json
 import math
 import os
-import shutil
 import sys
 import time
 from collections.abc import Callable
 from typing import TextIO
 
-from ..reporting import format_duration
+import torch
+
+from rook_env.agents.learned.model import load_checkpoint, model_from_checkpoint
+
+from ..reporting import format_duration, show_line
 from .config import RANDOM_NETWORK, RoundsConfig
 from .rounds import Progress, round_minutes
 
@@ -31,10 +35,6 @@ def fit_seconds_per_label(network: str, threads: int, batch: int = 256, steps: i
     """Seconds an epoch of the fit takes per label on this machine: a few optimizer steps of ``network``'s actor on
     random sparse observations of its size (batch ``batch``, ``threads`` threads), with a fifth more for the validation
     pass and the reading of the shards."""
-    import torch
-
-    from rook_env.agents.learned.model import load_checkpoint, model_from_checkpoint
-
     torch.set_num_threads(threads)
     model = model_from_checkpoint(load_checkpoint(network), network)
     opt = torch.optim.Adam(model.actor.parameters(), lr=1e-6)
@@ -102,11 +102,7 @@ class RoundsDisplay(Progress):
         if not self.tty and not force and now - self.shown_at < self.every:
             return
         self.shown_at = now
-        self.line = self.render()
-        if self.tty:  # a line longer than the terminal would wrap, and "\r" would rewrite its last row only
-            self.line = self.line[:shutil.get_terminal_size().columns - 1]
-        self.stream.write(("\r\033[K" + self.line) if self.tty else self.line + "\n")
-        self.stream.flush()
+        self.line = show_line(self.stream, self.tty, self.render())
 
     def close(self) -> None:
         if self.line and self.tty:
@@ -254,8 +250,6 @@ class RoundsDisplay(Progress):
 def _fit_in_words(fit_path: str, epochs: int) -> str:
     """A round's fit (its fit.json) in words: the best epoch, the validation error against no change, how often
     the fitted network leaves its base's action on held-out decisions and what that is worth by the labels."""
-    import json
-
     with open(fit_path) as fh:
         fitted = json.load(fh)
     best = fitted["history"][fitted["best_epoch"] - 1]
@@ -296,7 +290,7 @@ def print_rounds_summary(result: dict, cfg: RoundsConfig, stream: TextIO | None 
         out.append(f"agent.pt is {chosen} (no held-out match: final_eval_deals is 0)")
     for name, r in held_out.items():
         lo, hi = r["ci95"]
-        against = "the heuristic" if name == "heuristic" else "the network it started from"
+        against = {"heuristic": "the heuristic", "start": "the network it started from"}.get(name, name)
         out.append(f"  vs {against:28s} {r['mean']:+7.1f} points/deal  95% [{lo:+.1f}, {hi:+.1f}]")
     out.append("outputs: " + ", ".join(os.path.join(result["out"], f) for f in ("agent.pt", "rounds.json",
                                                                                 "train.log")))

@@ -40,13 +40,24 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+import torch
+
+from rook_env.agents import make_agent
+from rook_env.agents.learned.model import load_checkpoint, model_from_checkpoint
+
+from ..checkpoints import new_model, save_checkpoint, seed_everything
+from ..config import Config, game_of
+from ..selection import evaluate_policy
 from .config import RANDOM_NETWORK, SEED_STRIDE, RoundsConfig
+from .counterfactual import NetworkPlayOut, opponent_agent, write_labels
+from .fit import FitConfig, fit
 
 __all__ = ["FREE", "RoundsConfig", "over_budget", "random_network", "round_minutes", "run_rounds", "train_rounds"]
 
 # arguments a resume may change: they change no label and no fit
 FREE = ("rounds", "max_minutes", "processes", "threads", "workers", "ray_address", "select_deals", "select_seed",
-        "average", "final_eval_deals", "final_eval_seed")
+        "select_field", "average", "final_eval_deals", "final_eval_seed")
 
 Log = Callable[[str], None]
 
@@ -108,10 +119,6 @@ def label_sets(cfg: RoundsConfig, k: int) -> list[tuple[str, str, int, int]]:
 
 def check_base(path: str) -> dict:
     """Load round 1's base (a CheckpointError names what is wrong with it); its rule flags."""
-    from rook_env.agents.learned.model import load_checkpoint
-
-    from .counterfactual import NetworkPlayOut
-
     ckpt = load_checkpoint(path)
     if ckpt.get("game", NetworkPlayOut.game) != NetworkPlayOut.game:
         raise ValueError(f"network {path!r} is a {ckpt['game']!r} checkpoint; these rounds are the "
@@ -123,9 +130,6 @@ def random_network(cfg: RoundsConfig) -> str:
     """``network: random``: round 1's base, train.py's default network initialised from ``seed``, written once to
     ``<out>/round_0/network.pt`` (a resume reads it again). Its greedy policy is the loop's starting point from
     scratch: no cloning of the heuristic, no PPO."""
-    from ..checkpoints import new_model, save_checkpoint, seed_everything
-    from ..config import Config, game_of
-
     path = os.path.join(cfg.out, "round_0", "network.pt")
     if not os.path.exists(path):
         train_cfg = Config(name="random_init", seed=cfg.seed)
@@ -138,13 +142,9 @@ def random_network(cfg: RoundsConfig) -> str:
 
 
 def match(network: str, opponent: str, deals: int, seed: int) -> dict:
-    """The network's duplicate match against ``opponent`` ("heuristic" or a checkpoint path) on ``deals`` deals from
-    ``seed`` (the batched engine): ``{"deals", "seed", "mean", "ci95", "minutes"}``, points a deal."""
-    from rook_env.agents.learned.model import load_checkpoint, model_from_checkpoint
-
-    from ..config import Config
-    from ..selection import evaluate_policy
-
+    """The network's duplicate match against ``opponent`` ("heuristic" or an agent spec, e.g. a checkpoint path) on
+    ``deals`` deals from ``seed`` (the batched engine): ``{"deals", "seed", "mean", "ci95", "minutes"}``, points a
+    deal."""
     t0 = time.perf_counter()
     model = model_from_checkpoint(load_checkpoint(network), network)
     r = evaluate_policy(model, opponent, deals, seed, Config(eval_engine="tables"))
@@ -152,10 +152,29 @@ def match(network: str, opponent: str, deals: int, seed: int) -> dict:
             "minutes": (time.perf_counter() - t0) / 60}
 
 
+def field_score(network: str, members: list[str], deals: int, seed: int) -> dict:
+    """The network's duplicate matches against each of ``members`` on the same ``deals`` deals from ``seed``:
+    ``{"deals", "seed", "field", "members", "mean", "ci95", "minutes"}``. ``members``: each one's ``{"mean", "ci95"}``;
+    ``mean``: the mean over the members; ``ci95``: around it, half as wide as the members' half-widths on average,
+    which holds whatever the correlation between the members' results on the shared deals (the standard deviation
+    of a mean is at most the mean of the standard deviations); one member: that member's interval."""
+    per = {m: match(network, m, deals, seed) for m in members}
+    mean = float(np.mean([r["mean"] for r in per.values()]))
+    half = float(np.mean([(r["ci95"][1] - r["ci95"][0]) / 2 for r in per.values()]))
+    return {"deals": deals, "seed": seed, "field": list(members),
+            "members": {m: {"mean": r["mean"], "ci95": r["ci95"]} for m, r in per.items()},
+            "mean": mean, "ci95": [mean - half, mean + half], "minutes": sum(r["minutes"] for r in per.values())}
+
+
+def field_words(members: list[str]) -> str:
+    """Who a score is against, in a log line: "the heuristic", or "the field (heuristic, ppo:past.pt)"."""
+    return "the heuristic" if list(members) == ["heuristic"] else f"the field ({', '.join(members)})"
+
+
 def selection_score(cfg: RoundsConfig, network: str) -> dict:
-    """The network's duplicate match against the heuristic on the selection deals (``select_deals`` from
-    ``select_seed``; the batched engine): ``{"deals", "seed", "mean", "ci95", "minutes"}``."""
-    return match(network, "heuristic", cfg.select_deals, cfg.select_seed)
+    """The network's score on the selection deals (``select_deals`` from ``select_seed``; the batched engine): its mean
+    over ``select_field`` (:func:`field_score`)."""
+    return field_score(network, cfg.select_field, cfg.select_deals, cfg.select_seed)
 
 
 def select_round(cfg: RoundsConfig, rounds: list[dict], log: Log = print) -> dict:
@@ -166,11 +185,12 @@ def select_round(cfg: RoundsConfig, rounds: list[dict], log: Log = print) -> dic
         return rounds[-1]
     for r in rounds:
         sel = r.get("selection")
-        if not sel or (sel["deals"], sel["seed"]) != (cfg.select_deals, cfg.select_seed):
+        scored_on = (sel["deals"], sel["seed"], sel.get("field", ["heuristic"])) if sel else None
+        if scored_on != (cfg.select_deals, cfg.select_seed, list(cfg.select_field)):
             r["selection"] = selection_score(cfg, r["network"])
             lo, hi = r["selection"]["ci95"]
-            log(f"round {r['round']}: {r['selection']['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}] a deal against the "
-                f"heuristic on the {cfg.select_deals} selection deals (seed {cfg.select_seed})")
+            log(f"round {r['round']}: {r['selection']['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}] a deal against "
+                f"{field_words(cfg.select_field)} on the {cfg.select_deals} selection deals (seed {cfg.select_seed})")
     return max(reversed(rounds), key=lambda r: r["selection"]["mean"])
 
 
@@ -178,10 +198,6 @@ def average_network(out: str, rounds: list[dict]) -> str:
     """The mean of the weights of ``rounds``' networks, written to ``<out>/average.pt`` (the last one's checkpoint
     otherwise, with ``averaged`` naming the networks). Averaging the end of one lineage of fine-tunes smooths the
     round-to-round noise of the fits (stochastic weight averaging, Izmailov et al. 2018)."""
-    import torch
-
-    from rook_env.agents.learned.model import load_checkpoint
-
     ckpts = [load_checkpoint(r["network"]) for r in rounds]
     last = ckpts[-1]
     model = {k: (sum(c["model"][k] for c in ckpts) / len(ckpts) if v.is_floating_point() else v)
@@ -203,7 +219,7 @@ def choose(cfg: RoundsConfig, rounds: list[dict], log: Log = print) -> dict:
            "selection": selection_score(cfg, network)}
     lo, hi = avg["selection"]["ci95"]
     log(f"average of rounds {tail[0]['round']} to {tail[-1]['round']}: {avg['selection']['mean']:+.2f} "
-        f"[{lo:+.2f}, {hi:+.2f}] a deal against the heuristic on the selection deals")
+        f"[{lo:+.2f}, {hi:+.2f}] a deal against {field_words(cfg.select_field)} on the selection deals")
     return avg if avg["selection"]["mean"] >= chosen["selection"]["mean"] else chosen
 
 
@@ -211,8 +227,6 @@ def open_rounds(cfg: RoundsConfig) -> tuple[list[dict], dict]:
     """Check the arguments before any work (a bad field, base network or opponent is named) and read what the folder
     holds: the rounds rounds.json records (refused when they were made with other arguments than :data:`FREE`'s)
     and the base's rule flags."""
-    from .counterfactual import opponent_agent
-
     cfg.check()
     if not cfg.out:
         raise ValueError("out: give the folder of the rounds")
@@ -234,13 +248,16 @@ def open_rounds(cfg: RoundsConfig) -> tuple[list[dict], dict]:
     flags = check_base(network)
     for spec in cfg.opponents:  # a bad spec or checkpoint fails here, not after the first sets' labels
         opponent_agent(spec, flags)
+    for spec in cfg.select_field:  # and a bad member of the selection's field, not at the end of round 1
+        try:
+            make_agent(spec, **flags)
+        except Exception as exc:  # noqa: BLE001 - an unknown name, a missing or corrupt checkpoint: all name the spec
+            raise ValueError(f"select_field: {spec!r}: {exc}") from None
     return done, flags
 
 
 def label_round(cfg: RoundsConfig, k: int, base: str, flags: dict, log: Log, progress: Progress) -> list[str]:
     """Round ``k``'s label sets, written by ``base`` (shards written already are kept); their folders."""
-    from .counterfactual import NetworkPlayOut, write_labels
-
     sets = label_sets(cfg, k)
     folders = [labels_folder(cfg.out, k, s[1]) for s in sets]
     progress.start_round(k, sets, folders)
@@ -256,8 +273,6 @@ def label_round(cfg: RoundsConfig, k: int, base: str, flags: dict, log: Log, pro
 def fit_round(cfg: RoundsConfig, k: int, base: str, folders: list[str], log: Log, progress: Progress) -> dict:
     """Round ``k``'s fit of ``base`` on its labels and those of the ``replay - 1`` rounds before
     (``round_<k>/network.pt``, ``fit.json``); the fit's summary with ``replayed``, the earlier rounds' folders."""
-    from .fit import FitConfig, fit
-
     progress.start_fit(k)
     names = [os.path.basename(f)[len("labels_"):] for f in folders]
     replayed = [labels_folder(cfg.out, j, name) for j in range(max(1, k - cfg.replay + 1), k) for name in names]
@@ -336,9 +351,10 @@ def run_rounds(cfg: RoundsConfig, log: Log = print, progress: Progress | None = 
 
 
 def final_eval(cfg: RoundsConfig, agent: str, base: str, log: Log) -> dict[str, dict]:
-    """``agent``'s held-out duplicate matches (``final_eval_deals`` from ``final_eval_seed``) against the heuristic
-    and against ``base``, the network round 1 started from (unless that is a random one)."""
-    field = {"heuristic": "heuristic"}
+    """``agent``'s held-out duplicate matches (``final_eval_deals`` from ``final_eval_seed``) against each member of
+    ``select_field`` (by spec) and against ``base``, the network round 1 started from (unless that is a random
+    one)."""
+    field = {m: m for m in cfg.select_field}
     if cfg.network != RANDOM_NETWORK:
         field["start"] = base
     out = {}
