@@ -57,9 +57,9 @@ def test_the_specs_of_each_game_are_what_the_agents_are():
 
 
 def test_best_searches_on_the_file_of_its_auction_network():
-    assert registry.BEST["partnership"] == f"search[samples=96,worlds=learned,boldness=4]:{BEST_AUCTION}"
+    assert registry.BEST["partnership"] == (f"search[samples=96,worlds=learned,boldness=4]:{BEST_AUCTION}",)
     assert os.path.dirname(BEST_AUCTION) == CHECKPOINT_DIR and os.path.isfile(BEST_AUCTION)
-    assert registry.BEST["call_partner"] == "ppo"
+    assert registry.BEST["call_partner"] == ("call_partner_search:ppo", "call_partner_search")
 
 
 def test_a_family_cannot_take_another_familys_spec():

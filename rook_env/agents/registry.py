@@ -11,8 +11,9 @@ An *agent spec* names an agent by what it is:
 - ``"best"``: the strongest player the project ships for the table (:data:`BEST`): in the partnership game search
   that plays the cards over worlds drawn from the learned model of the hidden cards (on the batched engine where
   numba is installed), on top of the network :data:`~rook_env.agents.checkpoints.BEST_AUCTION`, which bids,
-  discards and names trump, its auction made bolder; in call-your-partner Rook the shipped 5-player network; the
-  game's heuristic wherever a table lacks the network its best player needs;
+  discards and names trump, its auction made bolder; in call-your-partner Rook its search
+  (``call_partner_search``) on the shipped network's bids where the table has the network, on the heuristic's
+  bids elsewhere; the game's heuristic wherever a table can play none of the game's choices;
 - a network file: ``"ppo:<path>"`` (a checkpoint written by train.py, of any game) or a path ending in ``.pt``
   (a checkpoint of the partnership game);
 - search (the partnership game): ``"search"``, ``"search-auction"`` and ``"search-bids"``, each with
@@ -52,12 +53,16 @@ __all__ = [
 ]
 
 GAMES = game_names()  # values of the ``game`` key of rule flags: the game registry's (rook_env.games)
-# "best" per game: the strongest player shipped (docs/agents.md gives its time per decision and its matches); a
-# game not listed, or a table without the shipped network it needs (a call-your-partner table of 4 or 6), gets
-# its heuristic. The partnership game's: search with 96 worlds drawn from the learned model of the
-# hidden cards, on the auction of the network BEST_AUCTION made bolder (boldness 4); call-your-partner's: its
-# shipped 5-player network (a residual policy over the heuristic fitted to counterfactual labels).
-BEST = {"partnership": f"search[samples=96,worlds=learned,boldness=4]:{BEST_AUCTION}", "call_partner": "ppo"}
+# "best" per game: the strongest players shipped, in order of preference (docs/agents.md gives their times per
+# decision and their matches); a table gets the first it can play (a spec on the shipped network needs one for the
+# table's size: call-your-partner has one at 5 players), a game not listed or a table that can play none of them its
+# heuristic. The partnership game's: search with 96 worlds drawn from the learned model of the hidden cards, on the
+# auction of the network BEST_AUCTION made bolder (boldness 4); call-your-partner's: its search on the shipped
+# network's bids, else on the heuristic's.
+BEST: dict[str, tuple[str, ...]] = {
+    "partnership": (f"search[samples=96,worlds=learned,boldness=4]:{BEST_AUCTION}",),
+    "call_partner": ("call_partner_search:ppo", "call_partner_search"),
+}
 
 
 @dataclass(frozen=True)
@@ -172,13 +177,14 @@ def shipped_network(game: str, rules: Mapping[str, Any]) -> str:
 
 
 def _best(game: str, rules: Mapping[str, Any]) -> str | None:
-    """The spec of ``"best"`` at this table (:data:`BEST`): the game's heuristic where the table lacks the shipped
-    network its best player plays on."""
-    best = BEST.get(game)
-    uses_network = best is not None and (best == "ppo" or best.endswith((":ppo", ".pt")))  # "ppo", "search:ppo"
-    if best is None or (uses_network and _players(game, rules) not in get_game(game).networks):
-        return get_game(game).heuristic
-    return best
+    """The spec of ``"best"`` at this table (:data:`BEST`): the game's first choice the table can play (one on the
+    shipped network only where the table's size has one), else the game's heuristic."""
+    has_network = _players(game, rules) in get_game(game).networks
+    for best in BEST.get(game, ()):
+        uses_network = best == "ppo" or best.endswith((":ppo", ".pt"))  # "ppo", "search:ppo"
+        if has_network or not uses_network:
+            return best
+    return get_game(game).heuristic
 
 
 def split_game(flags: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
