@@ -14,42 +14,14 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from rook_env.core.deck import bits
+
 from ..independent.sampler import DealSampler, Holder
 
 __all__ = ["Deals", "QUICK", "REDRAWS"]
 
 QUICK = 64  # draws by rejection per deal before the exact count takes over
 REDRAWS = 200  # draws without a counter in the nest before the exact count of the need takes over
-
-
-class _Pruned(DealSampler):
-    """DealSampler whose splits leave out the ones the later holders have no room for."""
-
-    def _splits(self, allowed: int, n: int, caps: tuple[int, ...]) -> list[tuple[int, ...]]:
-        idx = [i for i in range(len(caps)) if allowed >> i & 1]
-        room = [0] * (len(idx) + 1)  # room[j]: the capacity of the allowed holders from the j-th on
-        for j in range(len(idx) - 1, -1, -1):
-            room[j] = room[j + 1] + caps[idx[j]]
-        out: list[tuple[int, ...]] = []
-        if n > room[0]:
-            return out
-        split = [0] * len(caps)
-
-        def fill(j: int, left: int) -> None:
-            i = idx[j]
-            if j == len(idx) - 1:
-                if left <= caps[i]:
-                    split[i] = left
-                    out.append(tuple(split))
-                    split[i] = 0
-                return
-            for x in range(max(0, left - room[j + 1]), min(left, caps[i]) + 1):
-                split[i] = x
-                fill(j + 1, left - x)
-            split[i] = 0
-
-        fill(0, n)
-        return out
 
 
 class Deals:
@@ -73,7 +45,7 @@ class Deals:
         # the quick draw: forced cards placed, the room left per holder, the free cards
         self._forced = [0] * len(self.holders)
         free = []
-        for c in _bits(unseen):
+        for c in bits(unseen):
             allowed = [i for i, h in enumerate(self.holders) if not h.forbidden >> c & 1]
             if not allowed:
                 raise ValueError(f"no holder may take card {c}")
@@ -113,7 +85,7 @@ class Deals:
             keys.setdefault((h.forbidden, h.needs_counter), []).append(i)
         self._groups = list(keys.values())
         merged = [Holder(sum(self.holders[i].size for i in g), self.holders[g[0]].forbidden) for g in self._groups]
-        self._plain = _Pruned(self.unseen, merged)  # ValueError when no deal fits even without the need
+        self._plain = DealSampler(self.unseen, merged)  # ValueError when no deal fits even without the need
         if self.need >= 0:
             self._need_group = next(j for j, g in enumerate(self._groups) if self.need in g)
 
@@ -123,7 +95,7 @@ class Deals:
             if len(g) == 1:
                 out[g[0]] = mask
                 continue
-            cards = _bits(mask)
+            cards = bits(mask)
             rng.shuffle(cards)
             pos = 0
             for i in g:
@@ -149,14 +121,5 @@ class Deals:
                     return self._split(merged, rng)
             merged_holders = [Holder(sum(self.holders[i].size for i in g), self.holders[g[0]].forbidden,
                                      needs_counter=self.need in g) for g in self._groups]
-            self._exact = _Pruned(self.unseen, merged_holders, self.counters)
+            self._exact = DealSampler(self.unseen, merged_holders, self.counters)
         return self._split(self._exact.sample(rng), rng)
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out

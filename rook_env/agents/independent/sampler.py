@@ -61,9 +61,15 @@ class DealSampler:
             raise ValueError("no deal of the unseen cards fits what the seat knows")
 
     def _splits(self, allowed: int, n: int, caps: tuple[int, ...]) -> list[tuple[int, ...]]:
-        """Every way to put ``n`` cards into the allowed holders within their capacities ``caps``."""
+        """Every way to put ``n`` cards into the allowed holders within their capacities ``caps`` (a holder takes no
+        fewer than the holders after it cannot hold: a branch with no split at its end is never entered)."""
         idx = [i for i in range(len(caps)) if allowed >> i & 1]
+        room = [0] * (len(idx) + 1)  # room[j]: the capacity of the allowed holders from the j-th on
+        for j in range(len(idx) - 1, -1, -1):
+            room[j] = room[j + 1] + caps[idx[j]]
         out: list[tuple[int, ...]] = []
+        if n > room[0]:
+            return out
         split = [0] * len(caps)
 
         def fill(j: int, left: int) -> None:
@@ -74,7 +80,7 @@ class DealSampler:
                     out.append(tuple(split))
                     split[i] = 0
                 return
-            for x in range(min(left, caps[i]) + 1):
+            for x in range(max(0, left - room[j + 1]), min(left, caps[i]) + 1):
                 split[i] = x
                 fill(j + 1, left - x)
             split[i] = 0
