@@ -116,6 +116,13 @@ class HeuristicAgent:
         self._keyed_memory.clear()
         self.hand_model.clear()
 
+    @property
+    def keyed_memory(self) -> dict[int, Memory]:
+        """The card memories ``act_batch`` keeps between calls, by key (immutable ``Memory`` tuples): a caller that
+        replays hands reads them at a point of the hand and writes them back to go on from there (the labels'
+        branches, :mod:`rook_env.training.labels.counterfactual`)."""
+        return self._keyed_memory
+
     # ------------------------------------------------------------------ one decision
     def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int:
         mask = np.asarray(observation["action_mask"])

@@ -126,7 +126,7 @@ def _opponent_turns(opponent: Any, obs: np.ndarray, mask: np.ndarray, seat: np.n
 def _card_memory(opponent: Any) -> dict | None:
     """The card memories the heuristic keeps between its ``act_batch`` calls, by key (immutable ``Memory``
     tuples: a snapshot is a copy of the references); None for any other agent."""
-    return opponent._keyed_memory if isinstance(opponent, HeuristicAgent) else None
+    return opponent.keyed_memory if isinstance(opponent, HeuristicAgent) else None
 
 
 def _prefix_turns(opponent: Any) -> str:
@@ -477,7 +477,6 @@ def opponent_agent(spec: str, flags: dict[str, Any]) -> Any:
     decide in batches (``act_batch``); a ValueError names a spec that is neither."""
     if spec == "self":
         return None
-
     try:
         agent = make_agent(spec, **flags)
     except Exception as exc:  # noqa: BLE001 - an unknown name, a missing or corrupt checkpoint: all name the spec
