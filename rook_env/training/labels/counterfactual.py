@@ -43,7 +43,7 @@ from __future__ import annotations
 import io
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,9 +51,8 @@ import numpy as np
 import torch
 
 from rook_env.agents import make_agent
-from rook_env.agents.heuristic.agent import HeuristicAgent
 from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic
-from rook_env.agents.learned.agent import PPOAgent
+from rook_env.agents.learned.playout import branch_values, card_memory, network_turns, opponent_turns, team_value
 from rook_env.agents.learned.model import model_from_checkpoint
 from rook_env.core.observation import unpack_mask
 from rook_env.games.call_partner.config import make_config
@@ -90,76 +89,6 @@ class Trunk:
 
 
 # ================================================================================================ partnership
-# The branches replay the trunk step by step in lock step (a branch is idle in no step): the engine deals new
-# hands at the same steps as in the trunk's schedule, so a branch that throws its hand in (the redeal) draws the
-# same cards from its block's stream whatever else changes; the network's forward passes are over the same rows
-# (a row's logits can depend on its batch's size in the last bit, batches of 1 to 3 rows taking other kernels).
-# What the replay does not redo is the opponent's work on the prefix (its actions there are the trunk's):
-# see :func:`_prefix_turns`.
-MIN_ROWS = 32  # a stateless opponent's forward pass is never shrunk below this many rows (:func:`_at_least`)
-
-
-def _greedy(model: Any, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """The network's greedy legal action per row (as :class:`~rook_env.agents.learned.agent.PPOAgent` plays)."""
-    with torch.inference_mode():
-        logits = model.actor_logits(torch.from_numpy(obs))
-        return logits.masked_fill(~torch.from_numpy(mask.astype(bool)), -1e9).argmax(1).numpy()
-
-
-def _act(model: Any, obs: np.ndarray, rows: np.ndarray, mask: np.ndarray, out: np.ndarray) -> None:
-    """``out[rows]`` = the network's action at those tables (the only legal action where there is one); ``obs``
-    and ``mask``: the engine's current ones (what ``step`` returns: no copy of every table's observation)."""
-    if not len(rows):
-        return
-    m = mask[rows]
-    out[rows] = m.argmax(1)  # the forced moves' (and the default) action
-    choice = rows[m.sum(1) > 1]
-    if len(choice):
-        out[choice] = _greedy(model, obs[choice], mask[choice])
-
-
-def _opponent_turns(opponent: Any, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """The opponent's actions at ``rows`` (its seats to act there), its card memory keyed ``table * 4 + seat``."""
-    return opponent.act_batch(obs[rows], mask[rows], rows * 4 + seat[rows])
-
-
-def _card_memory(opponent: Any) -> dict | None:
-    """The card memories the heuristic keeps between its ``act_batch`` calls, by key (immutable ``Memory``
-    tuples: a snapshot is a copy of the references); None for any other agent."""
-    return opponent.keyed_memory if isinstance(opponent, HeuristicAgent) else None
-
-
-def _prefix_turns(opponent: Any) -> str:
-    """What a branch does with the opponent's turns before its decision (the trunk's actions are replayed there):
-    ``"none"``, a greedy plain network (a function of the row alone): not asked; ``"memory"``, the heuristic: not
-    asked, its card memory at the decision is the trunk's (snapshots taken there); ``"all"``, any other agent
-    (a random stream, a residual network's prior): asked at every turn, as the trunk asked it."""
-    if isinstance(opponent, HeuristicAgent):
-        return "memory"
-    if isinstance(opponent, PPOAgent) and opponent.greedy and opponent.prior is None:
-        return "none"
-    return "all"
-
-
-def _at_least(rows: np.ndarray, every: np.ndarray, n: int = MIN_ROWS) -> np.ndarray:
-    """``rows`` (sorted) with more of ``every`` (sorted, a superset) up to ``n`` rows, or all of ``every`` when it
-    has at most ``n``: a network computes a row bitwise the same in every batch of more than a few rows, but not
-    in batches of 1 to 3 (other kernels), so a pass the replay would have made over ``every`` is not shrunk to a
-    size where its rows could come out otherwise (tests/test_label_speed_equality.py)."""
-    if not len(rows) or len(rows) >= n:
-        return rows
-    if len(every) <= n:
-        return every
-    return np.union1d(rows, np.setdiff1d(every, rows, assume_unique=True)[: n - len(rows)])
-
-
-def _team_value(hand_scores: np.ndarray, seat: np.ndarray) -> np.ndarray:
-    """The seat's team's hand score minus the other team's (team = seat % 2)."""
-    team = seat & 1
-    rows = np.arange(len(seat))
-    return (hand_scores[rows, team] - hand_scores[rows, 1 - team]).astype(np.float32)
-
-
 def _deal_options(env: Any) -> list[dict]:
     """Every table's deal as ``reset`` options: the hands, the nest and the dealer."""
     n = env.layout.n_cards
@@ -177,77 +106,6 @@ def _deal_states(env: Any) -> list[RookState]:
         st.new_game(dealer=opt["dealer"], hands=opt["hands"], nest=opt["nest"])
         states.append(st)
     return states
-
-
-def branch_values(model: Any, flags: dict[str, Any], deals: Sequence[RookState], prefix: np.ndarray,
-                  step: np.ndarray, action: np.ndarray, seat: np.ndarray, tables: int = 2048,
-                  opponent: Any = None, seed: int | None = None, memories: Sequence[dict] | None = None) -> np.ndarray:
-    """The value of each branch ``i``: deal ``deals[i]`` (a rules state before the first action), replay
-    ``prefix[i, :step[i]]``, play ``action[i]``, let the network play on (at the acting seat's team only, with an
-    ``opponent`` at the other team's seats); the acting ``seat[i]``'s team's hand score minus the other's.
-    ``seed``: the engines' random streams, one per block of ``tables`` branches (a branch that throws its hand in,
-    the redeal action, plays a new deal drawn from it), so the values are a function of the seed; None:
-    unseeded. ``memories[i]``: the heuristic opponent's card memory at the decision, by seat (the trunk's; None:
-    the heuristic is asked on the prefix again, :func:`_prefix_turns`)."""
-    n = len(deals)
-    values = np.zeros(n, np.float32)
-    mode = None if opponent is None else _prefix_turns(opponent)
-    if mode == "memory" and memories is None:
-        mode = "all"
-    for lo in range(0, n, tables):
-        hi = min(n, lo + tables)
-        env = RookVectorEnv(hi - lo, backend="numba", **flags)
-        # a stream of its own per block, apart from the trunk's deals; reset draws from it as a reset with the
-        # deals as options would (every table's dealer and shuffle), then the tables load their deals
-        block_seed = None if seed is None else int(np.random.SeedSequence([seed, lo]).generate_state(1)[0])
-        env.reset(seed=block_seed)
-        obs, info = env.load_states(deals[lo:hi])
-        mask, now = info["action_mask"], info["seat"]
-        if opponent is not None:
-            opponent.reset()
-        if mode == "memory":
-            kept = _card_memory(opponent)
-            for i, snap in enumerate(memories[lo:hi]):
-                for s, m in snap.items():
-                    kept[i * 4 + s] = m
-        k, alt, pre, team = step[lo:hi], action[lo:hi], prefix[lo:hi], seat[lo:hi] & 1
-        cards = slice(env.obs_layout.HAND, env.obs_layout.HAND + env.layout.n_cards)  # the seat's hand
-        done = np.zeros(hi - lo, bool)
-        acts = np.zeros(hi - lo, np.int64)
-        t = 0
-        while not done.all():
-            acts[:] = pre[:, min(t, pre.shape[1] - 1)]
-            acts[k == t] = alt[k == t]
-            on = (k < t) & ~done  # playing on
-            if opponent is None:
-                _act(model, obs, np.flatnonzero(on), mask, acts)
-            else:
-                theirs = ~done & ((now & 1) != team)
-                if mode == "all":  # in the prefix too: the opponent's memory follows the replay
-                    rows = np.flatnonzero(theirs)
-                else:
-                    # not asked where the answer is known: a forced move (a network), a seat's last card (the
-                    # heuristic: the card memory it would file is never read again)
-                    sure = mask.sum(1) == 1 if mode == "none" else obs[:, cards].sum(1) == 1
-                    known = np.flatnonzero(theirs & on & sure)
-                    acts[known] = mask[known].argmax(1)
-                    rows = np.flatnonzero(theirs & on & ~sure)
-                    if mode == "none":
-                        rows = _at_least(rows, np.flatnonzero(theirs))
-                if len(rows):
-                    mine = _opponent_turns(opponent, obs, mask, now, rows)
-                    acts[rows[on[rows]]] = mine[on[rows]]
-                _act(model, obs, np.flatnonzero(on & ~theirs), mask, acts)
-            fin = np.flatnonzero(done)
-            acts[fin] = mask[fin].argmax(1)  # finished tables play on in a new hand, ignored
-            obs, _, term, trunc, info = env.step(acts)
-            mask, now = info["action_mask"], info["seat"]
-            ended = np.flatnonzero((term | trunc) & ~done)
-            if len(ended):
-                values[lo + ended] = _team_value(info["hand"]["hand_scores"][ended], seat[lo + ended])
-                done[ended] = True
-            t += 1
-    return values
 
 
 class NetworkPlayOut:
@@ -284,7 +142,7 @@ class NetworkPlayOut:
         every table's hand scores."""
         deals = env.num_envs
         learner = np.arange(deals) & 1  # the network's team per table (with an opponent)
-        kept = None if self.opponent is None else _card_memory(self.opponent)
+        kept = None if self.opponent is None else card_memory(self.opponent)
         done = np.zeros(deals, bool)
         result = np.zeros((deals, 2), np.int64)
         actions: list[np.ndarray] = []
@@ -296,9 +154,9 @@ class NetworkPlayOut:
             if self.opponent is not None:
                 theirs = (now[live] & 1) != learner[live]
                 if theirs.any():
-                    acts[live[theirs]] = _opponent_turns(self.opponent, obs, mask, now, live[theirs])
+                    acts[live[theirs]] = opponent_turns(self.opponent, obs, mask, now, live[theirs])
                 live = live[~theirs]  # the network's turns
-            _act(self.model, obs, live, mask, acts)
+            network_turns(self.model, obs, live, mask, acts)
             fin = np.flatnonzero(done)
             acts[fin] = mask[fin].argmax(1)
             pick = live[(mask[live].sum(1) > 1) & (rng.random(len(live)) < probs[env.phase[live]])]
@@ -337,7 +195,7 @@ class NetworkPlayOut:
         memory = [m for m, kept in zip(memory, keep.tolist()) if kept] if memory else None
         mask = cat["mask"].reshape(len(cat["hint"]), env.n_actions).astype(bool)
         return Trunk(obs, mask, cat["hint"], cat["phase"], cat["seat"], seed * 2**16 + cat["table"],
-                     _team_value(result[cat["table"]], cat["seat"]), (cat["table"], cat["step"], memory))
+                     team_value(result[cat["table"]], cat["seat"]), (cat["table"], cat["step"], memory))
 
     def branch_values(self, trunk: Trunk, dec: np.ndarray, alt: np.ndarray, seed: int) -> np.ndarray:
         """The value of playing ``alt[i]`` at decision ``dec[i]`` of the trunk."""
