@@ -6,8 +6,15 @@ rather than the table; the property test at the end sends anything at all and ne
 
 from __future__ import annotations
 
+import json
 import re
+import socket
+import subprocess
+import sys
 import threading
+import time
+import urllib.error
+import urllib.request
 import warnings
 from typing import Any
 
@@ -168,6 +175,45 @@ def test_a_request_that_is_not_json_moves_nothing(tmp_path, body, headers):
     assert len(moves_of(c, gid)) == 1
 
 
+@pytest.mark.parametrize("headers", [
+    {"Origin": "http://evil.example"},
+    {"Origin": "http://127.0.0.1.evil.example"},
+    {"Origin": "http://127.0.0.1:9999"},  # another port is another site
+    {"Origin": "null"},  # a sandboxed frame or a file:// page
+    {"Origin": "http://[::1"},
+    {"Origin": "http://127.0.0.1/x"},
+    {"Sec-Fetch-Site": "cross-site"},
+    {"Sec-Fetch-Site": "same-site"},
+])
+def test_json_from_another_site_moves_nothing(tmp_path, headers):
+    """A JSON request whose browser says it comes from another page's site: 403, nothing moves or is deleted."""
+    c = client(tmp_path)
+    gid = new_game(c, mode="watch", agents=["heuristic"] * 4, seed=3)
+    pid = new_game(c, mode="play", agents=HEUR4, seat=0, seed=3)
+    for url, body in ((f"/api/games/{gid}/advance", {"moves": 0}), (f"/api/games/{pid}/advance", {}),
+                      (f"/api/games/{pid}/action", {"action": 41, "moves": 0}),
+                      ("/api/games", {"mode": "watch", "agents": ["random"] * 4})):
+        r = c.post(url, json=body, headers=headers)
+        assert r.status_code == 403, (url, r.status_code, r.text)
+        assert "another site" in r.json()["error"]
+    r = c.delete(f"/api/games/{gid}", headers=headers)
+    assert r.status_code == 403 and "another site" in r.json()["error"]
+    assert moves_of(c, gid) == [] and moves_of(c, pid) == []
+    assert len(c.get("/api/games").json()["games"]) == 2
+
+
+@pytest.mark.parametrize("headers", [{"Origin": BASE}, {"Origin": BASE + "/"}, {"Sec-Fetch-Site": "same-origin"},
+                                     {"Origin": BASE.upper(), "Sec-Fetch-Site": "same-origin"}, {}])
+def test_json_from_the_servers_own_pages_moves(tmp_path, headers):
+    """What the pages send (Chromium adds its own Origin and Sec-Fetch-Site), and a client that sends neither."""
+    c = client(tmp_path)
+    gid = new_game(c, mode="watch", agents=["heuristic"] * 4, seed=3)
+    r = c.post(f"/api/games/{gid}/advance", json={"moves": 0}, headers=headers)
+    assert r.status_code == 200, r.text
+    assert len(moves_of(c, gid)) == 1
+    assert c.delete(f"/api/games/{gid}", headers=headers).status_code == 200
+
+
 # ------------------------------------------------------------------------------ 3. hosts
 def test_only_the_loopback_names_are_answered(tmp_path):
     assert "testserver" not in Settings().allowed_hosts
@@ -176,9 +222,10 @@ def test_only_the_loopback_names_are_answered(tmp_path):
         r = TestClient(app, base_url=BASE).get("/api/options", headers={"Host": host})
         assert r.status_code == 200, (host, r.text)
     for host in ("testserver", "evil.example", "evil.example:8000", "127.0.0.1.evil.example", "[::2]:8000", "",
-                 "localhost:8000:1"):
+                 "localhost:8000:1", "[::1]evil", "[::1]:80x", "127.0.0.1:abc", "localhost:", "[::1", "::1:8000",
+                 "127.0.0.1:8000\u00b2"):
         for path in ("/api/options", "/", "/play/abcdefgh123"):
-            r = TestClient(app, base_url=BASE).get(path, headers={"Host": host})
+            r = TestClient(app, base_url=BASE).get(path, headers={"Host": host.encode("latin-1")})
             assert r.status_code == 400, (host, r.status_code)
             assert r.headers["content-type"] == "application/json" and "answers requests addressed to" in \
                 r.json()["error"]
@@ -205,6 +252,51 @@ def test_rook_serve_prints_an_address_that_answers(tmp_path, monkeypatch, capsys
     assert c.get("/").status_code == 200 and c.get("/api/options").status_code == 200
     if host != "0.0.0.0":  # loopback: another name is refused
         assert TestClient(ran["app"], base_url="http://evil.example:8123").get("/").status_code == 400
+
+
+def ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
+            sock.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not ipv6_loopback(), reason="this machine has no IPv6 loopback")
+def test_rook_serve_on_ipv6_answers_at_the_address_it_prints(tmp_path):
+    """The real command on a real socket: ``--host ::1`` prints ``http://[::1]:PORT/`` and that address answers;
+    a test-only or foreign Host gets the JSON error shape."""
+    with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
+        sock.bind(("::1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "rook_env.serve.cli", "--host", "::1", "--port", str(port),
+                             "--data", str(tmp_path / "data"), "--results", ""],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()  # printed before the server starts listening
+        assert line.startswith(f"rook-serve: http://[::1]:{port}/ "), line
+        url = line.split()[1]
+        for _ in range(200):  # bounded: 20 s
+            try:
+                with urllib.request.urlopen(url + "api/options", timeout=5) as r:
+                    assert r.status == 200 and "games" in json.loads(r.read())
+                break
+            except urllib.error.URLError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError("rook-serve --host ::1 never answered at " + url)
+        with urllib.request.urlopen(url, timeout=5) as r:
+            assert r.status == 200 and b"New game" in r.read()
+        for host in ("testserver", "evil.example", f"[::1]evil:{port}"):
+            req = urllib.request.Request(url + "api/options", headers={"Host": host})
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(req, timeout=5)
+            assert err.value.code == 400 and err.value.headers["content-type"] == "application/json"
+            assert "answers requests addressed to" in json.loads(err.value.read())["error"]
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 # ------------------------------------------------------------------------------ 4. seeds
@@ -247,6 +339,23 @@ def test_a_64_bit_seed_travels_exactly_and_never_in_play_mode(tmp_path):
     assert {g["id"]: g["spec"]["seed"] for g in c.get("/api/games").json()["games"]}[pid] is None
 
 
+def test_reset_deals_from_every_bit_of_a_64_bit_seed():
+    """Seeds that differ only above bit 32 deal different hands (a 32-bit seed search finds nothing), and the
+    same 64-bit seed deals the same hands: the server's seeds reach the environment whole."""
+    def deal(game: str, seed: int) -> list[int]:
+        env = rook_env.env(game=game)
+        env.reset(seed=seed)
+        return [int(h) for h in env.unwrapped.game.hands]
+
+    for game in ("partnership", "call_partner"):
+        for low in (1, 12345, 2**32 - 1):
+            seeds = [low + (k << 32) for k in (0, 1, 2**31, 2**32 - 1)]
+            deals = [deal(game, s) for s in seeds]
+            assert len({tuple(d) for d in deals}) == len(seeds), (game, low)
+            assert deals == [deal(game, s) for s in seeds]
+        assert deal(game, 2**64 - 1) == deal(game, 2**64 - 1) != deal(game, 2**64 - 2)
+
+
 # ------------------------------------------------------------------------------ 5. the player's words
 def test_an_illegal_card_is_refused_in_the_words_of_the_table(tmp_path):
     c = client(tmp_path)
@@ -287,7 +396,7 @@ def test_not_your_turn_and_the_agents_turn_speak_as_the_table(tmp_path):
             break
     r = c.post(f"/api/games/{gid}/action", json={"action": 41, "moves": v["moves"]})
     assert r.status_code == 409
-    assert re.fullmatch(r"it is the agents' turn: P\d \(heuristic\) is to bid", r.json()["error"]), r.json()
+    assert re.fullmatch(r"it is not your turn: wait for P\d \(heuristic\) to bid", r.json()["error"]), r.json()
     v = to_your_turn(c, gid)
     r = c.post(f"/api/games/{gid}/advance", json={"moves": v["moves"]})
     assert r.status_code == 409 and r.json()["error"] == "it is your turn: the agents wait for your move"
@@ -295,6 +404,32 @@ def test_not_your_turn_and_the_agents_turn_speak_as_the_table(tmp_path):
     r = c.post(f"/api/games/{gid}/action", json={"action": min(a["action"] for a in bids) - 1, "moves": v["moves"]})
     assert re.fullmatch(r"bid \d+ is not a legal move now \(bid\): you may pass(, bid| or bid) \d+ to \d+( or redeal)?",
                         r.json()["error"]), r.json()
+
+
+@pytest.mark.parametrize("flags", [{"max_bid": 10**30}, {"max_bid": 2**40, "bid_step": 1}, {"target_score": -10**30},
+                                   {"min_bid": 2**63}, {"majority_tricks_bonus": 10_001}, {"max_bid": 1e300}])
+def test_a_rule_number_out_of_range_is_a_400(tmp_path, flags):
+    """max_bid=10**30 once overflowed (500) and 2**40 ran out of memory building the table's bids."""
+    c = client(tmp_path)
+    r = c.post("/api/games", json={"mode": "watch", "flags": flags, "agents": ["random"] * 4})
+    assert r.status_code == 400, r.text
+    assert "out of range" in r.json()["error"] or "must be an integer" in r.json()["error"]
+    assert c.get("/api/games").json()["games"] == []
+
+
+def test_a_lone_surrogate_is_quoted_not_a_500(tmp_path):
+    """JSON may carry "\\ud800" (a lone surrogate); UTF-8 cannot: the error says it as its escape."""
+    c = client(tmp_path)
+    as_json = {"Content-Type": "application/json"}
+    for body in (b'{"mode": "watch", "flags": {"\\ud800": 1}, "agents": ["random", "random", "random", "random"]}',
+                 b'{"mode": "\\udfff"}', b'{"x\\ud800": 1}', b'{"game": "\\ud800\\ud800"}',
+                 b'{"mode": "watch", "flags": {"preset": "\\ud800"}, "agents": ["random", "random", "random", "random"]}'):
+        r = c.post("/api/games", content=body, headers=as_json)
+        assert r.status_code == 400, (body, r.text)
+        assert "ud800" in r.json()["error"] or "udfff" in r.json()["error"]
+    pid = new_game(c, mode="play", agents=HEUR4, seat=0, seed=3)
+    r = c.post(f"/api/games/{pid}/action", content=b'{"action": "\\ud800"}', headers=as_json)
+    assert r.status_code in (400, 409) and r.json()["error"]
 
 
 def test_an_unknown_game_address_is_a_page(tmp_path):
@@ -354,42 +489,91 @@ def test_nothing_a_client_sends_gets_a_5xx(tmp_path):
     from urllib.parse import quote
 
     st = hypothesis.strategies
-    c = client(tmp_path, max_games=10_000)
+    c = client(tmp_path, max_games=100_000)
     pid = new_game(c, mode="play", agents=HEUR4, seat=0, seed=2)
     wid = new_game(c, mode="watch", agents=["random"] * 4, seed=2)
+    text = st.text(st.characters(exclude_categories=()), max_size=12)  # lone surrogates included
     scalars = (st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False, allow_infinity=False)
-               | st.text(max_size=12))
-    values = st.recursive(scalars, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids,
-                                                                                             max_size=4), max_leaves=8)
+               | text)
+    values = st.recursive(scalars, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(text, kids, max_size=4),
+                          max_leaves=8)
     keys = st.sampled_from(["action", "moves", "mode", "game", "flags", "seed", "agents", "seat", "x"])
-    json_bodies = (st.dictionaries(keys, values, max_size=4) | values).map(lambda v: __import__("json").dumps(v).encode())
+    # a new game's body with the real fields: real rule flag names with their own values or anything at all
+    opts = c.get("/api/options").json()["games"]
+    flag_names = sorted({f for g in opts.values() for f in g["choices"]} | {"players", "preset", "target_score", "min_bid",
+                                                                             "max_bid", "bid_step", "episode"})
+    flag_values = st.sampled_from(sorted({str(v) for g in opts.values() for vs in g["choices"].values() for v in vs})) \
+        | st.integers(-2**70, 2**70) | st.integers(0, 400) | scalars
+    game_bodies = st.fixed_dictionaries({"mode": st.sampled_from(["watch", "play"]),
+                                         "game": st.sampled_from(sorted(opts) + ["x"]),
+                                         "flags": st.dictionaries(st.sampled_from(flag_names) | text, flag_values, max_size=3),
+                                         "agents": st.lists(st.sampled_from([None, "random", "heuristic", "x"]),
+                                                            min_size=3, max_size=7)},
+                                        optional={"seat": st.integers(-1, 7), "seed": values})
+    json_bodies = (st.dictionaries(keys, values, max_size=4) | values | game_bodies).map(lambda v: json.dumps(v).encode())
     deep = st.builds(lambda d, k, brackets: b'{"' + k.encode() + b'": ' + brackets[0] * d + b"1" + brackets[1] * d + b"}",
                      st.integers(1, 3000), keys, st.sampled_from([(b"[", b"]"), (b'{"a":', b"}")]))
     bodies = json_bodies | deep | st.binary(max_size=64)
     games = st.sampled_from([pid, wid, "NoSuchGame123", "x", "..", "%00", "\u00b2" * 8])
     tails = st.sampled_from(["", "/action", "/advance", "/table.png", "/x"])
-    views = st.one_of(st.none(), st.text(max_size=6))
+    views = st.one_of(st.none(), st.text(st.characters(exclude_categories=()), max_size=6))
     ctypes = st.sampled_from(["application/json", "application/json; charset=utf-8", "text/plain",
                               "application/x-www-form-urlencoded", "", "APPLICATION/JSON"])
+    origins = st.sampled_from([None, BASE, "http://evil.example", "null", "http://[::1"])
     pages = st.sampled_from(["/", "/compare", "/api/options", "/api/games", "/api/leaderboard", "/api/replays",
                              "/static/style.css", "/replays/x.html", "/compare/replays/x.json/\u00b2"])
 
-    @hypothesis.settings(max_examples=150, deadline=None, database=None, derandomize=True)
+    @hypothesis.settings(max_examples=250, deadline=None, database=None, derandomize=True)
     @hypothesis.given(method=st.sampled_from(["GET", "POST", "DELETE", "PUT"]), game=games, tail=tails, view=views,
-                      body=bodies, ctype=ctypes, page=pages, where=st.booleans())
+                      body=bodies, ctype=ctypes, page=pages, where=st.booleans(), origin=origins)
     def check(method: str, game: str, tail: str, view: str | None, body: bytes, ctype: str, page: str,
-              where: bool) -> None:
-        hypothesis.assume(not (method == "DELETE" and where and game in (pid, wid)))  # a real delete: a 200
+              where: bool, origin: str | None) -> None:
+        hypothesis.assume(not (method == "DELETE" and where and game in (pid, wid) and origin in (None, BASE)))
         before = (moves_of(c, pid), moves_of(c, wid))
         path = f"/api/games/{quote(game, safe='')}{tail}" if where else page
         if view is not None:
-            path += f"?view={quote(view, safe='')}"
+            path += f"?view={quote(view, safe='', errors='surrogatepass')}"
         headers = {"Content-Type": ctype} if ctype else {}
+        if origin is not None:
+            headers["Origin"] = origin
         r = c.request(method, path, content=body if method in ("POST", "PUT") else None, headers=headers)
         assert r.status_code < 500, (method, path, body[:80], r.status_code, r.text[:300])
         if r.status_code >= 400:
             if r.url.path.startswith("/api"):  # the path as sent ("/api/games/.." is "/api")
                 assert r.json()["error"]
             assert (moves_of(c, pid), moves_of(c, wid)) == before
+
+    check()
+
+
+def test_no_new_game_gets_a_5xx(tmp_path):
+    """POST /api/games with the real fields, real rule flag names (and any other text) with their own values or
+    anything at all (numbers up to 2**70, lone surrogates): a 201 or a 4xx saying what is wrong, never a 5xx."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    c = client(tmp_path, max_games=100_000)
+    opts = c.get("/api/options").json()["games"]
+    text = st.text(st.characters(exclude_categories=()), max_size=8)
+    names = sorted({f for g in opts.values() for f in g["choices"]} | {"players", "preset", "target_score", "min_bid",
+                                                                        "max_bid", "bid_step", "majority_tricks_bonus",
+                                                                        "last_trick_bonus", "episode", "game"})
+    words = sorted({str(v) for g in opts.values() for vs in g["choices"].values() for v in vs} |
+                   {p for g in opts.values() for p in g["presets"]})
+    edges = st.sampled_from([10**30, -10**30, 2**63, 2**64, 10**6, 10_001, -10_001, 2**40, 1e300, "\ud800", "x\udfff"])
+    values = (st.sampled_from(words) | edges | st.integers(-2**70, 2**70) | st.integers(-5, 400) | st.none()
+              | st.booleans() | st.floats() | text | st.lists(st.integers(), max_size=2))
+    agents = st.sampled_from([None, "random", "heuristic", "call_partner_heuristic", "search:random", "x", 3, "\ud800"])
+    bodies = st.fixed_dictionaries({"mode": st.sampled_from(["watch", "play"]), "game": st.sampled_from(sorted(opts)),
+                                    "flags": st.dictionaries(st.sampled_from(names) | st.sampled_from(["\ud800", "x\udfff"])
+                                                             | text, values, max_size=3),
+                                    "agents": st.lists(agents, min_size=4, max_size=6)},
+                                   optional={"seat": st.integers(-1, 6) | values, "seed": values})
+
+    @hypothesis.settings(max_examples=300, deadline=None, database=None, derandomize=True)
+    @hypothesis.given(body=bodies)
+    def check(body: dict[str, Any]) -> None:
+        r = c.post("/api/games", content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+        assert r.status_code in (201, 400), (body, r.status_code, r.text[:300])
+        assert r.json()["id" if r.status_code == 201 else "error"]
 
     check()

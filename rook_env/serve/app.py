@@ -32,6 +32,8 @@ bits: more than a JavaScript number holds) and only in watch mode.
 
 from __future__ import annotations
 
+import re
+
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -62,13 +64,17 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
 
 # ------------------------------------------------------------------------------ the host check
+HOST_HEADER = re.compile(r"(?:\[(?P<ipv6>[0-9a-f:.]+)\]|(?P<name>[^:\[\]]+))(?::[0-9]{1,5})?")
+
+
 def host_name(header: str) -> str:
     """The host of a ``Host`` header without its port: ``127.0.0.1:8000`` -> ``127.0.0.1``,
-    ``[::1]:8000`` -> ``::1`` (an IPv6 address is written in brackets)."""
-    header = header.strip().lower()
-    if header.startswith("["):
-        return header[1:header.find("]")] if "]" in header else ""
-    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+    ``[::1]:8000`` -> ``::1`` (an IPv6 address is written in brackets); ``""`` for a header that is not
+    a host with an optional port of digits (``[::1]x``, ``localhost:80:1``, ``127.0.0.1:abc``)."""
+    m = HOST_HEADER.fullmatch(header.strip().lower())
+    if m is None:
+        return ""
+    return m.group("ipv6") or m.group("name")
 
 
 class HostCheck:
@@ -94,7 +100,9 @@ class HostCheck:
 
 # ------------------------------------------------------------------------------ errors
 def error_response(request: Request, status: int, message: str) -> Response:
-    """``{"error": message}`` for the API; a page saying it for the pages' own addresses."""
+    """``{"error": message}`` for the API; a page saying it for the pages' own addresses. A character that
+    UTF-8 cannot carry (a lone surrogate a client sent as ``\\ud800`` in JSON) is written as its escape."""
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     if request.url.path == "/api" or request.url.path.startswith("/api/"):
         return JSONResponse({"error": message}, status_code=status)
     title = "No such game" if status == 404 and request.url.path.startswith(("/play/", "/watch/")) else \

@@ -14,6 +14,7 @@ import os
 import secrets
 from importlib import resources
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -28,7 +29,7 @@ from .labels import PRESET_LABELS, flag_labels
 from .store import StoreFullError
 from .tables import AgentError, MoveError, Table, agent_choices, check_spec, shown
 
-__all__ = ["MAX_DEPTH", "ROUTES", "body_json", "page_text", "viewer_of"]
+__all__ = ["MAX_DEPTH", "ROUTES", "body_json", "check_origin", "page_text", "viewer_of"]
 
 STATIC = {"style.css": "text/css", "showdown.js": "text/javascript", "favicon.svg": "image/svg+xml"}
 PAGES = {"/": "index.html", "/compare": "compare.html"}
@@ -77,6 +78,7 @@ async def body_json(request: Request) -> dict[str, Any]:
     if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
         raise HTTPError(415, "send the request body as JSON with 'Content-Type: application/json' ({} for "
                              "none): a form or a text/plain post, which another site can send, moves nothing")
+    check_origin(request)
     length = request.headers.get("content-length")
     if length is not None and (not (length.isascii() and length.isdigit()) or int(length) > limit):
         raise HTTPError(413, f"the request body is over the limit of {limit} bytes")
@@ -96,6 +98,27 @@ async def body_json(request: Request) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise HTTPError(400, f"the request body must be a JSON object, got {type(data).__name__}")
     return data
+
+
+def check_origin(request: Request) -> None:
+    """A request that changes something must come from this server's own pages: 403 when the browser says it
+    comes from another site (an ``Origin`` other than the address it was sent to, or ``Sec-Fetch-Site``
+    ``cross-site`` / ``same-site``). A client that sends neither header (curl, a script) is not a browser
+    page: it is answered."""
+    origin = request.headers.get("origin")
+    site = request.headers.get("sec-fetch-site", "").strip().lower()
+    if origin is not None:
+        try:
+            parts = urlsplit(origin.strip().lower())
+        except ValueError:  # "http://[::1": not an address
+            parts = None
+        host = request.headers.get("host", "").strip().lower()
+        if parts is None or parts.scheme not in ("http", "https") or parts.netloc != host or parts.path not in ("", "/"):
+            raise HTTPError(403, f"a request from another site ({shown(origin)}) moves nothing here: only this "
+                                 f"server's own pages may change a game")
+    if site in ("cross-site", "same-site"):
+        raise HTTPError(403, f"a request from another site (Sec-Fetch-Site: {shown(site)}) moves nothing here: only "
+                             f"this server's own pages may change a game")
 
 
 def _no_constant(name: str) -> Any:
@@ -173,12 +196,12 @@ async def games_create(request: Request) -> JSONResponse:
     data = await body_json(request)
     try:
         spec = check_spec(data, sd.checkpoints())
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OverflowError) as exc:
         raise HTTPError(400, str(exc)) from None
     game_id = secrets.token_urlsafe(12)
     try:  # builds the agents (a checkpoint loads): a bad one fails here
         t = await run_in_threadpool(Table, game_id, spec, [], [], sd.checkpoints())
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise HTTPError(400, str(exc)) from None
     try:
         sd.store.create(game_id, spec)
@@ -262,6 +285,7 @@ async def game_png(request: Request) -> Response:
 
 async def game_delete(request: Request) -> JSONResponse:
     game_id = request.path_params["game_id"]
+    check_origin(request)
     await table_of(request)  # 404 for an unknown id
     sd = showdown(request)
     sd.forget(game_id)

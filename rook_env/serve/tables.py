@@ -41,6 +41,7 @@ MODES = ("play", "watch")
 HIDDEN_PHASES = ("discard", "circus")  # a card laid into the nest / passed in circus: seen by its owner only
 CHECKPOINT = "checkpoint:"  # agent spec prefix naming a file of the configured checkpoint folder
 SEARCH = "search:"  # search plays the cards on top of the agent named after it (games that have "search")
+FLAG_NUMBER = 10_000  # the largest number a rule flag may be (a bid, a score to play to, a bonus)
 SEED_BITS = 64  # a deal's seed: drawn from the OS (secrets), too many to try every one against a hand
 _shown = reprlib.Repr()
 _shown.maxlevel, _shown.maxstring, _shown.maxother, _shown.maxlist, _shown.maxdict = 3, 40, 40, 6, 6
@@ -131,6 +132,10 @@ def check_spec(spec: Mapping[str, Any], checkpoints: Mapping[str, str]) -> dict[
         raise ValueError(f"flags must be an object of rule flags, got {shown(flags)}")
     if "episode" in flags or "game" in flags:
         raise ValueError("flags may not set 'episode' or 'game': the server plays whole games; give 'game' on its own")
+    for name, value in flags.items():  # max_bid=10**12 would make a table of 10**12 bids: refused before it is built
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not -FLAG_NUMBER <= value <= FLAG_NUMBER:
+            raise ValueError(f"rule flag {shown(name)}={shown(value)} is out of range: a number of the rules is "
+                             f"-{FLAG_NUMBER}..{FLAG_NUMBER} here")
     game_config({"game": game, **flags})  # ValueError naming a bad flag
     n = len(rook_env.env(game=game, **flags).possible_agents)  # the table's seats
     seed = check_seed(spec.get("seed"))
@@ -269,7 +274,7 @@ class Table:
             raise MoveError("the game is over", 409)
         if self.state.current != self.seat:
             s = self.state.current
-            raise MoveError(f"it is the agents' turn: P{s} ({self.labels[s]}) is to {self.phase_verb()}", 409)
+            raise MoveError(f"it is not your turn: wait for P{s} ({self.labels[s]}) to {self.phase_verb()}", 409)
         if isinstance(action, bool) or not isinstance(action, int):
             raise MoveError(f"action must be an integer action id, got {shown(action)}")
         legal = self.legal()
