@@ -206,6 +206,28 @@ def test_watch_two_agents_with_their_probabilities(server, page, tmp_path):
     pg.click("#run")  # pause
 
 
+def test_watching_at_speed_holds_each_hands_result(server, page):
+    """Watch mode at the fastest speed: a finished hand's result stays on screen (the banner, nothing moves) for
+    a few seconds, then the agents deal on; the status line names who is to act in words, never "You"."""
+    pg = page
+    game = post(server + "/api/games", {"mode": "watch", "agents": ["heuristic"] * 4, "seed": 3})
+    pg.goto(server + game["url"] + "?view=1")
+    pg.wait_for_function("() => document.body.dataset.moves === '0'")
+    assert re.fullmatch(r"P\d \(heuristic\) is to bid", pg.inner_text("#status")), pg.inner_text("#status")
+    pg.select_option("#speed", "0")
+    pg.click("#run")
+    pg.wait_for_function("() => document.body.dataset.handOver === 'true'", timeout=60_000)
+    moves = data(pg, "moves")
+    status = pg.inner_text("#status")
+    assert re.match(r"Hand 1 is over: P\d bid \d+ in \w+", status), status
+    assert "You" not in status and "You" not in pg.inner_text("#log")
+    pg.wait_for_timeout(2500)  # at the fastest speed the agents would have made dozens of moves
+    assert data(pg, "moves") == moves and data(pg, "handOver") == "true"
+    pg.wait_for_function(f"() => document.body.dataset.moves !== '{moves}'", timeout=10_000)  # then they go on
+    assert data(pg, "hand") == "2"
+    pg.click("#run")  # pause
+
+
 def test_compare_leaderboard_and_replays(server, page, tmp_path):
     pg = page
     pg.goto(server + "/compare")
@@ -268,6 +290,8 @@ def test_a_five_player_table_reads_on_a_phone_and_a_laptop(server, browser, widt
         # the drawn table's 13 px labels show at 10 px or more (a phone scrolls the picture sideways, not the page)
         assert sizes["scale"] >= (0.75 if width < 700 else 0.95), sizes
         assert sizes["page"] <= width + 1, sizes
+        status = pg.inner_text("#status")  # the agents' turn in words (the page waits: ?delay=100000)
+        assert re.fullmatch(r"Your turn: bid(, pass or call a redeal| or pass)|Waiting for P[1-4] \(call_partner_heuristic\) to bid", status), status
         if width < 700:
             shot(pg, "showdown_phone.png", tmp_path)
     finally:

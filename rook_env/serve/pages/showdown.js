@@ -146,7 +146,11 @@ async function gamePage() {
   const watch = location.pathname.startsWith("/watch/");
   const q = () => (watch ? `?view=${viewer}` : "");
 
-  const seatName = (s) => (view.seat === s ? "You" : `P${s} (${view.agents[s]})`);
+  const seatName = (s) => (view.seat === s ? "You" : `P${s} (${view.agents[s]})`);  // "You" in play mode only
+  const VERBS = {bid: "bid", discard: "lay a card down into the nest", trump: "name trump", play: "play a card",
+                 circus: "pass a card", rook: "choose the Rook's rank", call: "call a partner's card"};
+  // Watch mode at any speed holds a finished hand's result on screen this long before the next deal.
+  const HAND_END_MS = params.has("hold") ? Number(params.get("hold")) : 4000;
   const lastEvent = (v) => (v.log.length ? v.log[v.log.length - 1] : null);
   // Play mode stops at the end of every hand but the last, until you have read its result.
   const pausedAtHandEnd = (v) => !watch && !v.over && !!(lastEvent(v) && lastEvent(v).result) && readResult !== v.moves;
@@ -156,7 +160,7 @@ async function gamePage() {
     const body = document.body.dataset;
     const paused = pausedAtHandEnd(v);
     body.moves = v.moves; body.over = v.over; body.yourTurn = v.your_turn; body.hand = v.hand; body.phase = v.phase;
-    body.paused = paused; body.players = v.players;
+    body.paused = paused; body.players = v.players; body.handOver = !!(lastEvent(v) && lastEvent(v).result);
     document.body.classList.toggle("wide", !v.teams);  // a side panel: the drawn table is wider
     $("#title").textContent = `${cap(v.title)}${v.teams ? "" : ", " + v.players + " players"} · ${v.mode} · hand ${v.hand}` +
       ` · game to ${v.target_score}`;
@@ -182,9 +186,12 @@ async function gamePage() {
       status = el("span", {class: "banner"}, `Hand ${v.hand - 1} is over: ${resultText(last.result)}. `,
         el("button", {type: "button", id: "continue", onclick: () => { readResult = v.moves; render(view); schedule(); }},
           "Next hand"));
-    } else if (watch && last && last.result) status = `Hand over: ${resultText(last.result)}. ${seatName(v.to_act)} to act.`;
-    else if (v.your_turn) status = `Your turn: ${phaseHint(v)}`;
-    else status = `${seatName(v.to_act)} to act (${v.phase})` + (v.seat !== null ? ": the agents' turn" : "");
+    } else if (watch && last && last.result) {
+      status = el("span", {class: "banner"}, `Hand ${v.hand - 1} is over: ${resultText(last.result)}. ` +
+        `${seatName(v.to_act)} is to ${VERBS[v.phase] || v.phase} next.`);
+    } else if (v.your_turn) status = `Your turn: ${phaseHint(v)}`;
+    else status = (v.seat !== null ? "Waiting for " : "") + `${seatName(v.to_act)} ${v.seat !== null ? "to" : "is to"} ` +
+      `${VERBS[v.phase] || v.phase}`;
     $("#status").replaceChildren(status);
     // the trick on the table, in words and cards (readable however small the drawn table is)
     const trick = v.scene.trick || [];
@@ -328,7 +335,9 @@ async function gamePage() {
     const last = lastEvent(view);
     const pause = last && last.trick ? agentDelay * 2.5 : agentDelay;
     if (!watch && !view.your_turn) timer = setTimeout(async () => { await advance(); schedule(); }, pause);
-    if (watch && running) timer = setTimeout(async () => { await advance(); schedule(); }, Number($("#speed").value));
+    const speed = Number($("#speed").value);
+    const hold = last && last.result ? Math.max(HAND_END_MS, speed) : speed;  // a hand's result stays a while
+    if (watch && running) timer = setTimeout(async () => { await advance(); schedule(); }, hold);
   }
 
   if (watch) {
