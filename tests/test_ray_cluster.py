@@ -14,6 +14,7 @@ without Ray too). About 7 minutes on 2 shared cores.
 from __future__ import annotations
 
 import collections
+import json
 import os
 import signal
 import subprocess
@@ -142,20 +143,45 @@ def test_head_worker_and_driver_join_in_one_mode_after_a_local_ray_left_a_token(
     def env(**extra: str) -> dict:
         return {**os.environ, **extra}
 
-    with LocalCluster(nodes=1, cpus=1, own_token=False) as cluster:  # the head, in this environment as it is
+    # the head as the page starts it: the dashboard on (what `ray list` asks), in this environment as it is
+    with LocalCluster(nodes=1, cpus=1, own_token=False, dashboard=True) as cluster:
         assert os.environ.get("RAY_AUTH_MODE") is None, "a cluster in the caller's environment changed it"
         with open(cluster.logs[0]) as fh:
             head_log = fh.read()
         assert "Token authentication is enabled" in head_log, head_log[-2000:]
         cluster.add_node({"RAY_AUTH_MODE": "token"})  # the worker: `RAY_AUTH_MODE=token ray start --address=...`
-        # the page's driver command, in the page's environment
-        run = subprocess.run(
-            [sys.executable, "train.py", "--config", "configs/ray_smoke.yaml", *[f"--set={o}" for o in TINY],
-             f"--set=run_dir={tmp_path}", "--set=name=token", "--set=total_decisions=3000",
-             f"--ray.address={cluster.address}"],
-            check=False, cwd=ROOT, env=env(RAY_AUTH_MODE="token"), capture_output=True, text=True, timeout=400)
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-        assert "ray: 2 collectors started on 2 node(s)" in run.stdout + run.stderr, run.stdout + run.stderr
+        # the page's driver command, in the page's environment; while it runs, the page's `ray list actors` finds
+        # its collectors, one on each node, and each one's PID is its process (ray::CollectorWorker)
+        out = tmp_path / "driver.log"
+        with open(out, "w") as fh:
+            driver = subprocess.Popen(
+                [sys.executable, "train.py", "--config", "configs/ray_smoke.yaml", *[f"--set={o}" for o in TINY],
+                 f"--set=run_dir={tmp_path}", "--set=name=token", "--set=total_decisions=1000000",
+                 f"--ray.address={cluster.address}"],
+                cwd=ROOT, env=env(RAY_AUTH_MODE="token"), stdout=fh, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.time() + 300
+            while "collectors started" not in out.read_text():
+                assert driver.poll() is None and time.time() < deadline, out.read_text()[-3000:]
+                time.sleep(0.5)
+            assert "ray: 2 collectors started on 2 node(s)" in out.read_text(), out.read_text()[-3000:]
+            listed = subprocess.run(
+                [ray_bin, "list", "actors", f"--address={cluster.address}", "--filter", "class_name=CollectorWorker",
+                 "--format", "json"], check=False, env=env(RAY_AUTH_MODE="token"), capture_output=True, text=True,
+                timeout=120)
+            assert listed.returncode == 0, listed.stdout[-2000:] + listed.stderr[-3000:]
+            actors = json.loads(listed.stdout)
+            assert sorted(a["name"].split("-collector-")[1] for a in actors) == ["0-0", "1-0"], actors
+            assert all(a["name"].startswith("token-") and a["state"] == "ALIVE" for a in actors), actors
+            assert len({a["node_id"] for a in actors}) == 2, actors
+            for a in actors:
+                ps = subprocess.run(["ps", "-o", "args=", "-p", str(a["pid"])], check=False, capture_output=True,
+                                    text=True)
+                assert ps.stdout.startswith("ray::CollectorWorker"), (a, ps.stdout)
+        finally:
+            driver.send_signal(signal.SIGINT)  # Ctrl-C: the run saves last.pt and says how to resume
+            rc = driver.wait(timeout=300)
+        assert rc == 130 and "resume with: python train.py --resume" in out.read_text(), out.read_text()[-3000:]
         # rook_env's driver with RAY_AUTH_MODE unset: it takes the head's rule
         code = ("import os, ray\n"
                 "from rook_env.training.ray_collection import connect\n"
