@@ -25,8 +25,9 @@ on an older view is refused (409) instead of playing twice. Status codes: 400 a 
 in the table's words and what you may do), 403 a view play mode does not allow, 404 an unknown game
 (an HTML page at a page's address), 409 not your turn / the game is over / a stale view, 413 a
 request body over the limit, 415 a body that is not sent as JSON (another site's form or text/plain
-post), 429 too many open games; a request naming another host than the server's (DNS rebinding) gets
-400. The only 500 is an agent that fails (its bug, named). A game's seed travels as a string (64
+post), 403 a request that changes something sent by another site's page (its ``Origin`` or
+``Sec-Fetch-Site``), 429 too many open games; a request naming another host than the server's (DNS
+rebinding) gets 400. The only 500 is an agent that fails (its bug, named). A game's seed travels as a string (64
 bits: more than a JavaScript number holds) and only in watch mode.
 """
 
