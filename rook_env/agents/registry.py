@@ -16,7 +16,7 @@ An *agent spec* names an agent by what it is:
   bids elsewhere; the game's heuristic wherever a table can play none of the game's choices;
 - a network file: ``"ppo:<path>"`` (a checkpoint written by train.py, of any game) or a path ending in ``.pt``
   (a checkpoint of the partnership game);
-- search (the partnership game): ``"search"``, ``"search-auction"`` and ``"search-bids"``, each with
+- search (the partnership game): ``"search"``, ``"search-auction"``, ``"search-bids"`` and ``"search-values"``, each with
   ``SearchAgent`` arguments in brackets and the agent it searches on top of after a colon
   (``"search[samples=96,worlds=learned]:ppo"``; :mod:`rook_env.agents.search.spec`);
 - ``"rllib:<checkpoint dir>"``: a network trained with RLlib (the partnership game; the ``[rllib]`` extra).

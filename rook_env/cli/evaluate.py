@@ -90,7 +90,7 @@ as plain text); the ppo agent needs torch: pip install -e ".[train]"."""
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         description="Duplicate matches between Rook teams (agent specs: random, heuristic, search, ppo, best, pimc, "
-                    "path.pt, search:<spec>, search-auction[:<spec>], search-bids[:<spec>]; "
+                    "path.pt, search:<spec>, search-auction[:<spec>], search-bids[:<spec>], search-values:<network>; "
                     "'x+y' for a mixed partnership), a round robin with ratings, one agent against a field of "
                     "opponents (--field), or a call-your-partner "
                     "rotation match (--game call_partner; specs: random, call_partner_heuristic, ppo (5 players), "

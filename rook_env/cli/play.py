@@ -44,7 +44,7 @@ IN_GAME_HELP = """in-game commands (at your turn):
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         description="Play Rook in the terminal against agents (specs: random, heuristic, search, ppo, best, pimc, "
-                    "path.pt, search:<spec>, search-auction[:<spec>], search-bids[:<spec>]; "
+                    "path.pt, search:<spec>, search-auction[:<spec>], search-bids[:<spec>], search-values:<network>; "
                     "call-your-partner: random, call_partner_heuristic, ppo (5 players), call_partner_search[:<spec>], "
                     "best).",
         epilog=IN_GAME_HELP + "\n\nWhile you discard, each card keeps its number until all five are down.",

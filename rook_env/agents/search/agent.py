@@ -21,7 +21,9 @@ Bidding, discarding and naming trump are the heuristic's (:mod:`.heuristic`), or
 time on top of a trained network, which bids, discards and names trump). With ``auction="search"`` (spec
 ``"search-auction"``) bids, discards and trump are searched too (:mod:`.auction`: every legal action played out
 on sampled deals; ``base`` then decides only what that search leaves over); ``auction="bids"`` (spec
-``"search-bids"``) searches the bids only, ``base`` discards and names trump. ``boldness=b`` (a ``base`` with
+``"search-bids"``) searches the bids only, ``base`` discards and names trump; ``auction="values"`` (spec
+``"search-values:<network>"``) values the network's ``values_top`` likeliest bids, discards and trumps by the network
+playing each out on ``auction_samples`` sampled deals (:mod:`.values`). ``boldness=b`` (a ``base`` with
 ``action_probs``, a network) takes ``b`` off the base's pass in log-probability when it bids: search plays the
 cards better than the base its bids were learned for (``make_agent("best")`` uses 4). One legal card is
 played without search. If something goes wrong (an observation it cannot read, no consistent
@@ -63,6 +65,7 @@ from .rollout import GreedyRollout, HeuristicRollout, hand_score_diff, play_out
 from .batched import BatchedRollouts, holder_arrays, sample_many, supported, world_cards
 from .auction import AUCTION_MODES, AUCTION_SAMPLES, AuctionSearch
 from .inference import HolderModel, learned_sampler, load_model
+from .values import VALUES_TOP, NetworkValues
 from .worlds import WorldSampler, fork, holders_for, make_world, world_template
 
 __all__ = ["ENGINES", "ROLLOUTS", "SearchAgent"]
@@ -83,7 +86,8 @@ class SearchAgent:
     def __init__(self, seed: int | None = None, samples: int = 24,
                  rollout: str | Callable[[RookState, int], int] = "greedy", base: Any = None,
                  engine: str = "auto", worlds: str = "uniform", auction: str = "base",
-                 auction_samples: int = AUCTION_SAMPLES, boldness: float = 0.0, **flags: Any) -> None:
+                 auction_samples: int = AUCTION_SAMPLES, boldness: float = 0.0, values_top: int = VALUES_TOP,
+                 **flags: Any) -> None:
         self.config = make_config(**flags)
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -136,6 +140,7 @@ class SearchAgent:
         self._keyed_memory: dict[int, Memory] = {}  # act_batch(keys=...): by key
         self.auction = auction
         self.auction_samples = int(auction_samples)
+        self.values_top = values_top
         self._auction = self._auction_search(auction, self.auction_samples)
         self.last_values: dict[int, float] | None = None  # the last searched decision: card -> mean score diff
 
@@ -296,6 +301,8 @@ class SearchAgent:
             raise ValueError(f"auction must be one of {', '.join(AUCTION_MODES)}, got {auction!r}")
         if auction == "base":
             return None
+        if auction == "values":
+            return NetworkValues(self.config, self.base, samples, self.values_top, self.seed)
         if self.engine == "batched":
             def score(template: RookState, holders: list, deals: list) -> np.ndarray:
                 if self._batched is None:

@@ -61,8 +61,8 @@ from .worlds import NEST, Holder, WorldSampler, world_template
 __all__ = ["AUCTION_MODES", "AUCTION_SAMPLES", "AuctionSearch", "Scorer", "check_config"]
 
 # SearchAgent(auction=...): the base agent's auction, this search for bids, discard and trump, or for the bids only
-# (the base agent discards and names trump)
-AUCTION_MODES = ("base", "search", "bids")
+# (the base agent discards and names trump), or the base network's values on sampled worlds (:mod:`.values`)
+AUCTION_MODES = ("base", "search", "bids", "values")
 # hand score differences (seat 0's team minus the other) of the worlds template + deal, greedy play to the end
 Scorer = Callable[[RookState, Sequence[Holder], list[list[int]]], np.ndarray]
 AUCTION_SAMPLES = 64  # deals per auction decision (SearchAgent(auction_samples=...)): chosen on seed 7200000

@@ -1,10 +1,11 @@
-"""Search's agent specs: ``"search"``, ``"search-auction"`` and ``"search-bids"`` (:class:`.agent.SearchAgent`'s
-``auction`` modes), each with ``SearchAgent`` arguments in brackets and the agent it searches on top of after a
+"""Search's agent specs: ``"search"``, ``"search-auction"``, ``"search-bids"`` and ``"search-values"``
+(:class:`.agent.SearchAgent`'s ``auction`` modes), each with ``SearchAgent`` arguments in brackets and the agent it searches on top of after a
 colon, registered with :func:`rook_env.agents.make_agent`::
 
     "search:ppo"                               search plays the cards; the network bids, discards, names trump
     "search-auction[:<spec>]"                  search also bids, discards and names trump (<spec>: what it leaves)
     "search-bids[:<spec>]"                     search also bids; <spec> discards and names trump
+    "search-values:<network>"                  bids, discards and trump valued by the network playing them out
     "search[samples=96,worlds=learned]:ppo"    with SearchAgent arguments (:data:`SEARCH_OPTIONS`)
 
 Search plays the partnership game.
@@ -20,11 +21,11 @@ from .agent import SearchAgent
 __all__ = ["SEARCH_AUCTION", "SEARCH_OPTIONS", "parse_search"]
 
 # the search specs: SearchAgent's auction mode of each (search plays the cards)
-SEARCH_AUCTION = {"search": "base", "search-auction": "search", "search-bids": "bids"}
+SEARCH_AUCTION = {"search": "base", "search-auction": "search", "search-bids": "bids", "search-values": "values"}
 # options a search spec may set in brackets ("search[samples=96,worlds=learned]:ppo"): SearchAgent's arguments,
 # each a whole number, a number or a word (SearchAgent validates the values)
 SEARCH_OPTIONS = {"samples": int, "worlds": str, "rollout": str, "engine": str, "auction_samples": int,
-                  "boldness": float}
+                  "boldness": float, "values_top": int}
 
 
 def parse_search(spec: str) -> tuple[str, dict[str, Any], str] | None:
@@ -76,5 +77,5 @@ def _build(spec: str, seed: int | None, game: str, rules: dict[str, Any]) -> Sea
 register_family(AgentFamily(
     "search", _build, names=tuple(SEARCH_AUCTION), prefixes=tuple(h + sep for h in SEARCH_AUCTION for sep in ":["),
     games=("partnership",),
-    forms="'search:<spec>' (e.g. 'search:ppo'), 'search-auction:<spec>', 'search-bids:<spec>', "
+    forms="'search:<spec>' (e.g. 'search:ppo'), 'search-auction:<spec>', 'search-bids:<spec>', 'search-values:<network>', "
           "'search[samples=96,worlds=learned]:<spec>'"))
