@@ -4,12 +4,13 @@ The cluster: ``ROOK_RAY_ADDRESS`` when set (a cluster started outside, e.g. by .
 here on this machine (:class:`rook_env.training.ray_cluster.LocalCluster`: ``ray start --head`` and a second
 ``ray start --address=...``, one CPU and a custom resource ``node_<i>`` each, a token of its own), stopped at
 the end. Checked: a head, a worker and drivers join in one authentication mode after a local Ray left a token in
-``~/.ray`` (a cluster of their own, in a temporary home); rollouts come from collectors on both nodes and every
-decision the learner books is counted once (none lost, none twice); a rollout over the lag bound is dropped; a
-collector killed mid-run is replaced and the log says so; a driver killed mid-run and resumed from its checkpoint
-goes on with nothing lost or counted twice; the label workers. The in-process default never imports ray (run
-without Ray too). About 7 minutes on 2 shared cores.
-"""
+``~/.ray`` (a cluster of their own, in a temporary home), and ``ray list actors`` finds the collectors and their
+processes; rollouts come from collectors on both nodes and every decision the learner books is counted once (none
+lost, none twice); a rollout over the lag bound is dropped; a collector killed mid-run is replaced, the log says
+so and the replacement's first rollout is booked; a driver killed mid-run and resumed from its checkpoint goes on
+with nothing lost or counted twice; the label workers; a whole node killed (a cluster of its own): the log says
+while a collector waits for a node, and the replacement's first rollout on a new node is booked. The in-process
+default never imports ray (run without Ray too). About 9 minutes on 2 shared cores."""
 
 from __future__ import annotations
 
@@ -524,3 +525,68 @@ def test_network_labels_come_from_workers_on_both_nodes_as_the_processes_write_t
                        ray_address=cluster)
     (summary,) = run_rounds(cfg, log=lines.append)
     assert os.path.exists(summary["network"]) and sum(" on node " in line for line in lines) == 4
+
+
+# ========================================================================= a whole node dies (a cluster of its own)
+def test_a_dead_node_leaves_the_run_short_the_log_says_so_and_a_new_nodes_collector_is_booked(tmp_path, capfd,
+                                                                                               monkeypatch):
+    """A two-node cluster of its own (its nodes killed here): node 1's process group is killed with SIGKILL mid-run.
+    The run goes on with the collector on node 0 while the lost one's replacement waits for a node, and the log says so
+    periodically (every WAIT_LOG_SECONDS, shortened here); a node joins, the replacement starts there on the
+    learner's weights of then, and its first rollout is booked (not dropped for its lag, however many updates the
+    outage lasted)."""
+    ray = pytest.importorskip("ray")
+    from rook_env.training import ray_collection
+    from rook_env.training.ray_cluster import LocalCluster
+
+    if ray.is_initialized():  # the module's cluster: its tests reconnect through train (ray_collection.connect)
+        ray.shutdown()
+    monkeypatch.setattr(ray_collection, "WAIT_LOG_SECONDS", 3.0)
+    last = os.path.join(str(tmp_path), "outage", "last.pt")
+    seen = {}
+
+    def history() -> list[dict]:
+        return load_checkpoint(last)["history"] if os.path.exists(last) else []
+
+    with LocalCluster(nodes=2, cpus=1) as own:
+        cfg = tiny_config(tmp_path, "outage", "total_decisions=10000000", "ray.collectors=2", "ray.max_lag=4",
+                          f"ray.address={own.address}")
+
+        def outage() -> None:
+            deadline = time.time() + 400
+            while time.time() < deadline and not {0, 1} <= {r["rollout"]["collector"] for r in history()}:
+                time.sleep(0.2)  # both collectors have delivered
+            node_1 = next(n["NodeID"] for n in ray.nodes() if n["Alive"] and "node_1" in n["Resources"])
+            seen["lost"] = next(r["rollout"]["collector"] for r in history() if r["rollout"]["node"] == node_1)
+            seen["killed_at"] = len(history())
+            os.killpg(own.procs[1].pid, signal.SIGKILL)  # node 1: its ray start, raylet and agents
+            while time.time() < deadline and len(history()) < seen["killed_at"] + 12:
+                time.sleep(0.2)  # the run goes on with one collector meanwhile
+            seen["node_added_at"] = len(history())
+            own.add_node()
+            while time.time() < deadline and not any(r["rollout"]["collector"] == seen["lost"] and r["iteration"] >
+                                                     seen["node_added_at"] for r in history()):
+                time.sleep(0.2)
+            cfg.total_decisions = 1  # the loop stops after the iteration in progress
+
+        watcher = threading.Thread(target=outage, daemon=True)
+        watcher.start()
+        try:
+            summary = train(cfg)
+        finally:
+            watcher.join()
+            ray.shutdown()
+    err = capfd.readouterr().err
+    history = check_books(summary, cfg.ray.max_lag)
+    report = summary["ray"]
+    assert report["dropped_rollouts"] == 0 and report["collectors_replaced"] >= 1, (report, err[-3000:])
+    lost = seen["lost"]
+    after = history[seen["killed_at"]:seen["node_added_at"]]
+    assert after and all(r["rollout"]["collector"] != lost for r in after[2:]), "a collector played on a dead node"
+    died = err.index(f"collector {lost} (incarnation 0) died")
+    assert "1 of 2 collectors waiting for a node with 1 CPU free" in err[died:], err[-3000:]
+    # the replacement on the new node: its first rollout played the weights of when it started and was booked
+    new = [r["rollout"] for r in history[seen["node_added_at"]:] if r["rollout"]["collector"] == lost]
+    assert new and new[0]["seq"] == 0 and new[0]["incarnation"] >= 1 and new[0]["lag"] <= cfg.ray.max_lag
+    assert new[0]["version"] >= seen["node_added_at"] - 1, "the replacement played the weights of the outage's start"
+    assert f"collector {lost} (incarnation {new[0]['incarnation']}) started on node" in err
