@@ -198,7 +198,7 @@ def test_bids_mode_leaves_discard_and_trump_to_the_base():
 
 
 def test_bad_arguments_rejected():
-    with pytest.raises(ValueError, match="auction must be one of base, search, bids, got 'all'"):
+    with pytest.raises(ValueError, match="auction must be one of base, search, bids, values, got 'all'"):
         SearchAgent(auction="all")
     with pytest.raises(ValueError, match="auction='search' needs trump_calls='colour'"):
         SearchAgent(auction="search", trump_calls="extended")

@@ -75,7 +75,8 @@ def _build(spec: str, seed: int | None, game: str, rules: dict[str, Any]) -> Sea
 
 
 register_family(AgentFamily(
-    "search", _build, names=tuple(SEARCH_AUCTION), prefixes=tuple(h + sep for h in SEARCH_AUCTION for sep in ":["),
+    # "search-values" is no agent alone: it values a network's actions, so it is written with one after a colon
+    "search", _build, names=tuple(h for h in SEARCH_AUCTION if h != "search-values"), prefixes=tuple(h + sep for h in SEARCH_AUCTION for sep in ":["),
     games=("partnership",),
     forms="'search:<spec>' (e.g. 'search:ppo'), 'search-auction:<spec>', 'search-bids:<spec>', 'search-values:<network>', "
           "'search[samples=96,worlds=learned]:<spec>'"))
