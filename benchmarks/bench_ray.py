@@ -1,4 +1,5 @@
-"""Collection on Ray against collection in-process, and what the learner can consume (docs/cluster.md).
+"""Collection on Ray against collection in-process, and what the learner can consume (docs/cluster.md; figures
+in docs/results.md, Scale-out).
 
     PYTHONPATH=$PWD python benchmarks/bench_ray.py                          # configs/ppo.yaml, 3 repeats
     PYTHONPATH=$PWD python benchmarks/bench_ray.py --repeats 5 --set num_envs=64

@@ -1,4 +1,5 @@
-"""Search labels on Ray with one and with two label workers (rook_env.training.labels.ray_workers; docs/cluster.md).
+"""Search labels on Ray with one and with two label workers (rook_env.training.labels.ray_workers; docs/cluster.md;
+figures in docs/results.md, Scale-out).
 
     PYTHONPATH=$PWD python benchmarks/bench_ray_labels.py                       # ppo base, 24 worlds, 3 repeats
     PYTHONPATH=$PWD python benchmarks/bench_ray_labels.py --base heuristic --hands-per-worker 200 --shard-hands 25
