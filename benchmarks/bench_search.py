@@ -103,16 +103,17 @@ def summary(xs: list[float], fmt: str = ".1f") -> str:
     return f"{statistics.median(xs):{fmt}} [{min(xs):{fmt}}, {max(xs):{fmt}}]"
 
 
-def best_times(hands: int, seed: int, spec: str = "best") -> tuple[float, float]:
-    """(ms per decision of ``make_agent(spec)`` over all its decisions, ms per card-play decision) in
-    ``hands`` hands where it plays seats 0 and 2 and the heuristic seats 1 and 3."""
+def best_times(hands: int, seed: int, spec: str = "best") -> tuple[float, float, float]:
+    """(ms per decision of ``make_agent(spec)`` over all its decisions, ms per card-play decision, ms per
+    bid, discard or trump with a choice) in ``hands`` hands where it plays seats 0 and 2 and the heuristic seats
+    1 and 3."""
     from rook_env.agents import make_agent
 
     env = rook_env.raw_env()
     best = make_agent(spec, seed=seed)
     heur = HeuristicAgent(seed=seed)
-    t_all = t_play = 0.0
-    n_all = n_play = 0
+    t_all = t_play = t_auction = 0.0
+    n_all = n_play = n_auction = 0
     for h in range(hands):
         env.reset(seed=seed + h)
         game = env.game
@@ -128,8 +129,10 @@ def best_times(hands: int, seed: int, spec: str = "best") -> tuple[float, float]
             t_all, n_all = t_all + dt, n_all + 1
             if in_play:
                 t_play, n_play = t_play + dt, n_play + 1
+            elif np.count_nonzero(obs["action_mask"]) > 1:
+                t_auction, n_auction = t_auction + dt, n_auction + 1
             env.step(action)
-    return 1000 * t_all / n_all, 1000 * t_play / n_play
+    return 1000 * t_all / n_all, 1000 * t_play / n_play, 1000 * t_auction / max(n_auction, 1)
 
 
 def search_agent(seed: int | None, samples: int, engine: str) -> SearchAgent:
@@ -164,7 +167,8 @@ def main() -> None:
             print(f"make_agent({spec!r}) in seats 0 and 2 against the heuristic, {args.best} hands x "
                   f"{args.repeats} repeats:")
             print(f"  ms per decision (all): {summary([t[0] for t in times])}; "
-                  f"ms per card-play decision: {summary([t[1] for t in times])}")
+                  f"ms per card-play decision: {summary([t[1] for t in times])}; "
+                  f"ms per bid, discard or trump with a choice: {summary([t[2] for t in times])}")
         return
     obs_list = positions(args.hands, args.seed) if args.repeats else []
     if args.repeats:
