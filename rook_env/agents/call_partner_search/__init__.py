@@ -16,14 +16,17 @@ from __future__ import annotations
 from typing import Any
 
 from ..registry import AgentFamily, make_agent, register_family
+from ..spec_options import Option, parse_options
 from .agent import CONTRACT_MODES, MAX_WORLDS, CallPartnerSearch
 
 __all__ = ["CallPartnerSearch", "SEARCH_OPTIONS", "parse_spec"]
 
 NAME = "call_partner_search"
 # the options of a spec ("call_partner_search[worlds=32,contract=base]:ppo"): CallPartnerSearch's arguments
-SEARCH_OPTIONS = {"worlds": f"a whole number in 1..{MAX_WORLDS} (default 16)",
-                  "contract": f"one of {', '.join(CONTRACT_MODES)} (default search)"}
+SEARCH_OPTIONS = {"worlds": Option(int, f"a whole number in 1..{MAX_WORLDS} (default 16)", low=1,
+                                   high=MAX_WORLDS),
+                  "contract": Option(str, f"one of {', '.join(CONTRACT_MODES)} (default search)",
+                                     choices=CONTRACT_MODES)}
 FORMS = f"'{NAME}[worlds=16,contract=search]:<spec of the agent that bids>'"
 
 
@@ -35,24 +38,7 @@ def parse_spec(spec: str) -> tuple[dict[str, Any], str]:
     if name != NAME or (colon and not base.strip()) or (bracket and (not inside.endswith("]") or inside == "]")):
         raise ValueError(f"agent spec {spec!r}: write {NAME!r}, '{NAME}[key=value,...]' or '{NAME}[...]:<spec>' "
                          f"with keys {', '.join(SEARCH_OPTIONS)} (e.g. {FORMS})")
-    options: dict[str, Any] = {}
-    for item in inside[:-1].split(",") if bracket else ():
-        key, eq, value = (x.strip() for x in item.partition("="))
-        if key not in SEARCH_OPTIONS or not eq or not value:
-            raise ValueError(f"agent spec {spec!r}: bad {NAME} option {item.strip()!r}; write key=value with "
-                             + "; ".join(f"{k}: {v}" for k, v in SEARCH_OPTIONS.items()))
-        if key in options:
-            raise ValueError(f"agent spec {spec!r}: {NAME} option {key!r} is given twice")
-        if key == "worlds":
-            if not value.isdigit() or not 1 <= int(value) <= MAX_WORLDS:
-                raise ValueError(f"agent spec {spec!r}: {NAME} option worlds must be {SEARCH_OPTIONS['worlds']}, "
-                                 f"got {value!r}")
-            options[key] = int(value)
-        else:
-            if value not in CONTRACT_MODES:
-                raise ValueError(f"agent spec {spec!r}: {NAME} option contract must be "
-                                 f"{SEARCH_OPTIONS['contract']}, got {value!r}")
-            options[key] = value
+    options = parse_options(spec, NAME, inside[:-1], SEARCH_OPTIONS) if bracket else {}
     return options, base.strip()
 
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..registry import AgentFamily, register_family
+from ..spec_options import Option, parse_options
 from .pimc import MAX_WORLDS, ROLLOUTS, PIMCAgent
 
 __all__ = ["PIMC_OPTIONS", "PIMCAgent", "parse_pimc"]
 
 # the options of a pimc spec ("pimc:worlds=24,rollout=greedy"): PIMCAgent's arguments
-PIMC_OPTIONS = {"worlds": f"a whole number in 1..{MAX_WORLDS} (default 24)",
-                "rollout": f"one of {', '.join(ROLLOUTS)} (default greedy)"}
+PIMC_OPTIONS = {"worlds": Option(int, f"a whole number in 1..{MAX_WORLDS} (default 24)", low=1,
+                                 high=MAX_WORLDS),
+                "rollout": Option(str, f"one of {', '.join(ROLLOUTS)} (default greedy)", choices=ROLLOUTS)}
 
 
 def parse_pimc(spec: str) -> dict[str, Any]:
@@ -30,25 +32,7 @@ def parse_pimc(spec: str) -> dict[str, Any]:
     if head != "pimc" or (colon and not rest.strip()):
         raise ValueError(f"agent spec {spec!r}: write 'pimc' or 'pimc:key=value,...' with keys "
                          f"{', '.join(PIMC_OPTIONS)}")
-    options: dict[str, Any] = {}
-    for item in rest.split(",") if colon else ():
-        key, eq, value = (x.strip() for x in item.partition("="))
-        if key not in PIMC_OPTIONS or not eq or not value:
-            raise ValueError(f"agent spec {spec!r}: bad pimc option {item.strip()!r}; write key=value with "
-                             + "; ".join(f"{k}: {v}" for k, v in PIMC_OPTIONS.items()))
-        if key in options:
-            raise ValueError(f"agent spec {spec!r}: pimc option {key!r} is given twice")
-        if key == "worlds":
-            if not value.isdigit() or not 1 <= int(value) <= MAX_WORLDS:
-                raise ValueError(f"agent spec {spec!r}: pimc option worlds must be {PIMC_OPTIONS['worlds']}, "
-                                 f"got {value!r}")
-            options[key] = int(value)
-        else:
-            if value not in ROLLOUTS:
-                raise ValueError(f"agent spec {spec!r}: pimc option rollout must be {PIMC_OPTIONS['rollout']}, "
-                                 f"got {value!r}")
-            options[key] = value
-    return options
+    return parse_options(spec, "pimc", rest, PIMC_OPTIONS) if colon else {}
 
 
 def _build(spec: str, seed: int | None, game: str, rules: dict[str, Any]) -> PIMCAgent:

@@ -16,16 +16,19 @@ from __future__ import annotations
 from typing import Any
 
 from ..registry import AgentFamily, make_agent, register_family, unknown_spec
+from ..spec_options import Option, parse_options
 from .agent import SearchAgent
 
 __all__ = ["SEARCH_AUCTION", "SEARCH_OPTIONS", "parse_search"]
 
 # the search specs: SearchAgent's auction mode of each (search plays the cards)
 SEARCH_AUCTION = {"search": "base", "search-auction": "search", "search-bids": "bids", "search-values": "values"}
-# options a search spec may set in brackets ("search[samples=96,worlds=learned]:ppo"): SearchAgent's arguments,
-# each a whole number, a number or a word (SearchAgent validates the values)
-SEARCH_OPTIONS = {"samples": int, "worlds": str, "rollout": str, "engine": str, "auction_samples": int,
-                  "boldness": float, "values_top": int}
+# options a search spec may set in brackets ("search[samples=96,worlds=learned]:ppo"): SearchAgent's arguments
+# (SearchAgent checks their ranges and words)
+SEARCH_OPTIONS = {"samples": Option(int, "a whole number"), "worlds": Option(str, "a word or a path"),
+                  "rollout": Option(str, "a word"), "engine": Option(str, "a word"),
+                  "auction_samples": Option(int, "a whole number"), "boldness": Option(float, "a number"),
+                  "values_top": Option(int, "a whole number")}
 
 
 def parse_search(spec: str) -> tuple[str, dict[str, Any], str] | None:
@@ -37,32 +40,12 @@ def parse_search(spec: str) -> tuple[str, dict[str, Any], str] | None:
     name, bracket, inside = head.partition("[")
     if name not in SEARCH_AUCTION or (colon and not rest):
         return None
-    options: dict[str, Any] = {}
-    if bracket:
-        if not inside.endswith("]") or inside == "]":
-            raise ValueError(f"agent spec {spec!r}: search options are written {name}[key=value,...], "
-                             f"keys {', '.join(SEARCH_OPTIONS)}")
-        for item in inside[:-1].split(","):
-            key, eq, value = item.partition("=")
-            key, value = key.strip(), value.strip()
-            if key not in SEARCH_OPTIONS or not eq or not value:
-                raise ValueError(f"agent spec {spec!r}: bad search option {item!r}; write key=value with a key "
-                                 f"among {', '.join(SEARCH_OPTIONS)}")
-            if key in options:
-                raise ValueError(f"agent spec {spec!r}: search option {key!r} is given twice")
-            if SEARCH_OPTIONS[key] is int:
-                if not value.isdigit():
-                    raise ValueError(f"agent spec {spec!r}: search option {key} must be a whole number, got {value!r}")
-                options[key] = int(value)
-            elif SEARCH_OPTIONS[key] is float:
-                try:
-                    options[key] = float(value)
-                except ValueError:
-                    raise ValueError(f"agent spec {spec!r}: search option {key} must be a number, got {value!r}") \
-                        from None
-            else:
-                options[key] = value
-    return name, options, rest
+    if not bracket:
+        return name, {}, rest
+    if not inside.endswith("]") or inside == "]":
+        raise ValueError(f"agent spec {spec!r}: search options are written {name}[key=value,...], "
+                         f"keys {', '.join(SEARCH_OPTIONS)}")
+    return name, parse_options(spec, "search", inside[:-1], SEARCH_OPTIONS), rest
 
 
 def _build(spec: str, seed: int | None, game: str, rules: dict[str, Any]) -> SearchAgent:
