@@ -54,6 +54,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from rook_env.core.optional import load
 from rook_env.games.partnership.config import make_config
 from rook_env.games.partnership.rules import BID, PLAY, RookState
 
@@ -65,7 +66,6 @@ from .rollout import GreedyRollout, HeuristicRollout, hand_score_diff, play_out
 from .batched import BatchedRollouts, holder_arrays, sample_many, supported, world_cards
 from .auction import AUCTION_MODES, AUCTION_SAMPLES, AuctionSearch
 from .inference import HolderModel, learned_sampler, load_model
-from .values import VALUES_TOP, NetworkValues
 from .worlds import WorldSampler, fork, holders_for, make_world, world_template
 
 __all__ = ["ENGINES", "ROLLOUTS", "SearchAgent"]
@@ -86,7 +86,7 @@ class SearchAgent:
     def __init__(self, seed: int | None = None, samples: int = 24,
                  rollout: str | Callable[[RookState, int], int] = "greedy", base: Any = None,
                  engine: str = "auto", worlds: str = "uniform", auction: str = "base",
-                 auction_samples: int = AUCTION_SAMPLES, boldness: float = 0.0, values_top: int = VALUES_TOP,
+                 auction_samples: int = AUCTION_SAMPLES, boldness: float = 0.0, values_top: int | None = None,
                  **flags: Any) -> None:
         self.config = make_config(**flags)
         if engine not in ENGINES:
@@ -301,8 +301,9 @@ class SearchAgent:
             raise ValueError(f"auction must be one of {', '.join(AUCTION_MODES)}, got {auction!r}")
         if auction == "base":
             return None
-        if auction == "values":
-            return NetworkValues(self.config, self.base, samples, self.values_top, self.seed)
+        if auction == "values":  # its play-outs run a network: torch, loaded on first use
+            values = load("rook_env.agents.search.values:NetworkValues", ("torch",), "auction='values'")
+            return values(self.config, self.base, samples, self.values_top, self.seed)
         if self.engine == "batched":
             def score(template: RookState, holders: list, deals: list) -> np.ndarray:
                 if self._batched is None:

@@ -38,7 +38,7 @@ from .worlds import NEST, Holder, WorldSampler, world_config
 __all__ = ["VALUES_SAMPLES", "VALUES_TOP", "NetworkValues"]
 
 VALUES_SAMPLES = 32  # worlds per decision (SearchAgent(auction_samples=...) sets it)
-VALUES_TOP = 4  # candidates per decision: the network's likeliest legal actions
+VALUES_TOP = 4  # candidates per decision: the network's likeliest legal actions (SearchAgent's values_top default)
 PHASES = (BID, DISCARD, TRUMP)
 
 
@@ -46,10 +46,10 @@ class NetworkValues:
     """Bids, discards and trump valued by ``network`` playing out on sampled worlds (module docstring).
 
     ``network``: a :class:`~rook_env.agents.learned.agent.PPOAgent` without a heuristic prior (its ``model``
-    plays the branches greedily, its ``action_probs`` orders the candidates); ``seed``: with the observation, the
-    seed of a decision's worlds."""
+    plays the branches greedily, its ``action_probs`` orders the candidates); ``top``: candidates per decision
+    (None: :data:`VALUES_TOP`); ``seed``: with the observation, the seed of a decision's worlds."""
 
-    def __init__(self, config: RookConfig, network: Any, samples: int = VALUES_SAMPLES, top: int = VALUES_TOP,
+    def __init__(self, config: RookConfig, network: Any, samples: int = VALUES_SAMPLES, top: int | None = None,
                  seed: int = 0) -> None:
         if getattr(network, "model", None) is None or not callable(getattr(network, "action_probs", None)):
             raise ValueError("auction='values' needs a network as its base (e.g. 'search-values:ppo'), "
@@ -57,6 +57,7 @@ class NetworkValues:
         if getattr(network, "prior", None) is not None:
             raise ValueError("auction='values' plays the network out greedily on its own: a residual network over "
                              "the heuristic (heuristic_prior > 0) is not supported")
+        top = VALUES_TOP if top is None else top
         if isinstance(top, bool) or not isinstance(top, int) or top < 1:
             raise ValueError(f"top must be a whole number >= 1, got {top!r}")
         self.config = world_config(config)  # the worlds end with the hand
