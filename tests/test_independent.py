@@ -25,6 +25,7 @@ from rook_env.games.partnership.cards import bits, layout_for
 from rook_env.games.partnership.config import make_config
 from rook_env.games.partnership.observation import decode_masks
 from rook_env.games.partnership.rules import BID, DISCARD, OVER, PLAY, TRUMP, RookState, contract_tables
+from rook_env.vector import RookVectorEnv
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORLDS = 4  # small searches: the tests check behaviour, not strength
@@ -388,3 +389,32 @@ def test_an_unreadable_observation_falls_back_to_a_legal_action():
     bad = {"observation": obs["observation"][:100], "action_mask": obs["action_mask"]}
     assert obs["action_mask"][agent.act(bad)] == 1
     assert agent.fallbacks == 1
+
+
+def test_act_batch_is_one_act_agent_per_key():
+    """Many tables in one agent (the labels' opponent): each row decided as a seat's own act-agent decides it, the
+    memories of the hand kept per key however many seats there are; bad batches are refused."""
+    tables = 3
+    env = RookVectorEnv(tables, backend="numpy")
+    env.reset(seed=40)
+    batch = strict_pimc(seed=9)
+    batch._memory[0] = ("not this seat's",)  # act's own memories are left as they were
+    seats = {k: strict_pimc(seed=9) for k in range(4 * tables)}
+    done = np.zeros(tables, bool)
+    plays = 0
+    while not done.all():
+        live = np.flatnonzero(~done)
+        keys = live * 4 + env.current_player[live]
+        acts = env.action_mask.argmax(1)  # a finished table plays on in a new hand, ignored
+        acts[live] = batch.act_batch(env.observation[live], env.action_mask[live], keys)
+        for t, k in zip(live.tolist(), keys.tolist()):
+            alone = seats[k].act({"observation": env.observation[t], "action_mask": env.action_mask[t]})
+            assert alone == acts[t]
+            plays += env.phase[t] == PLAY
+        _, _, term, trunc, _ = env.step(acts)
+        done |= term | trunc
+    assert plays > 60 and batch.fallbacks == 0 and batch._memory == {0: ("not this seat's",)}
+    with pytest.raises(ValueError, match="keys must be distinct"):
+        batch.act_batch(env.observation[:2], env.action_mask[:2], np.array([1, 1]))
+    with pytest.raises(ValueError, match="expected \\(N, 583\\)"):
+        batch.act_batch(np.zeros((2, 5), np.float32), env.action_mask[:2])

@@ -51,9 +51,11 @@ def _finish(env, agents, seat: int) -> float:
     return float(scores[seat % 2] - scores[1 - seat % 2])
 
 
-@pytest.mark.parametrize("opponent", [None, "heuristic", "ppo:rook_env/agents/checkpoints/best_auction.pt"])
+@pytest.mark.parametrize("opponent", [None, "heuristic", "ppo:rook_env/agents/checkpoints/best_auction.pt",
+                                      "pimc:worlds=2"])
 def test_labels_are_what_the_environment_gives_for_each_action(model, opponent):
-    """Against itself, the heuristic, or a past network (what a best response or a league member would be)."""
+    """Against itself, the heuristic, a past network (what a best response or a league member would be) or a search
+    player built apart from the heuristic (seeded: the labels' opponent and the replay's share the seed)."""
     deals, seed = 3, 31
     other = counterfactual.opponent_agent(opponent or "self", {})
     rec = label(model, deals, seed, label_prob=0.3, verify=True, opponent=other)
@@ -71,7 +73,8 @@ def test_labels_are_what_the_environment_gives_for_each_action(model, opponent):
         rows = list(np.flatnonzero(rec["hand"] == hand))
         table = int(hand - seed * 2**16)
         # with an opponent the network plays seats 0 and 2 at even tables, 1 and 3 at odd ones
-        agents = [agent if opponent is None or s % 2 == table % 2 else make_agent(opponent) for s in range(4)]
+        agents = [agent if opponent is None or s % 2 == table % 2
+                  else make_agent(opponent, seed=counterfactual.OPPONENT_SEED) for s in range(4)]
         if opponent is not None:
             assert (rec["seat"][rows] % 2 == table % 2).all()  # only the network's decisions are labelled
         env = raw_env()

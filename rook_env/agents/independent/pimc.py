@@ -50,9 +50,10 @@ import numpy as np
 
 from rook_env.games.partnership.cards import N_COLOURS, bits, layout_for
 from rook_env.games.partnership.config import make_config
-from rook_env.games.partnership.observation import decode_masks
+from rook_env.games.partnership.observation import decode_masks, obs_layout
 from rook_env.games.partnership.rules import BID, DISCARD, PLAY, TRUMP, RookState, contract_tables
 
+from ..base import check_batch
 from .sampler import DealSampler, Holder
 
 __all__ = ["MAX_WORLDS", "ROLLOUTS", "PIMCAgent"]
@@ -129,6 +130,8 @@ class PIMCAgent:
         self._fallbacks = 0
         self._memory: dict[int, tuple] = {}  # hand after a card play -> what the seat knew then (voids)
         self._plans: dict[tuple[int, int], list[int]] = {}  # (hand, discards) -> the discards still to lay down
+        self._keyed: dict[int, tuple[dict, dict]] = {}  # act_batch(keys=...): each key's memories and plans
+        self._size = obs_layout(self.config).size
         self.last_values: dict[int, float] | None = None  # the last decision: action -> mean score difference
 
     @property
@@ -140,8 +143,25 @@ class PIMCAgent:
         """Forget the memories of the hand (optional: a memory that does not match the hand is not used)."""
         self._memory.clear()
         self._plans.clear()
+        self._keyed.clear()
 
     # ------------------------------------------------------------------ decisions
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray, keys: np.ndarray | None = None) -> np.ndarray:
+        """Actions (N,) int64 for N seats' observations (N, obs_dim) and action masks (N, A), each what ``act``
+        would choose. ``keys``: row ``i`` continues the memories of the hand filed under ``keys[i]`` (e.g.
+        ``table * 4 + seat``; distinct within a call), as one ``act``-agent per key would, however many seats
+        one agent serves (a label set's thousands of tables); without keys, rows use ``act``'s memories."""
+        obs, masks, keys = check_batch(observations, masks, keys, self._size, self.L.n_actions)
+        out = np.empty(obs.shape[0], np.int64)
+        own = self._memory, self._plans
+        try:
+            for i in range(obs.shape[0]):
+                if keys is not None:
+                    self._memory, self._plans = self._keyed.setdefault(int(keys[i]), ({}, {}))
+                out[i] = self.act({"observation": obs[i], "action_mask": masks[i]})
+        finally:
+            self._memory, self._plans = own
+        return out
     def act(self, observation: Mapping[str, np.ndarray], info: Mapping[str, Any] | None = None) -> int:
         self.last_values = None
         mask = np.asarray(observation["action_mask"])

@@ -329,14 +329,18 @@ def label_deals(game: str, deals: int, seed: int, label_prob: float = 0.25, *, n
             "hand": trunk.hand.astype(np.int64)}
 
 
+OPPONENT_SEED = 0  # the seed of every label opponent (a seeded agent: random, search, pimc)
+
+
 def opponent_agent(spec: str, flags: dict[str, Any]) -> Any:
     """The other team's agent of a label set: None for "self" (the network at every seat), else
-    ``make_agent(spec)``: the heuristic, or a past network or a best response (``ppo:<checkpoint>``), which must
-    decide in batches (``act_batch``); a ValueError names a spec that is neither."""
+    ``make_agent(spec, seed=OPPONENT_SEED)``: the heuristic, a past network or a best response
+    (``ppo:<checkpoint>``), a search player (``search...``, ``pimc``), which must decide in batches (``act_batch``);
+    a ValueError names a spec that is neither. Seeded, so that a seeded agent's labels are a function of the seed."""
     if spec == "self":
         return None
     try:
-        agent = make_agent(spec, **flags)
+        agent = make_agent(spec, seed=OPPONENT_SEED, **flags)
     except Exception as exc:  # noqa: BLE001 - an unknown name, a missing or corrupt checkpoint: all name the spec
         raise ValueError(f"opponent {spec!r}: {exc}") from None
     if not hasattr(agent, "act_batch"):
