@@ -44,8 +44,8 @@ def test_the_registry_imports_no_family():
 
 
 def test_the_specs_of_each_game_are_what_the_agents_are():
-    assert registry.GAME_SPECS["partnership"] == ("random", "heuristic", "ppo", "search", "search-auction",
-                                                  "search-bids", "pimc", "best")
+    assert registry.GAME_SPECS["partnership"] == ("random", "heuristic", "search", "search-auction", "search-bids",
+                                                  "ppo", "pimc", "best")
     assert registry.GAME_SPECS["call_partner"] == ("random", "call_partner_heuristic", "ppo", "call_partner_search",
                                                    "best")
     for name in ("ppo_v2", "ppo_v3", "ppo_v4", "ppo_v5"):
