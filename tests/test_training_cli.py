@@ -18,6 +18,7 @@ import pytest
 import tomllib
 
 from rook_env.training import cli
+from rook_env.training.labels import shards
 from rook_env.training.labels.config import RoundsConfig
 from rook_env.training.labels.report import RoundsDisplay
 
@@ -182,3 +183,30 @@ def test_a_stopped_run_says_what_it_kept_and_its_resume_command_finishes_it(tmp_
         line = next(x for x in again.stdout.splitlines() if against in x)
         assert "points/deal  95% [" in line
     assert "held out (4 duplicate deals from seed 50000000" in again.stdout
+
+
+def test_a_ctrl_c_while_the_label_processes_start_is_not_lost(monkeypatch):
+    """SIGINT that comes while the label pool is made (between two label sets) still stops the run: it waits for
+    the pool and is raised then, the pool stopped; the label processes themselves ignore it."""
+    made = []
+    real = shards.get_context
+
+    class Context:
+        def Pool(self, processes, initializer=None):  # noqa: N802 - multiprocessing's name
+            pool = real("spawn").Pool(processes, initializer=initializer)
+            made.append(pool)
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C now: blocked until the pool is made
+            return pool
+
+    monkeypatch.setattr(shards, "get_context", lambda method: Context())
+    with pytest.raises(KeyboardInterrupt):
+        shards._start_pool(1)
+    assert len(made) == 1 and made[0]._state != "RUN"  # stopped, not left running
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())  # the mask as it was
+    pool = real("spawn").Pool(1, initializer=shards._ignore_ctrl_c)
+    try:
+        assert pool.apply(signal.getsignal, (signal.SIGINT,)) == signal.SIG_IGN
+        assert signal.SIGINT not in pool.apply(signal.pthread_sigmask, (signal.SIG_BLOCK, set()))
+    finally:
+        pool.terminate()
+        pool.join()

@@ -42,17 +42,34 @@ def shard_line(path: str, records: int, seconds: float, total: int, rate: float)
     return f"{path}: {records} labelled decisions in {seconds:.0f}s; {total} in all, {rate:.1f}/s"
 
 
+def _ignore_ctrl_c() -> None:
+    """A label process's first act: Ctrl-C is its parent's to handle (which stops the processes), so it ignores
+    SIGINT, then takes it off the mask it was started with (a Ctrl-C that came while it started is dropped)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _start_pool(processes: int) -> Any:
     """``processes`` spawned label processes that leave Ctrl-C to this one, which stops them (a terminal's Ctrl-C
-    reaches every process of the group: each would print its own traceback). They start with SIGINT ignored, which
-    a new Python keeps ignored, so that none is caught while it is still starting up."""
-    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
-        return get_context("spawn").Pool(processes)
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    reaches every process of the group: each would print its own traceback). While they are made, SIGINT is
+    blocked in this thread, so they start with it blocked and ignore it before anything else
+    (:func:`_ignore_ctrl_c`), and a Ctrl-C that comes meanwhile is only noted (another thread may take it); once
+    they are made it stops them and is raised as KeyboardInterrupt (ignoring SIGINT here instead would lose it)."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread handles signals
+        return get_context("spawn").Pool(processes, initializer=_ignore_ctrl_c)
+    caught: list[int] = []
+    handler = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        return get_context("spawn").Pool(processes)
+        pool = get_context("spawn").Pool(processes, initializer=_ignore_ctrl_c)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a Ctrl-C held back by the mask is noted here
+        signal.signal(signal.SIGINT, handler)
+    if caught:
+        pool.terminate()
+        pool.join()
+        raise KeyboardInterrupt
+    return pool
 
 
 def run_label_jobs(worker: Callable, jobs: list, processes: int, log: Callable[[str], None] | None = None,
