@@ -147,8 +147,10 @@ def _shards(folder) -> list[str]:
 @pytest.mark.parametrize("how", ["SIGTERM to the process", "Ctrl-C to the process group"])
 def test_a_stopped_run_says_what_it_kept_and_its_resume_command_finishes_it(tmp_path, how):
     argv = [*SMALL_RUN, "--set", f"run_dir={tmp_path}"]
+    # Ctrl-C at its default in the run, as in a terminal (a shell's background job starts with it ignored)
     proc = subprocess.Popen([sys.executable, "train.py", *argv], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     labels = tmp_path / "default" / "round_1" / "labels_self"
     deadline = time.time() + 600
     while not _shards(labels) and proc.poll() is None and time.time() < deadline:
@@ -199,8 +201,12 @@ def test_a_ctrl_c_while_the_label_processes_start_is_not_lost(monkeypatch):
             return pool
 
     monkeypatch.setattr(shards, "get_context", lambda method: Context())
-    with pytest.raises(KeyboardInterrupt):
-        shards._start_pool(1)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (not a background job)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            shards._start_pool(1)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert len(made) == 1 and made[0]._state != "RUN"  # stopped, not left running
     assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())  # the mask as it was
     pool = real("spawn").Pool(1, initializer=shards._ignore_ctrl_c)

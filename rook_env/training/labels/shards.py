@@ -55,7 +55,8 @@ def _start_pool(processes: int) -> Any:
     blocked in this thread, so they start with it blocked and ignore it before anything else
     (:func:`_ignore_ctrl_c`), and a Ctrl-C that comes meanwhile is only noted (another thread may take it); once
     they are made it stops them and is raised as KeyboardInterrupt (ignoring SIGINT here instead would lose it)."""
-    if threading.current_thread() is not threading.main_thread():  # only the main thread handles signals
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # only the main thread handles signals; a process that ignores Ctrl-C (started in the background) keeps to it
         return get_context("spawn").Pool(processes, initializer=_ignore_ctrl_c)
     caught: list[int] = []
     handler = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
