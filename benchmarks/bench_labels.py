@@ -3,6 +3,12 @@
 
     PYTHONPATH=$PWD python benchmarks/bench_labels.py                         # 128 deals a set, 3 repeats
     PYTHONPATH=$PWD python benchmarks/bench_labels.py --hands 256 --repeats 5 --sets self heuristic
+    PYTHONPATH=$PWD python benchmarks/bench_labels.py --game call_partner --hands 100   # old: commit 3a48f1a
+
+``--game call_partner`` labels call-your-partner deals (5 players, the heuristic playing on, ``label_prob`` 0.25)
+instead: one label set, old against new on the same deals, the same records checked; its shares are the trunk,
+the branches and, across both, the heuristic's decisions on observations (``act``) and the card play's rule on
+bitmasks (``play_out``, new code only).
 
 The old code is ``counterfactual.py`` as it was at ``--old`` (``git show <commit>:<path>``), loaded as a module of
 the package ``rook_env.training.labels`` beside the new one: both run on this tree's engine, heuristic and network,
@@ -34,6 +40,8 @@ import numpy as np
 import torch
 
 import rook_env.training.labels.counterfactual as new_cf
+from rook_env.agents.call_partner_search.agent import CallPartnerSearch
+from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic
 from rook_env.agents.learned.model import load_checkpoint, model_from_checkpoint
 from rook_env.core.vector import RookVectorEnv
 from rook_env.games.partnership.vector import PartnershipVectorEnv
@@ -42,6 +50,7 @@ from rook_env.training.labels.shards import write_shard
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE = "rook_env/training/labels/counterfactual.py"
+CALL_PARTNER = "call_partner"  # the label set of --game call_partner
 MIX = {"self": 40960, "heuristic": 81920, "ppo": 61440}  # configs/default.yaml's deals per kind of set
 
 
@@ -81,6 +90,8 @@ class Timers:
 
 def timed_run(module, model, opponent_spec: str, hands: int, seed: int, timers: Timers | None) -> tuple[dict, float]:
     """One ``label_deals`` of ``module``; with ``timers``, its parts timed."""
+    if opponent_spec == CALL_PARTNER:
+        return timed_call_partner(module, hands, seed, timers)
     opponent = module.opponent_agent(opponent_spec, {})
     patches = []
     if timers is not None:
@@ -104,6 +115,24 @@ def timed_run(module, model, opponent_spec: str, hands: int, seed: int, timers: 
                 setattr(owner, attr, was)
 
 
+def timed_call_partner(module, hands: int, seed: int, timers: Timers | None) -> tuple[dict, float]:
+    """One call-your-partner ``label_deals`` of ``module`` (5 players); with ``timers``, its parts timed."""
+    patches = []
+    if timers is not None:
+        targets = [(module.HeuristicPlayOut, "trunk", "trunk"), (module.HeuristicPlayOut, "branch_values", "branches"),
+                   (CallPartnerHeuristic, "act", "heuristic"), (CallPartnerSearch, "play_out", "card rule")]
+        for owner, attr, part in targets:
+            patches.append((owner, attr, owner.__dict__.get(attr)))
+            setattr(owner, attr, timers.wrap(part, getattr(owner, attr)))
+    try:
+        t = time.perf_counter()
+        rec = module.label_deals("call_partner", hands, seed, 0.25, players=5)
+        return rec, time.perf_counter() - t
+    finally:
+        for owner, attr, was in reversed(patches):
+            setattr(owner, attr, was)
+
+
 def spread(xs: list[float], fmt: str = ",.0f") -> str:
     return f"{statistics.median(xs):{fmt}} [{min(xs):{fmt}}, {max(xs):{fmt}}]"
 
@@ -115,9 +144,14 @@ def main() -> None:
     p.add_argument("--hands", type=int, default=128)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--seed", type=int, default=95_000_000)
-    p.add_argument("--old", default="2012e1a", help="the commit whose counterfactual.py is the old code")
+    p.add_argument("--old", default=None, help="the commit whose counterfactual.py is the old code (partnership "
+                   "2012e1a, call_partner 3a48f1a)")
+    p.add_argument("--game", choices=["partnership", CALL_PARTNER], default="partnership")
     p.add_argument("--fit", action=argparse.BooleanOptionalAction, default=True, help="time the fit too")
     a = p.parse_args()
+    if a.game == CALL_PARTNER:  # one set: the heuristic at every seat; its fit is not the network's
+        a.sets, a.fit = [CALL_PARTNER], False
+    a.old = a.old or ("3a48f1a" if a.game == CALL_PARTNER else "2012e1a")
     torch.set_num_threads(1)  # as a label process runs
     model = model_from_checkpoint(load_checkpoint(a.network), a.network).eval()
     impls = {"old": old_module(a.old), "new": new_cf}
@@ -166,13 +200,14 @@ def main() -> None:
         mix = [sum(weights[s] * secs[s, "old"][r] for s in a.sets) / sum(weights[s] * secs[s, "new"][r] for s in a.sets)
                for r in range(a.repeats)]
         print(f"| default config's mix (time-weighted) | | | {spread(mix, '.2f')} |")
-    parts = ["trunk", "branches", "forward passes", "opponent", "engine"]
+    parts = (["trunk", "branches", "heuristic", "card rule"] if a.game == CALL_PARTNER else
+             ["trunk", "branches", "forward passes", "opponent", "engine"])
     print("\nshares of the time (timed runs, all repeats)")
     print("| label set | code | " + " | ".join(parts) + " | rest |\n|---|---|" + "---|" * (len(parts) + 1))
     for spec in a.sets:
         for name in impls:
             t, s = total[spec, name], shares[spec, name].s
-            rest = t - sum(s.get(k, 0.0) for k in ("forward passes", "opponent", "engine"))
+            rest = t - sum(s.get(k, 0.0) for k in parts[2:])
             print(f"| {spec} | {name} | " + " | ".join(f"{s.get(k, 0.0) / t:.0%}" for k in parts)
                   + f" | {rest / t:.0%} |")
     if fit_rate:

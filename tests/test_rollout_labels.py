@@ -17,6 +17,7 @@ from rook_env.agents.learned import PPOAgent
 from rook_env.agents.learned.model import load_checkpoint
 from rook_env.games.call_partner import raw_env as call_partner_raw_env
 from rook_env.games.call_partner.config import make_config
+from rook_env.games.call_partner.env import hand_rewards
 from rook_env.games.call_partner.rules import CallPartnerState
 from rook_env.games.partnership.cards import bits
 from rook_env.training.labels import counterfactual
@@ -187,3 +188,33 @@ def test_the_command_line_writes_the_shards_of_label_deals(tmp_path, capsys):
     assert cli.main(args) == 0 and (out / "shard_40_00000.npz").stat().st_mtime == stamp
     assert cli.main([*args[:-2], "--processes", "0"]) == 2
     assert "--processes must be >= 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("players", [4, 5, 6])
+def test_card_play_outs_on_bitmasks_score_what_the_heuristic_scores(players):
+    """The labels' play-outs from card play (CallPartnerSearch.play_out: the heuristic's card rule on bitmasks)
+    give every seat the reward the heuristic playing each seat's observation to the end gives, from every point
+    of card play; the state is left as it was; a state not in card play is refused."""
+    play = counterfactual.HeuristicPlayOut(None, None, 0, {"players": players})
+    rule = play.card_play
+    checked = 0
+    for seed in range(4):
+        state = CallPartnerState(make_config(players=players), seed=1000 + seed)
+        state.new_game()
+        while not state.is_over:
+            if state.phase == state.PLAY:
+                before = state.to_dict()
+                fast = rule.play_out(state)
+                assert state.to_dict() == before
+                slow = state.clone()
+                while not slow.is_over:
+                    _, _, legal, action = play._heuristic_action(slow)
+                    slow.apply(action, legal)
+                assert fast == hand_rewards(play.config, slow.hand_result["hand_scores"], -1), (seed, state.to_dict())
+                checked += 1
+            elif state.phase == state.BID:
+                with pytest.raises(ValueError, match="plays from card play.*'bid'"):
+                    rule.play_out(state)
+            _, _, legal, action = play._heuristic_action(state)
+            state.apply(action, legal)
+    assert checked >= 4 * players * 8

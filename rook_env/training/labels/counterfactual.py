@@ -51,6 +51,7 @@ import numpy as np
 import torch
 
 from rook_env.agents import make_agent
+from rook_env.agents.call_partner_search.agent import CallPartnerSearch
 from rook_env.agents.heuristic.call_partner import CallPartnerHeuristic
 from rook_env.agents.learned.playout import branch_values, card_memory, network_turns, opponent_turns, team_value
 from rook_env.agents.learned.model import model_from_checkpoint
@@ -222,6 +223,7 @@ class HeuristicPlayOut:
             raise ValueError(f"rollout labels are per hand: episode must be 'hand', got {self.config.episode!r}")
         self.ol = obs_layout(self.config)
         self.heuristic = CallPartnerHeuristic(**flags)
+        self.card_play = CallPartnerSearch(seed=0, worlds=1, **flags)  # its rollout rule: the heuristic's cards
         self.n_actions = self.heuristic.L.n_actions
 
     @staticmethod
@@ -243,10 +245,14 @@ class HeuristicPlayOut:
         return obs["observation"], obs["action_mask"], legal, action
 
     def _play_out(self, state: Any) -> list[float]:
-        """Every seat's reward once the heuristic has played ``state`` to the end of its hand (``state`` changes)."""
-        while not state.is_over:
+        """Every seat's reward once the heuristic has played ``state`` to the end of its hand (``state`` changes):
+        the auction and the contract by the heuristic on each seat's observation, card play by its rule on card
+        bitmasks (:meth:`CallPartnerSearch.play_out`: the same cards, tested, 20 times faster)."""
+        while not state.is_over and state.phase != state.PLAY:
             _, _, legal, action = self._heuristic_action(state)
             state.apply(action, legal)
+        if not state.is_over:
+            return self.card_play.play_out(state)
         return hand_rewards(self.config, state.hand_result["hand_scores"], -1)
 
     def trunk(self, deals: int, seed: int, probs: np.ndarray) -> Trunk:
