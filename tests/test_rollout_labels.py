@@ -153,6 +153,18 @@ def test_fit_names_bad_labels(tmp_path):
         label_fit.fit(label_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), epochs=0))
 
 
+def test_a_residual_fit_refuses_to_hold_phases_it_has_no_labels_of(tmp_path):
+    """Fitted to bids and card play, a residual keeps the heuristic's action in the other phases only where it is
+    fitted there: labels without those phases (their share 0) would leave it untrained, so the fit refuses them."""
+    rec = label(2, seed=5, label_prob=0.5, phase_label_prob={"discard": 0, "trump": 0, "rook": 0, "call": 0})
+    assert set(np.unique(rec["phase"]).tolist()) <= {0, 5}  # bid and play only
+    write_shard(str(tmp_path / "shard_5_00000.npz"), rec)
+    with pytest.raises(ValueError, match="hold no decision of the phases discard, trump, rook, call.*"
+                                         "--phase-label-prob discard=0.1 trump=0.1 rook=0.1 call=0.1"):
+        label_fit.fit(label_fit.FitConfig(labels=str(tmp_path), out=str(tmp_path / "x.pt"), phases=["bid", "play"]))
+    assert not (tmp_path / "x.pt").exists()
+
+
 def test_hint_input_actor_reads_the_heuristics_action():
     from rook_env.agents.learned.model import ActorCritic
 

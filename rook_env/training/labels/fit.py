@@ -207,6 +207,14 @@ def read_labels(cfg: FitConfig, init: dict | None, log: Callable[[str], None]) -
     if cfg.phases:
         names = phase_names(cfg.init)
         deferred = ~np.isin(data["phase"], [names.index(p) for p in cfg.phases])
+        # A residual's actor is fresh: in a phase without labels its outputs are untrained, and it would leave the
+        # heuristic there at random; the phases it keeps the heuristic in need labels to be held there.
+        unheld = [p for i, p in enumerate(names) if p not in cfg.phases and p != "over" and not (data["phase"] == i).any()]
+        if unheld and not cfg.init:
+            raise ValueError(f"label shards in {where} hold no decision of the phases {', '.join(unheld)}: a residual "
+                             f"fitted to phases {', '.join(cfg.phases)} keeps the heuristic's action in the others "
+                             "only where it is fitted to (label them, e.g. --phase-label-prob "
+                             f"{' '.join(p + '=0.1' for p in unheld)})")
         adv[deferred] = np.where(np.isfinite(adv[deferred]), -cfg.defer, np.nan)
         adv[deferred, hints[deferred]] = 0.0
     val = _split(data["hand"], cfg.val_share, cfg.seed)
