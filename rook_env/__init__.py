@@ -26,7 +26,7 @@ from rook_env.games.partnership.rules import RookState, team_of
 from .single_agent import SingleAgentRookEnv
 from .vector import RookVectorEnv
 
-__version__ = "0.17.0"
+__version__ = "0.18.0"
 
 __all__ = [
     "AGENTS", "BID0", "ENV_ID", "FLAG_NAMES", "N_ACTIONS", "N_CARDS", "OBS_SIZE", "PASS", "REDEAL", "ROOK",
