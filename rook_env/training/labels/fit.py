@@ -209,7 +209,8 @@ def read_labels(cfg: FitConfig, init: dict | None, log: Callable[[str], None]) -
         deferred = ~np.isin(data["phase"], [names.index(p) for p in cfg.phases])
         # A residual's actor is fresh: in a phase without labels its outputs are untrained, and it would leave the
         # heuristic there at random; the phases it keeps the heuristic in need labels to be held there.
-        unheld = [p for i, p in enumerate(names) if p not in cfg.phases and p != "over" and not (data["phase"] == i).any()]
+        present = set(np.unique(data["phase"]).tolist())
+        unheld = [p for i, p in enumerate(names) if p not in cfg.phases and p != "over" and i not in present]
         if unheld and not cfg.init:
             raise ValueError(f"label shards in {where} hold no decision of the phases {', '.join(unheld)}: a residual "
                              f"fitted to phases {', '.join(cfg.phases)} keeps the heuristic's action in the others "
